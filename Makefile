@@ -1,0 +1,17 @@
+# The two commands of README.md. Each installs whatever is missing first (scripts/bootstrap.sh).
+.PHONY: demo test lint bench install
+
+install:
+	@bash scripts/bootstrap.sh
+
+demo: install
+	.venv/bin/hrpsim launch examples/sample_walk.yaml --summary runs/demo-summary.json
+
+test: install
+	.venv/bin/python -m pytest -n 2 -q
+
+lint: install
+	.venv/bin/ruff check .
+
+bench: install
+	.venv/bin/python bench/run

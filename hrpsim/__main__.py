@@ -1,0 +1,5 @@
+import sys
+
+from hrpsim.cli import main
+
+sys.exit(main())

@@ -1,0 +1,133 @@
+"""A client of one hrpsim service: every call has a deadline, replies are matched by request id.
+
+A reply that arrives after its call gave up carries an old id and is dropped, so a slow peer
+never makes a later call read the wrong answer. Errors name the peer, its address and the
+operation: :class:`Timeout` when nothing came back in time, :class:`PeerGone` when the
+connection to the peer dropped while waiting, :class:`RemoteError` (or the typed error the
+peer named) when it answered with an error.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from typing import Any
+
+import zmq
+from zmq.utils.monitor import parse_monitor_message
+
+from hrpsim.codec import CODEC, Codec
+from hrpsim.errors import ERROR_TYPES, PeerGone, ProtocolError, RemoteError, Timeout
+
+DEFAULT_TIMEOUT = 5.0
+
+
+class Client:
+    """``Client(endpoint, peer="nameserver").call("resolve", name="sim")``.
+
+    Not thread-safe (a zmq socket belongs to one thread): give each thread its own client.
+    """
+
+    def __init__(
+        self,
+        endpoint: str,
+        *,
+        peer: str = "",
+        timeout: float = DEFAULT_TIMEOUT,
+        context: zmq.Context | None = None,
+        codec: Codec = CODEC,
+    ) -> None:
+        self.endpoint = endpoint
+        self.peer = peer or endpoint
+        self.timeout = timeout
+        self._codec = codec
+        self._ids = itertools.count(1)
+        self._ctx = context or zmq.Context.instance()
+        self._sock = self._ctx.socket(zmq.DEALER)
+        self._sock.setsockopt(zmq.LINGER, 0)
+        self._monitor = self._sock.get_monitor_socket(zmq.EVENT_DISCONNECTED | zmq.EVENT_CONNECTED)
+        self._connected_once = False
+        try:
+            self._sock.connect(endpoint)
+        except zmq.ZMQError as exc:
+            self.close()
+            raise ProtocolError(f"cannot connect to {self.peer} at {endpoint!r}: {exc}") from None
+        self._poller = zmq.Poller()
+        self._poller.register(self._sock, zmq.POLLIN)
+        self._poller.register(self._monitor, zmq.POLLIN)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if getattr(self, "_monitor", None) is not None:
+            try:
+                self._sock.disable_monitor()
+            except zmq.ZMQError:
+                pass
+            self._monitor.close(linger=0)
+            self._monitor = None
+        if not self._sock.closed:
+            self._sock.close(linger=0)
+
+    def call(self, op: str, *, timeout: float | None = None, **args: Any) -> Any:
+        """Send ``op(**args)`` and return its result, or raise within ``timeout`` seconds."""
+        limit = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + limit
+        req_id = next(self._ids)
+        self._drain_monitor()
+        try:
+            self._sock.send(self._codec.request(req_id, op, args), zmq.NOBLOCK)
+        except zmq.Again:
+            raise Timeout(f"{self.peer} at {self.endpoint} cannot take {op!r} now (send queue full)") from None
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise Timeout(
+                    f"no answer from {self.peer} at {self.endpoint} to {op!r} within {limit:g} s"
+                    + ("" if self._connected_once else " (never connected: is it running?)")
+                )
+            events = dict(self._poller.poll(remaining * 1000))
+            if self._monitor in events and self._disconnected():
+                raise PeerGone(f"{self.peer} at {self.endpoint} went away while answering {op!r}")
+            if self._sock in events:
+                reply = self._read_reply()
+                if reply is None or reply.id != req_id:
+                    continue  # an answer to an earlier call that gave up
+                if reply.ok:
+                    return reply.result
+                raise self._remote_error(reply.error_type, reply.error_message, op)
+
+    def _read_reply(self):
+        frames = self._sock.recv_multipart()
+        try:
+            return self._codec.parse_reply(frames[-1])
+        except ProtocolError as exc:
+            raise ProtocolError(f"bad reply from {self.peer} at {self.endpoint}: {exc}") from None
+
+    def _remote_error(self, error_type: str, message: str, op: str) -> Exception:
+        text = f"{self.peer} at {self.endpoint} failed {op!r}: {message}"
+        cls = ERROR_TYPES.get(error_type)
+        if cls is not None:
+            return cls(text)
+        return RemoteError(text, type=error_type, peer=self.peer, op=op)
+
+    def _drain_monitor(self) -> None:
+        while self._monitor.poll(0):
+            self._note_event(parse_monitor_message(self._monitor.recv_multipart()))
+
+    def _disconnected(self) -> bool:
+        gone = False
+        while self._monitor.poll(0):
+            event = parse_monitor_message(self._monitor.recv_multipart())
+            gone = self._note_event(event) or gone
+        return gone
+
+    def _note_event(self, event: dict[str, Any]) -> bool:
+        if event["event"] == zmq.EVENT_CONNECTED:
+            self._connected_once = True
+            return False
+        return event["event"] == zmq.EVENT_DISCONNECTED

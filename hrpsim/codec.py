@@ -1,0 +1,184 @@
+"""The wire codec: msgpack with numpy arrays as an extension type, and the message envelope.
+
+One object, :class:`Codec`, owns every byte that crosses a socket. ``encode``/``decode`` turn any
+value (dicts, lists, str, bytes, numbers, None, numpy arrays) into one frame and back, exactly.
+``request``/``reply``/``error`` build the envelope, and ``parse_request``/``parse_reply`` check it:
+every envelope carries the protocol version, and a peer of another version is refused.
+
+Array extension (type code 1): ``u8 len(dtype) | dtype str | u8 ndim | u32 shape[ndim] | raw``,
+all little-endian. docs/protocol.md describes it for writers of controllers in other languages.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+import numpy as np
+
+from hrpsim.errors import ProtocolError
+
+PROTOCOL_VERSION = 1
+ARRAY_EXT = 1
+MAX_ARRAY_DIMS = 8
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+
+_ALLOWED_KINDS = "biufc"  # bool, int, uint, float, complex: no objects, no strings
+
+
+def _encode_array(arr: np.ndarray) -> msgpack.ExtType:
+    if arr.dtype.kind not in _ALLOWED_KINDS:
+        raise ProtocolError(f"cannot send a numpy array of dtype {arr.dtype}: only numeric arrays travel")
+    if arr.ndim > MAX_ARRAY_DIMS:
+        raise ProtocolError(f"cannot send a {arr.ndim}-dimensional array (at most {MAX_ARRAY_DIMS})")
+    little = arr.astype(arr.dtype.newbyteorder("<"), copy=False)
+    dtype = little.dtype.str.encode()
+    header = struct.pack(f"<B{len(dtype)}sB{arr.ndim}I", len(dtype), dtype, arr.ndim, *arr.shape)
+    return msgpack.ExtType(ARRAY_EXT, header + np.ascontiguousarray(little).tobytes())
+
+
+def _decode_ext(code: int, data: bytes) -> Any:
+    if code != ARRAY_EXT:
+        raise ProtocolError(f"unknown msgpack extension type {code}")
+    try:
+        (dlen,) = struct.unpack_from("<B", data, 0)
+        dtype = np.dtype(data[1 : 1 + dlen].decode())
+        (ndim,) = struct.unpack_from("<B", data, 1 + dlen)
+        if ndim > MAX_ARRAY_DIMS:
+            raise ProtocolError(f"array with {ndim} dimensions (at most {MAX_ARRAY_DIMS})")
+        shape = struct.unpack_from(f"<{ndim}I", data, 2 + dlen)
+    except (struct.error, UnicodeDecodeError, TypeError, ValueError) as exc:
+        raise ProtocolError(f"malformed array header: {exc}") from None
+    if dtype.kind not in _ALLOWED_KINDS:
+        raise ProtocolError(f"array of dtype {dtype} refused: only numeric arrays travel")
+    offset = 2 + dlen + 4 * ndim
+    expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if len(data) - offset != expected:
+        raise ProtocolError(f"array of shape {tuple(shape)} {dtype} needs {expected} bytes, got {len(data) - offset}")
+    arr = np.frombuffer(data, dtype=dtype, offset=offset).reshape(shape)
+    return arr.astype(dtype.newbyteorder("="), copy=True)
+
+
+def _default(obj: Any) -> Any:
+    if isinstance(obj, np.ndarray):
+        return _encode_array(obj)
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return float(obj)
+    if isinstance(obj, tuple):
+        return list(obj)
+    raise ProtocolError(f"cannot encode a value of type {type(obj).__name__}")
+
+
+@dataclass(frozen=True)
+class Request:
+    id: int
+    op: str
+    args: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Reply:
+    id: int
+    ok: bool
+    result: Any = None
+    error_type: str = ""
+    error_message: str = ""
+
+
+class Codec:
+    """Serialises values and envelopes. ``decode(encode(x)) == x`` for every supported value."""
+
+    version = PROTOCOL_VERSION
+
+    def __init__(self) -> None:
+        self._packer = msgpack.Packer(default=_default, use_bin_type=True, autoreset=True)
+
+    # --- values ---
+
+    def encode(self, value: Any) -> bytes:
+        try:
+            return self._packer.pack(value)
+        except ProtocolError:
+            raise
+        except (TypeError, ValueError, OverflowError) as exc:
+            self._packer.reset()
+            raise ProtocolError(f"cannot encode message: {exc}") from None
+
+    def decode(self, frame: bytes) -> Any:
+        if len(frame) > MAX_MESSAGE_BYTES:
+            raise ProtocolError(f"message of {len(frame)} bytes exceeds the limit of {MAX_MESSAGE_BYTES}")
+        try:
+            return msgpack.unpackb(
+                frame, ext_hook=_decode_ext, raw=False, strict_map_key=False
+            )
+        except ProtocolError:
+            raise
+        except Exception as exc:  # msgpack raises many types for garbage; all mean the same here
+            raise ProtocolError(f"undecodable message ({type(exc).__name__}: {exc})") from None
+
+    # --- envelopes ---
+
+    def request(self, req_id: int, op: str, args: dict[str, Any] | None = None) -> bytes:
+        return self.encode({"v": self.version, "id": req_id, "op": op, "args": args or {}})
+
+    def reply(self, req_id: int | None, result: Any) -> bytes:
+        return self.encode({"v": self.version, "id": req_id, "ok": True, "result": result})
+
+    def error(self, req_id: int | None, error_type: str, message: str) -> bytes:
+        return self.encode(
+            {"v": self.version, "id": req_id, "ok": False, "error": {"type": error_type, "message": message}}
+        )
+
+    def _envelope(self, frame: bytes) -> dict[str, Any]:
+        msg = self.decode(frame)
+        if not isinstance(msg, dict):
+            raise ProtocolError(f"an envelope must be a map, got {type(msg).__name__}")
+        version = msg.get("v")
+        if version != self.version:
+            raise ProtocolError(
+                f"peer speaks hrpsim protocol version {version!r}, this side speaks {self.version}: "
+                "run the same hrpsim version on both sides"
+            )
+        return msg
+
+    def parse_request(self, frame: bytes) -> Request:
+        msg = self._envelope(frame)
+        req_id, op, args = msg.get("id"), msg.get("op"), msg.get("args", {})
+        if not isinstance(req_id, int) or isinstance(req_id, bool):
+            raise ProtocolError(f"request field 'id' must be an integer, got {type(req_id).__name__}")
+        if not isinstance(op, str):
+            raise ProtocolError(f"request field 'op' must be a string, got {type(op).__name__}")
+        if not isinstance(args, dict) or not all(isinstance(k, str) for k in args):
+            raise ProtocolError("request field 'args' must be a map with string keys")
+        return Request(req_id, op, args)
+
+    def parse_reply(self, frame: bytes) -> Reply:
+        msg = self._envelope(frame)
+        req_id, ok = msg.get("id"), msg.get("ok")
+        if req_id is not None and not isinstance(req_id, int):
+            raise ProtocolError(f"reply field 'id' must be an integer, got {type(req_id).__name__}")
+        if ok is True:
+            return Reply(req_id, True, msg.get("result"))
+        error = msg.get("error")
+        if ok is not False or not isinstance(error, dict):
+            raise ProtocolError("a reply needs 'ok': true with 'result', or 'ok': false with 'error'")
+        return Reply(req_id, False, None, str(error.get("type", "Error")), str(error.get("message", "")))
+
+    @staticmethod
+    def request_id_of(frame: bytes) -> int | None:
+        """Best effort: the id of a request that failed to parse, so its error reply can be matched."""
+        try:
+            msg = msgpack.unpackb(frame, raw=False, strict_map_key=False, ext_hook=lambda c, d: None)
+        except Exception:  # garbage has no id; the caller replies with id None
+            return None
+        req_id = msg.get("id") if isinstance(msg, dict) else None
+        return req_id if isinstance(req_id, int) and not isinstance(req_id, bool) else None
+
+
+CODEC = Codec()

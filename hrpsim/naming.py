@@ -1,0 +1,142 @@
+"""Finding services: the nameserver's address, a client for it, and a registration that keeps
+itself alive by heartbeating (and re-registers when a restarted nameserver has forgotten it)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import uuid
+from typing import Any
+
+import zmq
+
+from hrpsim.client import Client
+from hrpsim.errors import HrpsimError, NotFound
+
+DEFAULT_NAMESERVER = "tcp://127.0.0.1:2809"
+ENV_NAMESERVER = "HRPSIM_NAMESERVER"
+
+log = logging.getLogger("hrpsim.naming")
+
+
+def nameserver_address(explicit: str | None = None) -> str:
+    """``--nameserver`` if given, else ``$HRPSIM_NAMESERVER``, else OpenHRP's port 2809."""
+    return explicit or os.environ.get(ENV_NAMESERVER) or DEFAULT_NAMESERVER
+
+
+def new_owner() -> str:
+    """A token that says who registered a name: host, pid and a random part."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class NameClient:
+    """Typed calls to the nameserver."""
+
+    def __init__(self, address: str | None = None, *, timeout: float = 2.0, context: zmq.Context | None = None):
+        self.address = nameserver_address(address)
+        self._client = Client(self.address, peer="nameserver", timeout=timeout, context=context)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> NameClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def register(
+        self, name: str, kind: str, endpoint: str, *, owner: str, metadata: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        return self._client.call(
+            "register", name=name, kind=kind, endpoint=endpoint, owner=owner, metadata=metadata or {}
+        )
+
+    def heartbeat(self, name: str, *, owner: str) -> dict[str, Any]:
+        return self._client.call("heartbeat", name=name, owner=owner)
+
+    def unregister(self, name: str, *, owner: str) -> None:
+        self._client.call("unregister", name=name, owner=owner)
+
+    def resolve(self, name: str, *, timeout: float | None = None) -> dict[str, Any]:
+        """The entry for ``name``: {name, kind, endpoint, metadata, ...}; NotFound if absent."""
+        return self._client.call("resolve", name=name, timeout=timeout)
+
+    def list(self, kind: str | None = None) -> list[dict[str, Any]]:
+        return self._client.call("list", kind=kind)
+
+    def endpoint_of(self, name: str) -> str:
+        return self.resolve(name)["endpoint"]
+
+
+class Registration:
+    """Registers ``name`` and heartbeats it from a background thread until :meth:`stop`.
+
+    The nameserver says how often to beat (a third of its TTL). When a beat is answered with
+    NotFound (the nameserver restarted, or the entry expired), the name is registered again.
+    An unreachable nameserver is logged and retried; it never stops the service.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        kind: str,
+        endpoint: str,
+        *,
+        nameserver: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        timeout: float = 2.0,
+    ) -> None:
+        self.name, self.kind, self.endpoint = name, kind, endpoint
+        self.metadata = metadata or {}
+        self.owner = new_owner()
+        self.address = nameserver_address(nameserver)
+        self._timeout = timeout
+        self._interval = 1.0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Register now (raising if the nameserver refuses), then keep the entry alive."""
+        with NameClient(self.address, timeout=self._timeout) as ns:
+            self._note(ns.register(self.name, self.kind, self.endpoint, owner=self.owner, metadata=self.metadata))
+        self._thread = threading.Thread(target=self._beat, name=f"heartbeat-{self.name}", daemon=True)
+        self._thread.start()
+
+    def stop(self, *, unregister: bool = True) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=self._timeout + 1.0)
+        if unregister:
+            try:
+                with NameClient(self.address, timeout=min(self._timeout, 1.0)) as ns:
+                    ns.unregister(self.name, owner=self.owner)
+            except HrpsimError as exc:
+                log.info("could not unregister %s: %s", self.name, exc)
+
+    def _note(self, reply: dict[str, Any]) -> None:
+        self._interval = max(0.05, float(reply.get("ttl", 3.0)) / 3.0)
+
+    def _beat(self) -> None:
+        ns = NameClient(self.address, timeout=self._timeout)
+        try:
+            while not self._stop.wait(self._interval):
+                try:
+                    self._note(ns.heartbeat(self.name, owner=self.owner))
+                except NotFound:
+                    log.warning("nameserver at %s forgot %s; registering again", self.address, self.name)
+                    self._reregister(ns)
+                except HrpsimError as exc:
+                    log.warning("heartbeat for %s failed: %s", self.name, exc)
+                    ns.close()
+                    ns = NameClient(self.address, timeout=self._timeout)
+        finally:
+            ns.close()
+
+    def _reregister(self, ns: NameClient) -> None:
+        try:
+            self._note(ns.register(self.name, self.kind, self.endpoint, owner=self.owner, metadata=self.metadata))
+        except HrpsimError as exc:
+            log.warning("re-registering %s failed: %s", self.name, exc)

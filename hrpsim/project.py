@@ -1,0 +1,302 @@
+"""Project files: what a run contains (world, models, controllers, collision pairs).
+
+A project is YAML; relative paths are relative to the project file. ``load_project`` checks
+every field and collects all problems into one :class:`ConfigError` naming the file and key.
+The dataclasses here are the parsed form every component reads; ``Project.to_wire`` sends it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hrpsim.errors import ConfigError
+
+SYNC_MODES = ("lockstep", "realtime")
+DRIVE_MODES = ("torque", "high_gain", "velocity")
+POLICIES = ("stop", "hold", "zero")
+SOLVERS = ("step", "quickstep")
+COLLISION_MODES = ("builtin", "service")
+
+
+@dataclass
+class WorldConfig:
+    timestep: float = 0.001
+    gravity: list[float] = field(default_factory=lambda: [0.0, 0.0, -9.8])
+    end_time: float = 10.0
+    sync: str = "lockstep"
+    solver: str = "step"
+    quickstep_iterations: int = 50
+    collision: str = "builtin"
+    publish_every: int = 10  # ticks between world-state frames on the PUB stream
+    erp: float = 0.2
+    cfm: float = 1e-10
+
+
+@dataclass
+class ModelConfig:
+    name: str
+    file: str  # absolute path
+    static: bool = False
+    position: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    rotation: list[float] = field(default_factory=lambda: [0.0, 0.0, 1.0, 0.0])  # axis-angle
+    joints: dict[str, float] = field(default_factory=dict)  # initial joint values
+    drive: str | dict[str, str] = "torque"
+    options: dict[str, Any] = field(default_factory=dict)  # loader options
+
+
+@dataclass
+class ControllerConfig:
+    name: str
+    robot: str
+    command: str
+    period: float = 0.001
+    policy: str = "stop"  # what the simulator does when this controller is late, leaves or dies
+    deadline: float = 5.0  # seconds the simulator waits for an answer in lockstep
+    cwd: str = ""  # working directory for the command (default: the project's folder)
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class CollisionPair:
+    a: str
+    b: str
+    friction: float = 0.5
+    sliding_friction: float | None = None
+    restitution: float = 0.0
+    soft_erp: float | None = None
+    soft_cfm: float | None = None
+    self_collision: bool = False  # with a == b: collide the body's non-adjacent links
+
+
+@dataclass
+class Project:
+    path: str
+    world: WorldConfig = field(default_factory=WorldConfig)
+    models: list[ModelConfig] = field(default_factory=list)
+    controllers: list[ControllerConfig] = field(default_factory=list)
+    collisions: list[CollisionPair] = field(default_factory=list)
+    services: dict[str, Any] = field(default_factory=dict)  # e.g. {collision: true}
+
+    @property
+    def folder(self) -> Path:
+        return Path(self.path).parent
+
+    def model(self, name: str) -> ModelConfig:
+        for m in self.models:
+            if m.name == name:
+                return m
+        raise KeyError(name)
+
+    def to_wire(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> Project:
+        return cls(
+            path=data["path"],
+            world=WorldConfig(**data.get("world", {})),
+            models=[ModelConfig(**m) for m in data.get("models", [])],
+            controllers=[ControllerConfig(**c) for c in data.get("controllers", [])],
+            collisions=[CollisionPair(**c) for c in data.get("collisions", [])],
+            services=dict(data.get("services", {})),
+        )
+
+
+class _Checker:
+    """Collects problems as 'file: key: message'."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.problems: list[str] = []
+
+    def bad(self, key: str, message: str) -> None:
+        self.problems.append(f"{self.path}: {key}: {message}")
+
+    def number(self, key: str, value: Any, *, positive: bool = False) -> float | None:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            self.bad(key, f"must be a finite number, got {value!r}")
+            return None
+        if positive and value <= 0:
+            self.bad(key, f"must be positive, got {value!r}")
+            return None
+        return float(value)
+
+    def vector(self, key: str, value: Any, length: int) -> list[float] | None:
+        if not isinstance(value, list | tuple) or len(value) != length:
+            self.bad(key, f"must be a list of {length} numbers, got {value!r}")
+            return None
+        out = [self.number(f"{key}[{i}]", v) for i, v in enumerate(value)]
+        return None if any(v is None for v in out) else out  # type: ignore[return-value]
+
+    def choice(self, key: str, value: Any, choices: tuple[str, ...]) -> str | None:
+        if value not in choices:
+            self.bad(key, f"must be one of {', '.join(choices)}, got {value!r}")
+            return None
+        return value
+
+    def mapping(self, key: str, value: Any) -> dict[str, Any]:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            self.bad(key, f"must be a mapping, got {type(value).__name__}")
+            return {}
+        return value
+
+    def unknown(self, key: str, data: dict[str, Any], known: set[str]) -> None:
+        for k in data:
+            if k not in known:
+                self.bad(f"{key}.{k}" if key else str(k), f"unknown key (known: {', '.join(sorted(known))})")
+
+
+def _fields(cls: type) -> set[str]:
+    return {f.name for f in dataclasses.fields(cls)}
+
+
+def _world(c: _Checker, data: dict[str, Any]) -> WorldConfig:
+    c.unknown("world", data, _fields(WorldConfig))
+    w = WorldConfig()
+    for key in ("timestep", "end_time", "erp", "cfm"):
+        if key in data and (v := c.number(f"world.{key}", data[key], positive=key != "erp")) is not None:
+            setattr(w, key, v)
+    if "gravity" in data and (g := c.vector("world.gravity", data["gravity"], 3)) is not None:
+        w.gravity = g
+    for key, choices in (("sync", SYNC_MODES), ("solver", SOLVERS), ("collision", COLLISION_MODES)):
+        if key in data and (v := c.choice(f"world.{key}", data[key], choices)) is not None:
+            setattr(w, key, v)
+    for key in ("quickstep_iterations", "publish_every"):
+        if key in data:
+            if isinstance(data[key], int) and not isinstance(data[key], bool) and data[key] > 0:
+                setattr(w, key, data[key])
+            else:
+                c.bad(f"world.{key}", f"must be a positive integer, got {data[key]!r}")
+    return w
+
+
+def _model(c: _Checker, i: int, data: Any, folder: Path) -> ModelConfig | None:
+    key = f"models[{i}]"
+    data = c.mapping(key, data)
+    c.unknown(key, data, _fields(ModelConfig))
+    name, file = data.get("name"), data.get("file")
+    if not isinstance(name, str) or not name:
+        c.bad(f"{key}.name", "required: a non-empty string")
+        return None
+    if not isinstance(file, str) or not file:
+        c.bad(f"{key}.file", "required: the model file's path")
+        return None
+    path = (folder / file).resolve()
+    if not path.is_file():
+        c.bad(f"{key}.file", f"no such file: {path}")
+    m = ModelConfig(name=name, file=str(path), static=bool(data.get("static", False)))
+    if "position" in data and (p := c.vector(f"{key}.position", data["position"], 3)) is not None:
+        m.position = p
+    if "rotation" in data and (r := c.vector(f"{key}.rotation", data["rotation"], 4)) is not None:
+        m.rotation = r
+    for jname, value in c.mapping(f"{key}.joints", data.get("joints")).items():
+        if (v := c.number(f"{key}.joints.{jname}", value)) is not None:
+            m.joints[str(jname)] = v
+    drive = data.get("drive", "torque")
+    if isinstance(drive, dict):
+        m.drive = {str(j): mode for j, mode in drive.items() if c.choice(f"{key}.drive.{j}", mode, DRIVE_MODES)}
+    elif c.choice(f"{key}.drive", drive, DRIVE_MODES):
+        m.drive = drive
+    m.options = c.mapping(f"{key}.options", data.get("options"))
+    return m
+
+
+def _controller(c: _Checker, i: int, data: Any) -> ControllerConfig | None:
+    key = f"controllers[{i}]"
+    data = c.mapping(key, data)
+    c.unknown(key, data, _fields(ControllerConfig))
+    missing = [k for k in ("name", "robot", "command") if not isinstance(data.get(k), str) or not data.get(k)]
+    for k in missing:
+        c.bad(f"{key}.{k}", "required: a non-empty string")
+    if missing:
+        return None
+    ctl = ControllerConfig(name=data["name"], robot=data["robot"], command=data["command"])
+    for k in ("period", "deadline"):
+        if k in data and (v := c.number(f"{key}.{k}", data[k], positive=True)) is not None:
+            setattr(ctl, k, v)
+    if "policy" in data and c.choice(f"{key}.policy", data["policy"], POLICIES):
+        ctl.policy = data["policy"]
+    ctl.cwd = str(data.get("cwd", ""))
+    ctl.env = {str(k): str(v) for k, v in c.mapping(f"{key}.env", data.get("env")).items()}
+    return ctl
+
+
+def _collision(c: _Checker, i: int, data: Any) -> CollisionPair | None:
+    key = f"collisions[{i}]"
+    data = c.mapping(key, data)
+    c.unknown(key, data, _fields(CollisionPair))
+    if not isinstance(data.get("a"), str) or not isinstance(data.get("b"), str):
+        c.bad(key, "needs 'a' and 'b': the names of two models (the same name twice for self-collision)")
+        return None
+    pair = CollisionPair(a=data["a"], b=data["b"], self_collision=data["a"] == data["b"])
+    for k in ("friction", "sliding_friction", "restitution", "soft_erp", "soft_cfm"):
+        if data.get(k) is not None and (v := c.number(f"{key}.{k}", data[k])) is not None:
+            setattr(pair, k, v)
+    return pair
+
+
+def _cross_check(c: _Checker, p: Project) -> None:
+    names = [m.name for m in p.models]
+    for dup in sorted({n for n in names if names.count(n) > 1}):
+        c.bad("models", f"two models are named {dup!r}")
+    for i, ctl in enumerate(p.controllers):
+        if ctl.robot not in names:
+            c.bad(f"controllers[{i}].robot", f"no model named {ctl.robot!r} (models: {', '.join(names)})")
+        ratio = ctl.period / p.world.timestep
+        if abs(ratio - round(ratio)) > 1e-6 or round(ratio) < 1:
+            c.bad(f"controllers[{i}].period",
+                  f"{ctl.period} is not a whole multiple of world.timestep {p.world.timestep}")
+    for i, pair in enumerate(p.collisions):
+        for side in ("a", "b"):
+            if getattr(pair, side) not in names:
+                c.bad(f"collisions[{i}].{side}", f"no model named {getattr(pair, side)!r}")
+
+
+def parse_project(data: Any, path: str) -> Project:
+    """Check and convert already-parsed YAML. Paths resolve against ``path``'s folder."""
+    c = _Checker(path)
+    folder = Path(path).resolve().parent
+    data = c.mapping("(top level)", data)
+    c.unknown("", data, {"world", "models", "controllers", "collisions", "services"})
+    project = Project(path=str(Path(path).resolve()))
+    project.world = _world(c, c.mapping("world", data.get("world")))
+    for section, parse in (("models", lambda i, d: _model(c, i, d, folder)),
+                           ("controllers", lambda i, d: _controller(c, i, d)),
+                           ("collisions", lambda i, d: _collision(c, i, d))):
+        items = data.get(section) or []
+        if not isinstance(items, list):
+            c.bad(section, "must be a list")
+            continue
+        parsed = [parse(i, d) for i, d in enumerate(items)]
+        setattr(project, section, [x for x in parsed if x is not None])
+    project.services = c.mapping("services", data.get("services"))
+    for ctl in project.controllers:
+        ctl.cwd = str((folder / ctl.cwd).resolve()) if ctl.cwd else str(folder)
+    _cross_check(c, project)
+    if c.problems:
+        raise ConfigError("\n  ".join([f"{path}: {len(c.problems)} problem(s) in the project file:", *c.problems]))
+    return project
+
+
+def load_project(path: str | Path) -> Project:
+    """Read a project file (YAML). Raises ConfigError naming the file, line and key."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read project file {path}: {exc.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        raise ConfigError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    return parse_project(data, str(path))

@@ -1,0 +1,186 @@
+"""The base of every hrpsim service: a ROUTER socket, an explicit table of operations, and one
+dispatcher that turns every failure into an error reply, so bad input never stops the service.
+
+A subclass returns its operations from :meth:`Service.operations` (a plain dict: the name on
+the wire maps to a bound method; nothing is looked up by getattr on a wire string). Arguments
+arrive as keywords and are checked against the method's signature before the call.
+
+Every service also answers ``ping`` (name, kind, protocol version, pid) and ``quit`` (stop
+after replying). SIGTERM and SIGINT go through the same path as a remote ``quit``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import zmq
+
+from hrpsim.codec import CODEC, MAX_MESSAGE_BYTES, PROTOCOL_VERSION, Codec
+from hrpsim.errors import HrpsimError, ProtocolError, RequestError
+from hrpsim.naming import Registration
+
+DEFAULT_BIND = "tcp://127.0.0.1:*"
+
+log = logging.getLogger("hrpsim.service")
+
+Operation = Callable[..., Any]
+
+
+class Service:
+    """Subclass, set ``kind``, implement :meth:`operations`; then ``serve_forever()``."""
+
+    kind = "service"
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        bind: str = DEFAULT_BIND,
+        nameserver: str | None = None,
+        register: bool = True,
+        context: zmq.Context | None = None,
+        codec: Codec = CODEC,
+    ) -> None:
+        self.name = name
+        self._codec = codec
+        self._ctx = context or zmq.Context.instance()
+        self.socket = self._ctx.socket(zmq.ROUTER)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        self.socket.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+        self.socket.setsockopt(zmq.ROUTER_MANDATORY, 0)
+        try:
+            self.socket.bind(bind)
+        except zmq.ZMQError as exc:
+            self.socket.close(linger=0)
+            raise HrpsimError(f"{self.kind} {name!r} cannot bind {bind!r}: {exc}") from None
+        self.endpoint = self.socket.getsockopt_string(zmq.LAST_ENDPOINT)
+        self._stopping = threading.Event()
+        self._ops: dict[str, Operation] = {"ping": self._ping, "quit": self._quit}
+        self._ops.update(self.operations())
+        self._signatures = {op: inspect.signature(fn) for op, fn in self._ops.items()}
+        self.registration: Registration | None = None
+        if register:
+            self.registration = Registration(
+                name, self.kind, self.endpoint, nameserver=nameserver, metadata=self.metadata()
+            )
+
+    # --- for subclasses ---
+
+    def operations(self) -> dict[str, Operation]:
+        return {}
+
+    def metadata(self) -> dict[str, Any]:
+        return {"pid": os.getpid()}
+
+    def on_idle(self) -> None:
+        """Called at least every ``idle_interval`` seconds from the serving loop."""
+
+    idle_interval = 0.1
+
+    # --- the loop ---
+
+    def start(self) -> None:
+        """Register with the nameserver (when asked to)."""
+        if self.registration is not None:
+            self.registration.start()
+        log.info("%s %r serving at %s", self.kind, self.name, self.endpoint)
+
+    def serve_forever(self, *, install_signals: bool = True) -> None:
+        if install_signals:
+            self.install_signal_handlers()
+        self.start()
+        try:
+            while not self._stopping.is_set():
+                self.serve_pending(timeout=self.idle_interval)
+                self.on_idle()
+        finally:
+            self.close()
+
+    def serve_pending(self, timeout: float = 0.0) -> int:
+        """Answer every request that is waiting (waiting up to ``timeout`` s for the first)."""
+        handled = 0
+        if not self.socket.poll(timeout * 1000):
+            return 0
+        while True:
+            try:
+                frames = self.socket.recv_multipart(zmq.NOBLOCK)
+            except zmq.Again:
+                return handled
+            self._handle(frames)
+            handled += 1
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    def close(self) -> None:
+        if self.registration is not None:
+            self.registration.stop()
+            self.registration = None
+        if not self.socket.closed:
+            self.socket.close(linger=0)
+        log.info("%s %r stopped", self.kind, self.name)
+
+    def install_signal_handlers(self) -> None:
+        def on_signal(signum: int, _frame: object) -> None:
+            log.info("%s %r got signal %d: stopping", self.kind, self.name, signum)
+            self.stop()
+
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGINT, on_signal)
+
+    # --- dispatch ---
+
+    def _handle(self, frames: list[bytes]) -> None:
+        if len(frames) < 2:
+            log.warning("dropped a message of %d frame(s): no routing id", len(frames))
+            return
+        route, payload = frames[:-1], frames[-1]
+        reply = self.dispatch(payload)
+        try:
+            self.socket.send_multipart([*route, reply], zmq.NOBLOCK)
+        except zmq.ZMQError as exc:
+            log.warning("could not send a reply: %s", exc)
+
+    def dispatch(self, payload: bytes) -> bytes:
+        """One request frame in, one reply frame out; never raises."""
+        try:
+            req = self._codec.parse_request(payload)
+        except ProtocolError as exc:
+            return self._codec.error(self._codec.request_id_of(payload), "ProtocolError", str(exc))
+        try:
+            result = self._call(req.op, req.args)
+            return self._codec.reply(req.id, result)
+        except HrpsimError as exc:
+            return self._codec.error(req.id, type(exc).__name__, str(exc))
+        except Exception as exc:  # a bug in an operation must not kill the service
+            log.exception("operation %r failed", req.op)
+            return self._codec.error(req.id, type(exc).__name__, f"{req.op}: {exc}")
+
+    def _call(self, op: str, args: dict[str, Any]) -> Any:
+        fn = self._ops.get(op)
+        if fn is None:
+            raise RequestError(f"unknown operation {op!r}; this {self.kind} offers: {', '.join(sorted(self._ops))}")
+        try:
+            self._signatures[op].bind(**args)
+        except TypeError as exc:
+            raise RequestError(f"{op}: {exc}") from None
+        return fn(**args)
+
+    def _ping(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "version": PROTOCOL_VERSION, "pid": os.getpid(),
+                "time": time.time()}
+
+    def _quit(self) -> bool:
+        self.stop()
+        return True

@@ -1,0 +1,1 @@
+"""The registry process: service name -> endpoint, with liveness."""

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what hrpsim needs on a Debian/Ubuntu machine, skipping what is already there:
+# system packages (ODE's Python binding and friends), a venv made from the system Python that
+# binding belongs to, and the project with its development extras.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SYSTEM_PYTHON=/usr/bin/python3
+APT_PACKAGES=(python3-pyode python3-venv collada-urdf-tools)
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "bootstrap: installing system packages: ${missing[*]}"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+"$SYSTEM_PYTHON" -c "import ode" || { echo "bootstrap: 'import ode' still fails after installing python3-pyode" >&2; exit 1; }
+
+if [ ! -x .venv/bin/python ]; then
+    echo "bootstrap: creating .venv from $SYSTEM_PYTHON (with system site-packages for ode)"
+    "$SYSTEM_PYTHON" -m venv --system-site-packages .venv
+fi
+stamp=.venv/.hrpsim-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    echo "bootstrap: installing hrpsim and its dependencies into .venv"
+    .venv/bin/python -m pip install -q --upgrade pip
+    .venv/bin/python -m pip install -q -e '.[dev]'
+    touch "$stamp"
+fi
