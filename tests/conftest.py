@@ -1,0 +1,43 @@
+"""Fixtures shared by the whole suite: the shared model corpus and real nameserver processes."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from process_helpers import ManagedProcess, start_nameserver  # noqa: E402
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+MODELS = SHARED / "models"
+
+
+@pytest.fixture(scope="session")
+def models_dir() -> Path:
+    if not MODELS.is_dir():
+        pytest.fail(f"the shared model corpus is missing: expected {MODELS} beside the repository")
+    return MODELS
+
+
+@pytest.fixture
+def nameserver(tmp_path: Path) -> Iterator[str]:
+    """The address of a fresh nameserver process (tcp, ephemeral port), stopped afterwards."""
+    proc = start_nameserver(tmp_path)
+    try:
+        yield proc.address
+    finally:
+        proc.stop()
+
+
+@pytest.fixture
+def nameserver_process(tmp_path: Path) -> Iterator[ManagedProcess]:
+    """Like ``nameserver`` but yields the process, for tests that kill or restart it."""
+    proc = start_nameserver(tmp_path)
+    try:
+        yield proc
+    finally:
+        proc.stop()

@@ -1,0 +1,83 @@
+"""Starting and stopping real hrpsim processes from tests, always with deadlines."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+HRPSIM = [sys.executable, "-m", "hrpsim"]
+
+
+@dataclass
+class ManagedProcess:
+    popen: subprocess.Popen
+    log: Path
+    address: str = ""
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def stop(self, timeout: float = 5.0) -> int | None:
+        """SIGTERM, then SIGKILL after ``timeout``; returns the exit status."""
+        if self.popen.poll() is None:
+            try:
+                os.killpg(self.popen.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.popen.pid, signal.SIGKILL)
+                self.popen.wait(timeout)
+        return self.popen.returncode
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.popen.wait(5.0)
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+
+def spawn(args: list[str], log: Path, env: dict[str, str] | None = None) -> ManagedProcess:
+    """Start ``hrpsim ARGS`` in its own session, output to ``log``."""
+    full_env = {**os.environ, **(env or {})}
+    full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), full_env.get("PYTHONPATH", "")]))
+    with open(log, "wb") as out:
+        popen = subprocess.Popen(
+            HRPSIM + args, stdout=out, stderr=subprocess.STDOUT, cwd=REPO, env=full_env, start_new_session=True
+        )
+    return ManagedProcess(popen, log)
+
+
+def wait_for_file(path: Path, proc: ManagedProcess, timeout: float = 15.0) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().strip():
+            return path.read_text().strip()
+        if proc.popen.poll() is not None:
+            raise RuntimeError(f"process exited with {proc.popen.returncode} before writing {path}:\n"
+                               + proc.log_text())
+        time.sleep(0.02)
+    proc.stop()
+    raise RuntimeError(f"{path} not written within {timeout} s:\n{proc.log_text()}")
+
+
+def start_nameserver(folder: Path, *, bind: str = "tcp://127.0.0.1:*", ttl: float = 3.0,
+                     name: str = "nameserver") -> ManagedProcess:
+    endpoint_file = folder / f"{name}.endpoint"
+    endpoint_file.unlink(missing_ok=True)
+    proc = spawn(["run", "nameserver", "--bind", bind, "--ttl", str(ttl), "--endpoint-file", str(endpoint_file)],
+                 folder / f"{name}.log")
+    proc.address = wait_for_file(endpoint_file, proc)
+    return proc
