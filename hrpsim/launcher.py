@@ -1,0 +1,272 @@
+"""``hrpsim launch PROJECT.yaml``: start the stack a project needs, supervise it, stop it cleanly.
+
+Order: the nameserver, then the services (modelloader, simserver, collision), then the
+controllers; each must register with the nameserver before the next starts, within a deadline
+that names what did not come up and shows its log. Then the simulation runs, with a progress
+line, and the run summary is printed (and written with ``--summary``). Ctrl-C, SIGTERM, a
+component that dies and the end of the run all leave through the same shutdown path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from hrpsim.client import Client
+from hrpsim.errors import ConfigError, HrpsimError, NotFound
+from hrpsim.logs import setup_logging
+from hrpsim.naming import DEFAULT_NAMESERVER, ENV_NAMESERVER, NameClient
+from hrpsim.project import Project, load_project
+from hrpsim.runsummary import empty_summary, format_summary
+from hrpsim.supervisor import Child, Supervisor, wait_until
+
+HRPSIM = [sys.executable, "-m", "hrpsim"]
+
+
+class LaunchError(HrpsimError):
+    """A component did not come up, or died: the message names it and shows its log."""
+
+
+class Launch:
+    """One run of a project: the supervisor, the nameserver address, and the stop flag."""
+
+    def __init__(self, project: Project, args: argparse.Namespace) -> None:
+        self.project = project
+        self.args = args
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        self.run_dir = Path(args.run_dir or Path("runs") / f"{Path(project.path).stem}-{stamp}-{os.getpid()}")
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.sup = Supervisor(echo=None if args.quiet else sys.stdout)
+        self.stop_requested = threading.Event()
+        self.stop_reason = ""
+        self.nameserver = ""
+        self.endpoints: dict[str, str] = {}
+
+    # --- signals: the same path as any other stop ---
+
+    def install_signals(self) -> None:
+        def on_signal(signum: int, _frame: object) -> None:
+            self.stop_reason = f"interrupted by {signal.Signals(signum).name}"
+            self.stop_requested.set()
+
+        signal.signal(signal.SIGINT, on_signal)
+        signal.signal(signal.SIGTERM, on_signal)
+
+    def check_interrupted(self) -> None:
+        if self.stop_requested.is_set():
+            raise LaunchError(self.stop_reason or "stop requested")
+
+    # --- starting ---
+
+    def child_env(self) -> dict[str, str]:
+        repo = str(Path(__file__).resolve().parents[1])
+        path = os.pathsep.join(filter(None, [repo, os.environ.get("PYTHONPATH", "")]))
+        return {ENV_NAMESERVER: self.nameserver, "PYTHONPATH": path}
+
+    def start_nameserver(self) -> None:
+        if self.args.join:
+            self.nameserver = self.args.join
+            self.sup.echo(f"launch: joining the nameserver at {self.nameserver}")
+            return
+        explicit = self.args.nameserver or os.environ.get(ENV_NAMESERVER)
+        try:
+            self._start_nameserver_at(explicit or DEFAULT_NAMESERVER)
+        except LaunchError:
+            if explicit:
+                raise
+            # OpenHRP's port is taken (another stack runs): a private nameserver on a free port.
+            self.sup.echo(f"launch: {DEFAULT_NAMESERVER} is in use; starting a private nameserver instead")
+            self._start_nameserver_at("tcp://127.0.0.1:*", attempt="nameserver-2")
+
+    def _start_nameserver_at(self, bind: str, attempt: str = "nameserver") -> None:
+        endpoint_file = self.run_dir / f"{attempt}.endpoint"
+        child = Child(attempt, [*HRPSIM, "run", "nameserver", "--bind", bind, "--endpoint-file", str(endpoint_file)],
+                      self.run_dir / f"{attempt}.log", env=self.child_env())
+        self.sup.start(child)
+        if not wait_until(lambda: endpoint_file.exists() or not child.running, self.args.startup_timeout):
+            raise LaunchError(f"nameserver did not come up within {self.args.startup_timeout:g} s "
+                              f"(bind {bind}); its log:\n{child.tail()}")
+        if not endpoint_file.exists():
+            child.expected_exit = True
+            raise LaunchError(f"nameserver exited with status {child.returncode} (bind {bind}); "
+                              f"its log:\n{child.tail()}")
+        self.nameserver = endpoint_file.read_text().strip()
+        child.request_stop = lambda: self._quit(self.nameserver)
+        self.sup.echo(f"launch: nameserver at {self.nameserver} (run directory {self.run_dir})")
+
+    def start_service(self, component: str, extra: list[str] | None = None) -> None:
+        argv = [*HRPSIM, "run", component, "--nameserver", self.nameserver, *(extra or [])]
+        child = Child(component, argv, self.run_dir / f"{component}.log", env=self.child_env())
+        self.sup.start(child)
+        entry = self.wait_registered(child, component)
+        self.endpoints[component] = entry["endpoint"]
+        child.request_stop = lambda: self._quit(entry["endpoint"])
+
+    def start_controller(self, index: int) -> None:
+        ctl = self.project.controllers[index]
+        argv = shlex.split(ctl.command)
+        if argv and argv[0] in ("python", "python3"):
+            argv[0] = sys.executable  # the interpreter hrpsim runs in, with its packages
+        env = {**self.child_env(), **ctl.env, "HRPSIM_ROBOT": ctl.robot, "HRPSIM_CONTROLLER_NAME": ctl.name,
+               "HRPSIM_PERIOD": repr(ctl.period)}
+        child = Child(ctl.name, argv, self.run_dir / f"controller-{ctl.name}.log", cwd=ctl.cwd, env=env)
+        child.request_stop = lambda: self.sup.signal_group(child, signal.SIGINT)
+        self.sup.start(child)
+        self.wait_registered(child, ctl.name)
+
+    def wait_registered(self, child: Child, name: str) -> dict[str, Any]:
+        deadline = time.monotonic() + self.args.startup_timeout
+        with NameClient(self.nameserver, timeout=1.0) as ns:
+            while time.monotonic() < deadline:
+                self.check_interrupted()
+                if not child.running:
+                    raise LaunchError(f"{child.name} exited with status {child.returncode} before registering "
+                                      f"as {name!r}; the end of its log ({child.log_path}):\n{child.tail()}")
+                try:
+                    return ns.resolve(name)
+                except NotFound:
+                    time.sleep(0.05)
+        raise LaunchError(f"{child.name} did not register as {name!r} with the nameserver at {self.nameserver} "
+                          f"within {self.args.startup_timeout:g} s; the end of its log ({child.log_path}):\n"
+                          f"{child.tail()}")
+
+    @staticmethod
+    def _quit(endpoint: str) -> None:
+        with Client(endpoint, peer="component", timeout=1.0) as client:
+            client.call("quit")
+
+    def start_all(self) -> None:
+        self.start_nameserver()
+        p = self.project
+        if p.models:
+            self.start_service("modelloader")
+        if p.world.collision == "service" or p.services.get("collision"):
+            self.start_service("collision")
+        if p.models:
+            self.start_service("simserver", ["--project", p.path])
+        for i in range(len(p.controllers)):
+            self.start_controller(i)
+
+    # --- running ---
+
+    def run(self) -> dict[str, Any]:
+        if "simserver" not in self.endpoints:
+            return self._idle()
+        with Client(self.endpoints["simserver"], peer="simserver", timeout=5.0) as sim:
+            sim.call("start", until=self.args.until)
+            progress = Progress(self.sup, self.project.world.end_time if self.args.until is None else self.args.until)
+            while True:
+                self.check_interrupted()
+                self._check_children()
+                status = sim.call("status")
+                progress.show(status)
+                if status.get("finished"):
+                    progress.done()
+                    return sim.call("summary", timeout=10.0)
+                self.stop_requested.wait(0.2)
+
+    def _idle(self) -> dict[str, Any]:
+        """A project without models: the stack stays up until --until seconds or a signal."""
+        names = ", ".join(c.name for c in self.sup.children)
+        self.sup.echo(f"launch: running {names} (no models, so no simulation); "
+                      + (f"stopping after {self.args.until:g} s" if self.args.until else "Ctrl-C stops"))
+        start = time.monotonic()
+        while self.args.until is None or time.monotonic() - start < self.args.until:
+            self.check_interrupted()
+            self._check_children()
+            self.stop_requested.wait(0.1)
+        return empty_summary(wall_time=time.monotonic() - start)
+
+    def _check_children(self) -> None:
+        for child in self.sup.died():
+            raise LaunchError(f"{child.name} (pid {child.pid}) died with status {child.returncode}; "
+                              f"the end of its log ({child.log_path}):\n{child.tail()}")
+
+
+class Progress:
+    """One line of progress: a rewritten line on a terminal, a line every few seconds elsewhere."""
+
+    def __init__(self, sup: Supervisor, end_time: float | None) -> None:
+        self.sup = sup
+        self.end_time = end_time
+        self.tty = sys.stdout.isatty()
+        self.last = 0.0
+
+    def show(self, status: dict[str, Any]) -> None:
+        now = time.monotonic()
+        if now - self.last < (0.5 if self.tty else 2.0):
+            return
+        self.last = now
+        end = f" / {self.end_time:.2f}" if self.end_time else ""
+        text = (f"launch: sim time {status.get('time', 0.0):.3f}{end} s, real-time factor "
+                f"{status.get('real_time_factor') or 0.0:.2f}, ticks {status.get('tick', 0)}")
+        if self.tty:
+            sys.stdout.write("\r" + text + "   ")
+            sys.stdout.flush()
+        else:
+            self.sup.echo(text)
+
+    def done(self) -> None:
+        if self.tty:
+            sys.stdout.write("\n")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="hrpsim launch", description="Start and supervise the stack of a project.")
+    parser.add_argument("project", help="project file (YAML)")
+    parser.add_argument("--until", type=float, help="stop at this simulation time (default: the project's end_time)")
+    parser.add_argument("--summary", type=Path, help="write the run summary (JSON) to this file")
+    parser.add_argument("--nameserver", help=f"address for the nameserver this launch starts (default "
+                        f"${ENV_NAMESERVER} or {DEFAULT_NAMESERVER}; 'tcp://127.0.0.1:*' for a free port)")
+    parser.add_argument("--join", metavar="ADDR", help="use a nameserver that is already running at ADDR")
+    parser.add_argument("--run-dir", type=Path, help="where logs go (default runs/PROJECT-TIME-PID)")
+    parser.add_argument("--startup-timeout", type=float, default=60.0,
+                        help="seconds each component has to register (default 60)")
+    parser.add_argument("--quiet", action="store_true", help="do not echo the components' output")
+    args = parser.parse_args(argv)
+    if args.until is not None and args.until <= 0:
+        parser.error("--until must be positive")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    setup_logging("launch", os.environ.get("HRPSIM_LOG_LEVEL", "WARNING"))
+    try:
+        project = load_project(args.project)
+    except ConfigError as exc:
+        print(f"hrpsim launch: {exc}", file=sys.stderr)
+        return 2
+    launch = Launch(project, args)
+    launch.install_signals()
+    started = time.monotonic()
+    summary: dict[str, Any] = empty_summary()
+    status = 0
+    try:
+        launch.start_all()
+        summary = launch.run()
+        if summary.get("error"):
+            status = 1
+    except (HrpsimError, OSError) as exc:
+        summary["error"] = str(exc)
+        status = 143 if launch.stop_reason.endswith("SIGTERM") else 130 if launch.stop_reason else 1
+        print(f"hrpsim launch: {exc}", file=sys.stderr)
+    finally:
+        exits = launch.sup.stop_all()
+    summary.setdefault("wall_time", time.monotonic() - started)
+    summary["launch"] = {"nameserver": launch.nameserver, "run_dir": str(launch.run_dir),
+                         "components": {c.name: {"pid": c.pid, "exit_status": exits.get(c.name),
+                                                 "log": str(c.log_path)} for c in launch.sup.children}}
+    if args.summary:
+        args.summary.parent.mkdir(parents=True, exist_ok=True)
+        args.summary.write_text(json.dumps(summary, indent=2) + "\n")
+    print(format_summary(summary))
+    return status

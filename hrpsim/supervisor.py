@@ -1,0 +1,162 @@
+"""Supervising child processes: each in its own session, its output in its own log and (prefixed)
+on the terminal, and one way to stop them all — in reverse order of start: a polite request,
+then SIGTERM, then SIGKILL — so that no process is ever left behind."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+log = logging.getLogger("hrpsim.launch")
+
+
+@dataclass
+class Child:
+    """A process the supervisor started. ``request_stop`` asks it to stop by its own protocol
+    (a ``quit`` request for a service, SIGINT for a controller)."""
+
+    name: str
+    argv: list[str]
+    log_path: Path
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    request_stop: Callable[[], None] | None = None
+    popen: subprocess.Popen | None = None
+    expected_exit: bool = False
+    _pump: threading.Thread | None = None
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid if self.popen else -1
+
+    @property
+    def running(self) -> bool:
+        return self.popen is not None and self.popen.poll() is None
+
+    @property
+    def returncode(self) -> int | None:
+        return None if self.popen is None else self.popen.poll()
+
+    def tail(self, lines: int = 20) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return "(no log)"
+        return "\n".join(text.splitlines()[-lines:]) or "(empty log)"
+
+
+class Supervisor:
+    """Starts children and stops them all, whatever happens."""
+
+    def __init__(self, *, echo: IO[str] | None = sys.stdout, grace: float = 3.0, term_grace: float = 3.0) -> None:
+        self.children: list[Child] = []
+        self._echo = echo
+        self._echo_lock = threading.Lock()
+        self._grace = grace
+        self._term_grace = term_grace
+        self._width = 12
+
+    def start(self, child: Child) -> Child:
+        env = {**os.environ, **child.env, "PYTHONUNBUFFERED": "1"}
+        child.log_path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            child.popen = subprocess.Popen(
+                child.argv, cwd=child.cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, start_new_session=True,
+            )
+        except OSError as exc:
+            raise OSError(f"cannot start {child.name} ({' '.join(child.argv)}): {exc.strerror}") from None
+        self.children.append(child)
+        self._width = max(self._width, len(child.name))
+        child._pump = threading.Thread(target=self._pump_output, args=(child,), daemon=True,
+                                       name=f"log-{child.name}")
+        child._pump.start()
+        log.info("started %s (pid %d): %s", child.name, child.pid, " ".join(child.argv))
+        return child
+
+    def _pump_output(self, child: Child) -> None:
+        assert child.popen is not None and child.popen.stdout is not None
+        with open(child.log_path, "ab") as out:
+            for raw in iter(child.popen.stdout.readline, b""):
+                out.write(raw)
+                out.flush()
+                if self._echo is not None:
+                    line = raw.decode(errors="replace").rstrip("\n")
+                    with self._echo_lock:
+                        print(f"{child.name:>{self._width}} | {line}", file=self._echo, flush=True)
+
+    def echo(self, text: str) -> None:
+        if self._echo is not None:
+            with self._echo_lock:
+                print(text, file=self._echo, flush=True)
+
+    def died(self) -> list[Child]:
+        """Children that exited on their own while they were expected to run."""
+        return [c for c in self.children if c.returncode is not None and not c.expected_exit]
+
+    def stop_all(self) -> dict[str, int | None]:
+        """Stop every child, newest first; returns each child's exit status."""
+        for child in reversed(self.children):
+            self._stop(child)
+        for child in self.children:
+            self._reap_group(child)
+        return {c.name: c.returncode for c in self.children}
+
+    def _stop(self, child: Child) -> None:
+        child.expected_exit = True
+        if not child.running:
+            return
+        if child.request_stop is not None:
+            try:
+                child.request_stop()
+            except Exception as exc:  # the peer may already be half gone; escalate below
+                log.info("stop request to %s failed: %s", child.name, exc)
+            if self._wait(child, self._grace):
+                return
+        log.info("sending SIGTERM to %s (pid %d)", child.name, child.pid)
+        self.signal_group(child, signal.SIGTERM)
+        if self._wait(child, self._term_grace):
+            return
+        log.warning("%s (pid %d) ignored SIGTERM: sending SIGKILL", child.name, child.pid)
+        self.signal_group(child, signal.SIGKILL)
+        self._wait(child, 5.0)
+
+    @staticmethod
+    def _wait(child: Child, timeout: float) -> bool:
+        assert child.popen is not None
+        try:
+            child.popen.wait(timeout)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+
+    @staticmethod
+    def signal_group(child: Child, sig: int) -> None:
+        try:
+            os.killpg(child.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def _reap_group(self, child: Child) -> None:
+        """Grandchildren left in the child's session are killed too: nothing outlives the launch."""
+        self.signal_group(child, signal.SIGKILL)
+        if child._pump is not None:
+            child._pump.join(timeout=2.0)
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float, interval: float = 0.05) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return predicate()
