@@ -1,0 +1,173 @@
+"""URDF <visual>/<collision> geometry and <material>: shapes in BodyInfo conventions, mesh files
+found through ``package://`` and relative paths, named materials usable before their definition."""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from lxml import etree
+
+from hrpsim.bodyinfo import Appearance, Shape
+from modelloader.meshes import MeshError, load_mesh
+from modelloader.urdf_xml import Problems, axis_angle_matrix, floats, number, rpy_matrix
+
+# A URDF cylinder's axis is its Z; BodyInfo's (VRML's) is Y: Rx(+90 deg) takes Y onto Z.
+CYLINDER_TO_Y = axis_angle_matrix(np.array([1.0, 0.0, 0.0]), math.pi / 2)
+
+
+@dataclass
+class GeometryContext:
+    urdf_path: Path
+    problems: Problems
+    materials: dict[str, Appearance] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def read_origin(element: etree._Element | None, problems: Problems) -> tuple[np.ndarray, np.ndarray]:
+    """(rotation, translation) of an <origin>; a missing element or attribute means zero."""
+    if element is None:
+        return np.eye(3), np.zeros(3)
+    xyz = floats(element.get("xyz", "0 0 0"), 3, problems, element, "xyz")
+    rpy = floats(element.get("rpy", "0 0 0"), 3, problems, element, "rpy")
+    rotation = rpy_matrix(rpy) if rpy is not None else np.eye(3)
+    return rotation, (xyz if xyz is not None else np.zeros(3))
+
+
+def collect_materials(robot: etree._Element, ctx: GeometryContext) -> None:
+    """Register every named material that defines a colour or texture, wherever it appears:
+    files use a name before the link that defines it."""
+    for element in robot.iter("material"):
+        name = element.get("name")
+        if name and (element.find("color") is not None or element.find("texture") is not None):
+            ctx.materials.setdefault(name, _appearance(element, ctx))
+
+
+def _appearance(element: etree._Element, ctx: GeometryContext) -> Appearance:
+    appearance = Appearance()
+    color = element.find("color")
+    if color is not None:
+        rgba = floats(color.get("rgba"), 4, ctx.problems, color, "rgba")
+        if rgba is not None:
+            appearance.diffuse = np.clip(rgba[:3], 0.0, 1.0)
+            appearance.transparency = float(np.clip(1.0 - rgba[3], 0.0, 1.0))
+    texture = element.find("texture")
+    if texture is not None and texture.get("filename"):
+        found, _tried = resolve_resource(texture.get("filename", ""), ctx.urdf_path)
+        appearance.texture = str(found) if found is not None else texture.get("filename", "")
+    return appearance
+
+
+def material_of(visual: etree._Element, ctx: GeometryContext) -> Appearance:
+    element = visual.find("material")
+    if element is None:
+        return Appearance()
+    if element.find("color") is not None or element.find("texture") is not None:
+        return _appearance(element, ctx)
+    name = element.get("name", "")
+    if name in ctx.materials:
+        return ctx.materials[name]
+    ctx.warnings.append(f"{ctx.problems.locate(element)}: material {name!r} is never defined; default colour used")
+    return Appearance()
+
+
+def read_shape(holder: etree._Element, ctx: GeometryContext, appearance: Appearance | None = None) -> Shape | None:
+    """The shape of a <visual> or <collision>, posed in the link frame."""
+    rotation, translation = read_origin(holder.find("origin"), ctx.problems)
+    geometry = holder.find("geometry")
+    if geometry is None:
+        ctx.problems.add(holder, "missing <geometry>")
+        return None
+    kinds = [child for child in geometry if isinstance(child.tag, str)]
+    if len(kinds) != 1:
+        found = ", ".join(child.tag for child in kinds) or "nothing"
+        ctx.problems.add(geometry, f"<geometry> must hold exactly one of box, cylinder, sphere, mesh; found {found}")
+        return None
+    shape = _primitive_or_mesh(kinds[0], ctx)
+    if shape is None:
+        return None
+    if shape.kind == "cylinder":
+        rotation = rotation @ CYLINDER_TO_Y
+    shape.rotation = rotation
+    shape.translation = translation
+    if appearance is not None:
+        shape.appearance = appearance
+    return shape
+
+
+def _primitive_or_mesh(element: etree._Element, ctx: GeometryContext) -> Shape | None:
+    problems = ctx.problems
+    kind = element.tag
+    if kind == "box":
+        size = floats(element.get("size"), 3, problems, element, "size")
+        return None if size is None else Shape(kind="box", size=size)
+    if kind == "sphere":
+        radius = number(element.get("radius"), problems, element, "radius")
+        return None if radius is None else Shape(kind="sphere", radius=radius)
+    if kind == "cylinder":
+        radius = number(element.get("radius"), problems, element, "radius")
+        length = number(element.get("length"), problems, element, "length")
+        if radius is None or length is None:
+            return None
+        return Shape(kind="cylinder", radius=radius, height=length)
+    if kind == "mesh":
+        return _mesh(element, ctx)
+    problems.add(element, f"unknown geometry <{kind}> (expected box, cylinder, sphere or mesh)")
+    return None
+
+
+def _mesh(element: etree._Element, ctx: GeometryContext) -> Shape | None:
+    filename = element.get("filename")
+    if not filename:
+        ctx.problems.add(element, "mesh without a filename")
+        return None
+    scale = floats(element.get("scale", "1 1 1"), 3, ctx.problems, element, "scale")
+    found, tried = resolve_resource(filename, ctx.urdf_path)
+    if found is None:
+        ctx.problems.add(element, f"mesh {filename!r} not found; tried: {', '.join(str(p) for p in tried)}")
+        return None
+    try:
+        vertices, triangles = load_mesh(found, scale)
+    except MeshError as exc:
+        ctx.problems.add(element, str(exc))
+        return None
+    if str(found) not in ctx.files:
+        ctx.files.append(str(found))
+    return Shape(kind="mesh", vertices=vertices, triangles=triangles)
+
+
+def resolve_resource(url: str, urdf_path: Path) -> tuple[Path | None, list[Path]]:
+    """The file a URDF url names, and every path tried on the way.
+
+    ``package://NAME/REST`` is looked for in each ROS_PACKAGE_PATH entry (as ENTRY/NAME/REST, or
+    ENTRY/REST when the entry is itself the package), then in the folders above the URDF file
+    (a folder called NAME, or one holding NAME). ``file://`` urls are absolute; anything else is
+    relative to the URDF file."""
+    candidates = _candidates(url, urdf_path)
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate.resolve(), candidates
+    return None, candidates
+
+
+def _candidates(url: str, urdf_path: Path) -> list[Path]:
+    if url.startswith("file://"):
+        return [Path(url[len("file://") :])]
+    if not url.startswith("package://"):
+        relative = Path(url)
+        return [relative if relative.is_absolute() else urdf_path.parent / relative]
+    package, _, rest = url[len("package://") :].lstrip("/").partition("/")
+    paths: list[Path] = []
+    for entry in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep):
+        if entry:
+            base = Path(entry)
+            paths += [base / package / rest] + ([base / rest] if base.name == package else [])
+    for folder in [urdf_path.parent.resolve(), *urdf_path.parent.resolve().parents]:
+        if folder.name == package:
+            paths.append(folder / rest)
+        paths.append(folder / package / rest)
+    return paths

@@ -1,0 +1,180 @@
+"""XML reading shared by the URDF and COLLADA readers: parsing with located errors, collecting
+problems (file:line and element path), numeric attributes, and rotation helpers."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+from lxml import etree
+
+from hrpsim.errors import ModelError
+
+
+class Problems:
+    """Every problem found in one file, each located by file, line and element path, so that a
+    user fixes them all in one pass instead of one per run."""
+
+    def __init__(self, path: Path, what: str) -> None:
+        self.path = path
+        self.what = what
+        self.items: list[str] = []
+
+    def add(self, element: etree._Element | None, message: str) -> None:
+        self.items.append(f"{self.locate(element)}: {message}")
+
+    def locate(self, element: etree._Element | None) -> str:
+        if element is None:
+            return str(self.path)
+        line = element.sourceline or 0
+        return f"{self.path}:{line}: {element_path(element)}"
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            count = len(self.items)
+            if count == 1:  # ModelError shows a lone problem only through its message
+                raise ModelError(f"cannot load {self.what}: {self.items[0]}", self.items)
+            raise ModelError(f"{self.path}: cannot load {self.what} ({count} problems)", self.items)
+
+
+def element_path(element: etree._Element) -> str:
+    """``/robot/joint[3]/limit`` style path, without namespaces; a ``name`` attribute is shown
+    because it is what a reader searches for."""
+    steps = []
+    node: etree._Element | None = element
+    while node is not None:
+        name = local_name(node)
+        parent = node.getparent()
+        step = name
+        if parent is not None:
+            same = [c for c in parent if local_name(c) == name]
+            if len(same) > 1:
+                step += f"[{same.index(node) + 1}]"
+        label = node.get("name")
+        if label is not None:
+            step += f"(name={label!r})"
+        steps.append(step)
+        node = parent
+    return "/" + "/".join(reversed(steps))
+
+
+def parse_xml(data: bytes, path: Path, what: str) -> etree._Element:
+    """Parse ``data``; malformed XML becomes a ModelError naming the file, line and column.
+
+    Real files start with whitespace before the XML declaration or end in NUL bytes; both are
+    harmless and are trimmed rather than refused."""
+    data = data.lstrip().rstrip(b"\x00 \t\r\n")
+    parser = etree.XMLParser(remove_comments=True, resolve_entities=False, no_network=True, huge_tree=True)
+    try:
+        return etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as exc:
+        line, column = exc.position if exc.position else (0, 0)
+        message = f"{path}:{line}:{column}: malformed XML: {exc.msg}"
+        raise ModelError(f"{path}: cannot load {what}: malformed XML", [message]) from None
+
+
+def read_file(path: Path, what: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ModelError(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
+
+
+def local_name(element: etree._Element) -> str:
+    tag = element.tag
+    if not isinstance(tag, str):
+        return ""
+    return tag.rsplit("}", 1)[-1]
+
+
+def floats(
+    text: str | None, count: int | None, problems: Problems, element: etree._Element, field: str
+) -> np.ndarray | None:
+    """``count`` finite numbers from ``text`` (any count when None), or None after recording why not."""
+    if text is None:
+        problems.add(element, f"missing {field}")
+        return None
+    try:
+        values = np.array([float(token) for token in text.replace(",", " ").split()], dtype=np.float64)
+    except ValueError:
+        problems.add(element, f"{field} {text.strip()!r} is not a list of numbers")
+        return None
+    if count is not None and values.size != count:
+        problems.add(element, f"{field} {text.strip()!r} has {values.size} numbers, expected {count}")
+        return None
+    if not np.all(np.isfinite(values)):
+        problems.add(element, f"{field} {text.strip()!r} holds a non-finite number")
+        return None
+    return values
+
+
+def number(
+    text: str | None, problems: Problems, element: etree._Element, field: str, default: float | None = None
+) -> float | None:
+    if text is None:
+        if default is None:
+            problems.add(element, f"missing {field}")
+        return default
+    values = floats(text, 1, problems, element, field)
+    return None if values is None else float(values[0])
+
+
+def rpy_matrix(rpy: np.ndarray) -> np.ndarray:
+    """URDF roll-pitch-yaw: R = Rz(yaw) Ry(pitch) Rx(roll) (fixed axes X, then Y, then Z)."""
+    roll, pitch, yaw = (float(v) for v in rpy)
+    cr, sr = math.cos(roll), math.sin(roll)
+    cp, sp = math.cos(pitch), math.sin(pitch)
+    cy, sy = math.cos(yaw), math.sin(yaw)
+    return np.array(
+        [
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ]
+    )
+
+
+def matrix_rpy(rotation: np.ndarray) -> np.ndarray:
+    """The inverse of :func:`rpy_matrix` (pitch in [-pi/2, pi/2])."""
+    r = np.asarray(rotation, dtype=np.float64)
+    sp = -r[2, 0]
+    if abs(sp) < 1.0 - 1e-12:
+        pitch = math.asin(max(-1.0, min(1.0, sp)))
+        roll = math.atan2(r[2, 1], r[2, 2])
+        yaw = math.atan2(r[1, 0], r[0, 0])
+    else:  # gimbal lock: put all of the remaining rotation into yaw
+        pitch = math.copysign(math.pi / 2, sp)
+        roll = 0.0
+        yaw = math.atan2(-r[0, 1], r[1, 1])
+    return np.array([roll, pitch, yaw])
+
+
+def axis_angle_matrix(axis: np.ndarray, angle: float) -> np.ndarray:
+    """Rotation by ``angle`` radians about ``axis`` (normalised here; a zero axis is no rotation)."""
+    a = np.asarray(axis, dtype=np.float64)
+    norm = float(np.linalg.norm(a))
+    if norm == 0.0 or angle == 0.0:
+        return np.eye(3)
+    x, y, z = a / norm
+    c, s = math.cos(angle), math.sin(angle)
+    t = 1.0 - c
+    return np.array(
+        [
+            [t * x * x + c, t * x * y - s * z, t * x * z + s * y],
+            [t * x * y + s * z, t * y * y + c, t * y * z - s * x],
+            [t * x * z - s * y, t * y * z + s * x, t * z * z + c],
+        ]
+    )
+
+
+def homogeneous(rotation: np.ndarray, translation: np.ndarray) -> np.ndarray:
+    m = np.eye(4)
+    m[:3, :3] = rotation
+    m[:3, 3] = translation
+    return m
+
+
+def inverse(transform: np.ndarray) -> np.ndarray:
+    r = transform[:3, :3]
+    return homogeneous(r.T, -r.T @ transform[:3, 3])
