@@ -28,37 +28,75 @@ MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 _ALLOWED_KINDS = "biufc"  # bool, int, uint, float, complex: no objects, no strings
 
 
+_HEADER_CACHE_LIMIT = 4096
+_encode_headers: dict[tuple[str, tuple[int, ...]], bytes] = {}
+_decode_headers: dict[bytes, tuple[np.dtype, tuple[int, ...], int]] = {}
+
+
+def _remember(cache: dict, key: object, value: object) -> None:
+    if len(cache) >= _HEADER_CACHE_LIMIT:  # bounded: a peer sending many odd shapes cannot grow it
+        cache.clear()
+    cache[key] = value
+
+
 def _encode_array(arr: np.ndarray) -> msgpack.ExtType:
-    if arr.dtype.kind not in _ALLOWED_KINDS:
-        raise ProtocolError(f"cannot send a numpy array of dtype {arr.dtype}: only numeric arrays travel")
-    if arr.ndim > MAX_ARRAY_DIMS:
-        raise ProtocolError(f"cannot send a {arr.ndim}-dimensional array (at most {MAX_ARRAY_DIMS})")
-    little = arr.astype(arr.dtype.newbyteorder("<"), copy=False)
-    dtype = little.dtype.str.encode()
-    header = struct.pack(f"<B{len(dtype)}sB{arr.ndim}I", len(dtype), dtype, arr.ndim, *arr.shape)
-    return msgpack.ExtType(ARRAY_EXT, header + np.ascontiguousarray(little).tobytes())
+    dtype = arr.dtype
+    if dtype.byteorder == ">":
+        arr = arr.astype(dtype.newbyteorder("<"))
+        dtype = arr.dtype
+    key = (dtype.str, arr.shape)
+    header = _encode_headers.get(key)
+    if header is None:
+        if dtype.kind not in _ALLOWED_KINDS:
+            raise ProtocolError(f"cannot send a numpy array of dtype {dtype}: only numeric arrays travel")
+        if arr.ndim > MAX_ARRAY_DIMS:
+            raise ProtocolError(f"cannot send a {arr.ndim}-dimensional array (at most {MAX_ARRAY_DIMS})")
+        code = dtype.str.replace("=", "<").encode()
+        header = struct.pack(f"<B{len(code)}sB{arr.ndim}I", len(code), code, arr.ndim, *arr.shape)
+        _remember(_encode_headers, key, header)
+    return msgpack.ExtType(ARRAY_EXT, header + arr.tobytes())  # tobytes: C order, whatever the strides
+
+
+def _parse_header(data: bytes) -> tuple[np.dtype, tuple[int, ...], int]:
+    try:
+        dlen = data[0]
+        ndim = data[1 + dlen]
+        offset = 2 + dlen + 4 * ndim
+        key = bytes(data[:offset])
+    except IndexError:
+        raise ProtocolError("malformed array header: truncated") from None
+    cached = _decode_headers.get(key)
+    if cached is not None:
+        return cached
+    try:
+        dtype = np.dtype(key[1 : 1 + dlen].decode())
+        if ndim > MAX_ARRAY_DIMS:
+            raise ProtocolError(f"array with {ndim} dimensions (at most {MAX_ARRAY_DIMS})")
+        shape = struct.unpack_from(f"<{ndim}I", key, 2 + dlen)
+    except (struct.error, UnicodeDecodeError, TypeError, ValueError) as exc:
+        raise ProtocolError(f"malformed array header: {exc}") from None
+    if dtype.kind not in _ALLOWED_KINDS:
+        raise ProtocolError(f"array of dtype {dtype} refused: only numeric arrays travel")
+    if len(key) != offset:
+        raise ProtocolError("malformed array header: truncated")
+    parsed = (dtype, shape, offset)
+    _remember(_decode_headers, key, parsed)
+    return parsed
 
 
 def _decode_ext(code: int, data: bytes) -> Any:
     if code != ARRAY_EXT:
         raise ProtocolError(f"unknown msgpack extension type {code}")
-    try:
-        (dlen,) = struct.unpack_from("<B", data, 0)
-        dtype = np.dtype(data[1 : 1 + dlen].decode())
-        (ndim,) = struct.unpack_from("<B", data, 1 + dlen)
-        if ndim > MAX_ARRAY_DIMS:
-            raise ProtocolError(f"array with {ndim} dimensions (at most {MAX_ARRAY_DIMS})")
-        shape = struct.unpack_from(f"<{ndim}I", data, 2 + dlen)
-    except (struct.error, UnicodeDecodeError, TypeError, ValueError) as exc:
-        raise ProtocolError(f"malformed array header: {exc}") from None
-    if dtype.kind not in _ALLOWED_KINDS:
-        raise ProtocolError(f"array of dtype {dtype} refused: only numeric arrays travel")
-    offset = 2 + dlen + 4 * ndim
-    expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    if len(data) - offset != expected:
-        raise ProtocolError(f"array of shape {tuple(shape)} {dtype} needs {expected} bytes, got {len(data) - offset}")
+    dtype, shape, offset = _parse_header(data)
+    count = 1
+    for side in shape:
+        count *= side
+    if len(data) - offset != count * dtype.itemsize:
+        raise ProtocolError(
+            f"array of shape {tuple(shape)} {dtype} needs {count * dtype.itemsize} bytes, got {len(data) - offset}"
+        )
     arr = np.frombuffer(data, dtype=dtype, offset=offset).reshape(shape)
-    return arr.astype(dtype.newbyteorder("="), copy=True)
+    return arr.copy() if dtype.isnative else arr.astype(dtype.newbyteorder("="))
 
 
 def _default(obj: Any) -> Any:

@@ -33,6 +33,34 @@ log = logging.getLogger("hrpsim.service")
 Operation = Callable[..., Any]
 
 
+class _Params:
+    """An operation's keyword parameters, checked before the call: a TypeError raised inside an
+    operation is a bug of the operation, not a bad request, and must not be reported as one."""
+
+    def __init__(self, required: frozenset[str], optional: frozenset[str], extra_ok: bool) -> None:
+        self.required, self.known, self.extra_ok = required, required | optional, extra_ok
+
+    @classmethod
+    def of(cls, fn: Operation) -> _Params:
+        required, optional, extra_ok = set(), set(), False
+        for p in inspect.signature(fn).parameters.values():
+            if p.kind is p.VAR_KEYWORD:
+                extra_ok = True
+            elif p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+                (required if p.default is p.empty else optional).add(p.name)
+        return cls(frozenset(required), frozenset(optional), extra_ok)
+
+    def check(self, op: str, args: dict[str, Any]) -> None:
+        missing = self.required.difference(args)
+        if missing:
+            raise RequestError(f"{op}: missing argument(s) {', '.join(sorted(missing))}")
+        if not self.extra_ok:
+            unknown = set(args).difference(self.known)
+            if unknown:
+                raise RequestError(f"{op}: unknown argument(s) {', '.join(sorted(unknown))}; "
+                                   f"it takes {', '.join(sorted(self.known)) or 'none'}")
+
+
 class Service:
     """Subclass, set ``kind``, implement :meth:`operations`; then ``serve_forever()``."""
 
@@ -64,7 +92,7 @@ class Service:
         self._stopping = threading.Event()
         self._ops: dict[str, Operation] = {"ping": self._ping, "quit": self._quit}
         self._ops.update(self.operations())
-        self._signatures = {op: inspect.signature(fn) for op, fn in self._ops.items()}
+        self._params = {op: _Params.of(fn) for op, fn in self._ops.items()}
         self.registration: Registration | None = None
         if register:
             self.registration = Registration(
@@ -108,13 +136,10 @@ class Service:
         handled = 0
         if not self.socket.poll(timeout * 1000):
             return 0
-        while True:
-            try:
-                frames = self.socket.recv_multipart(zmq.NOBLOCK)
-            except zmq.Again:
-                return handled
-            self._handle(frames)
+        while self.socket.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+            self._handle(self.socket.recv_multipart(zmq.NOBLOCK))
             handled += 1
+        return handled
 
     def stop(self) -> None:
         self._stopping.set()
@@ -171,10 +196,7 @@ class Service:
         fn = self._ops.get(op)
         if fn is None:
             raise RequestError(f"unknown operation {op!r}; this {self.kind} offers: {', '.join(sorted(self._ops))}")
-        try:
-            self._signatures[op].bind(**args)
-        except TypeError as exc:
-            raise RequestError(f"{op}: {exc}") from None
+        self._params[op].check(op, args)
         return fn(**args)
 
     def _ping(self) -> dict[str, Any]:

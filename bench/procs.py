@@ -1,0 +1,36 @@
+"""Starting real hrpsim processes for benchmarks (bench/ is not a package of the distribution)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@contextmanager
+def nameserver_process() -> Iterator[str]:
+    """A real nameserver on an ephemeral port; yields its address."""
+    with tempfile.TemporaryDirectory() as tmp:
+        endpoint = Path(tmp) / "ns.endpoint"
+        env = {**os.environ, "PYTHONPATH": str(REPO), "HRPSIM_LOG_LEVEL": "WARNING"}
+        proc = subprocess.Popen([sys.executable, "-m", "hrpsim", "run", "nameserver", "--bind", "tcp://127.0.0.1:*",
+                                 "--endpoint-file", str(endpoint)], env=env, stdout=subprocess.DEVNULL,
+                                start_new_session=True)
+        try:
+            deadline = time.monotonic() + 15
+            while not endpoint.exists():
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the nameserver did not start")
+                time.sleep(0.02)
+            yield endpoint.read_text().strip()
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(10)
