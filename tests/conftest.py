@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from process_helpers import ManagedProcess, start_nameserver  # noqa: E402
+from process_helpers import ManagedProcess, start_nameserver
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 MODELS = SHARED / "models"
