@@ -82,6 +82,7 @@ class Project:
     controllers: list[ControllerConfig] = field(default_factory=list)
     collisions: list[CollisionPair] = field(default_factory=list)
     services: dict[str, Any] = field(default_factory=dict)  # e.g. {collision: true}
+    notes: list[str] = field(default_factory=list)  # what a foreign project format could not express
 
     @property
     def folder(self) -> Path:
@@ -105,6 +106,7 @@ class Project:
             controllers=[ControllerConfig(**c) for c in data.get("controllers", [])],
             collisions=[CollisionPair(**c) for c in data.get("collisions", [])],
             services=dict(data.get("services", {})),
+            notes=list(data.get("notes", [])),
         )
 
 
@@ -287,8 +289,16 @@ def parse_project(data: Any, path: str) -> Project:
 
 
 def load_project(path: str | Path) -> Project:
-    """Read a project file (YAML). Raises ConfigError naming the file, line and key."""
+    """Read a project file: YAML, or an OpenHRP3 GrxUI ``.xml``. Raises ConfigError naming the
+    file, line and key."""
     path = Path(path)
+    if path.suffix.lower() == ".xml":
+        from hrpsim.grxui import read_grxui
+
+        data, notes = read_grxui(path)
+        project = parse_project(data, str(path))
+        project.notes = notes
+        return project
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:

@@ -1,0 +1,63 @@
+"""OpenHRP3's own GrxUI project files load into the same Project as our YAML files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hrpsim.errors import ConfigError
+from hrpsim.project import load_project
+
+
+def project_facts(models_dir: Path) -> dict:
+    return json.loads((models_dir / "facts.json").read_text())["projects"]
+
+
+def test_every_grxui_project_of_the_corpus_maps_onto_its_facts(models_dir: Path) -> None:
+    for rel, facts in project_facts(models_dir).items():
+        project = load_project(models_dir / rel)
+        sim = facts["simulation"]
+        assert project.world.timestep == pytest.approx(float(sim["timeStep"])), rel
+        assert project.world.end_time == pytest.approx(float(sim["totalTime"])), rel
+        assert project.world.gravity == pytest.approx([0, 0, -float(sim["gravity"])]), rel
+        assert [m.name for m in project.models] == [m["name"] for m in facts["models"]], rel
+        for model, fact in zip(project.models, facts["models"], strict=True):
+            assert model.file == str((models_dir / fact["url_resolved"]).resolve()), rel
+            assert Path(model.file).is_file() == fact["url_exists"]
+            assert model.static == (fact["isRobot"] != "true"), rel
+            assert len(model.joints) == fact["num_initial_joint_angles"], (rel, model.name)
+            if fact["controller"]:
+                assert any(fact["controller"] in note for note in project.notes), rel
+        pairs = {frozenset((c.a, c.b)) for c in project.collisions}
+        assert len(pairs) == len(project.collisions) <= facts["num_collision_pairs"]
+
+
+def test_pa10_initial_pose_root_pose_and_friction(models_dir: Path) -> None:
+    project = load_project(models_dir / "openhrp3/project/PA10Sample.xml")
+    pa10, floor, box = (project.model(n) for n in ("pa10", "floor", "box"))
+    assert pa10.joints["J7"] == 1.57 and pa10.joints["HAND_L"] == -0.02
+    assert pa10.rotation == [0.0, 0.0, 1.0, 0.0] and pa10.position == [0.0, 0.0, 0.0]
+    assert floor.static and not box.static
+    assert floor.position == pytest.approx([0, 0, -0.1])
+    assert box.position == pytest.approx([0.0, -0.9, 0.04])
+    pair = next(c for c in project.collisions if {c.a, c.b} == {"floor", "box"})
+    assert pair.friction == 0.5 and pair.sliding_friction == 0.5
+
+
+def test_torque_modes_become_drives(models_dir: Path) -> None:
+    project = load_project(models_dir / "openhrp3/project/closedLink.xml")
+    drive = project.models[0].drive
+    assert isinstance(drive, dict) and set(drive.values()) == {"torque"} and "J0" in drive
+
+
+def test_a_broken_grxui_file_names_file_and_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.xml"
+    bad.write_text('<grxui><mode name="Simulation">\n<item class="x.GrxModelItem" name="r" url="r.wrl">\n'
+                   '<property name="WAIST.translation" value="0 0"/>\n</item></mode></grxui>\n')
+    with pytest.raises(ConfigError, match=rf"{bad}:3: property 'WAIST.translation' needs 3 numbers"):
+        load_project(bad)
+    (tmp_path / "broken.xml").write_text("<grxui><mode>")
+    with pytest.raises(ConfigError, match=r"broken\.xml: not a readable GrxUI project"):
+        load_project(tmp_path / "broken.xml")
