@@ -144,8 +144,10 @@ class Launch:
             client.call("quit")
 
     def start_all(self) -> None:
-        self.start_nameserver()
         p = self.project
+        for note in p.notes:
+            self.sup.echo(f"launch: note: {note}")
+        self.start_nameserver()
         if p.models:
             self.start_service("modelloader")
         if p.world.collision == "service" or p.services.get("collision"):
