@@ -1,0 +1,55 @@
+"""The base class of a controller: hooks in OpenHRP's order (start, control each tick, stop)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from controllers.command import Command
+from controllers.state import JointIndex, State
+from hrpsim.bodyinfo import Body
+
+
+class Controller:
+    """Subclass and override :meth:`control` (and :meth:`start` / :meth:`stop` when needed).
+
+    The runner calls ``start(body)`` once attached (``body`` is the robot's BodyInfo; joint
+    arrays follow ``body.joint_names``), ``control(state)`` at each of the controller's ticks,
+    and ``stop()`` when the run ends or the controller is interrupted. ``control`` returns a
+    :class:`Command`, a numpy array (the torque of every joint), or None (keep the last command).
+    ``self.period``, ``self.timestep`` and ``self.joints`` are set before ``start``.
+    """
+
+    period: float = 0.0
+    timestep: float = 0.0
+
+    def __init__(self, **options: Any) -> None:
+        self.options = options
+        self.joints = JointIndex([])
+
+    def start(self, body: Body) -> None:
+        """Called once attached, before the first tick."""
+
+    def control(self, state: State) -> Command | np.ndarray | None:
+        raise NotImplementedError(f"{type(self).__name__} must define control(state)")
+
+    def stop(self) -> None:
+        """Called once at the end (run over, simulator gone, or interrupted)."""
+
+    # --- helpers for subclasses ---
+
+    def command(self) -> Command:
+        return Command(self.joints)
+
+    def torque(self, values: np.ndarray) -> Command:
+        cmd = Command(self.joints)
+        cmd.torque = np.asarray(values, dtype=np.float64)
+        return cmd
+
+    def targets(self, q_ref: np.ndarray, dq_ref: np.ndarray | None = None) -> Command:
+        """High-gain (position) targets for every joint."""
+        cmd = Command(self.joints)
+        cmd.q_ref = np.asarray(q_ref, dtype=np.float64)
+        cmd.dq_ref = np.zeros_like(cmd.q_ref) if dq_ref is None else np.asarray(dq_ref, dtype=np.float64)
+        return cmd

@@ -1,0 +1,53 @@
+"""Building a controller's answer: per-joint torques or targets, and drive modes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from controllers.state import JointIndex
+from hrpsim.errors import RequestError
+from hrpsim.tick import DRIVE_MODES
+
+
+class Command:
+    """A command for one tick. Set whole arrays (``torque``, ``q_ref``, ``dq_ref``: one value per
+    joint in controller order) or single joints by name with :meth:`set`; switch a joint's drive
+    mode with :meth:`mode`. Quantities left unset keep the value the simulator holds.
+    """
+
+    def __init__(self, joints: JointIndex) -> None:
+        self._joints = joints
+        self.torque: np.ndarray | None = None
+        self.q_ref: np.ndarray | None = None
+        self.dq_ref: np.ndarray | None = None
+        self.modes: dict[str, str] = {}
+
+    def set(self, joint: str, *, torque: float | None = None, q_ref: float | None = None,
+            dq_ref: float | None = None) -> Command:
+        i = self._joints.index(joint)
+        for key, value in (("torque", torque), ("q_ref", q_ref), ("dq_ref", dq_ref)):
+            if value is not None:
+                arr = getattr(self, key)
+                if arr is None:
+                    raise RequestError(f"set the whole {key} array before setting {joint}'s {key} "
+                                       "(the simulator needs one value per joint)")
+                arr[i] = value
+        return self
+
+    def mode(self, joint: str, mode: str) -> Command:
+        if mode not in DRIVE_MODES:
+            raise RequestError(f"unknown drive mode {mode!r} for {joint}; modes: {', '.join(DRIVE_MODES)}")
+        self._joints.index(joint)
+        self.modes[joint] = mode
+        return self
+
+    def mode_all(self, mode: str) -> Command:
+        for name in self._joints.names:
+            self.mode(name, mode)
+        return self
+
+    def fields(self) -> dict[str, Any]:
+        """Keyword arguments for :func:`hrpsim.tick.command`."""
+        return {"torque": self.torque, "q_ref": self.q_ref, "dq_ref": self.dq_ref, "modes": self.modes or None}

@@ -1,0 +1,94 @@
+"""The controller's side of the tick protocol: one DEALER socket to the simulator's controller hub.
+
+:class:`SimulatorLink` says hello, waits for the welcome, then hands out what the simulator sends
+(states, errors, bye) and sends commands back. It watches its own connection through a socket
+monitor, so a simulator that dies is reported as :class:`PeerGone` instead of silence.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import zmq
+from zmq.utils.monitor import parse_monitor_message
+
+from hrpsim import tick as proto
+from hrpsim.errors import PeerGone, ProtocolError, RequestError, Timeout
+
+HEARTBEAT_MS = 1000  # zmq heartbeats find a peer that vanished without closing (a host gone)
+
+
+class SimulatorLink:
+    def __init__(self, endpoint: str, *, context: zmq.Context | None = None, peer: str = "simulator") -> None:
+        self.endpoint = endpoint
+        self.peer = peer
+        ctx = context or zmq.Context.instance()
+        self._sock = ctx.socket(zmq.DEALER)
+        self._sock.setsockopt(zmq.LINGER, 0)
+        self._sock.setsockopt(zmq.HEARTBEAT_IVL, HEARTBEAT_MS)
+        self._sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * HEARTBEAT_MS)
+        self._monitor = self._sock.get_monitor_socket(zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED)
+        self._sock.connect(endpoint)
+        self._poller = zmq.Poller()
+        self._poller.register(self._sock, zmq.POLLIN)
+        self._poller.register(self._monitor, zmq.POLLIN)
+        self._connected = False
+
+    def attach(self, controller: str, robot: str, *, period: float | None, timeout: float,
+               policy: str | None = None, deadline: float | None = None) -> proto.Welcome:
+        """Say hello and return the welcome; RequestError if the simulator refuses (message says why)."""
+        self._sock.send(proto.hello(controller, robot, period=period, policy=policy, deadline=deadline))
+        msg = self.receive(timeout)
+        if msg is None:
+            raise Timeout(f"no welcome from the {self.peer} at {self.endpoint} within {timeout:g} s"
+                          + ("" if self._connected else " (never connected: is the simulator running?)"))
+        if msg["type"] == proto.ERROR:
+            raise RequestError(f"the {self.peer} at {self.endpoint} refused controller {controller!r}: "
+                               f"{msg.get('message')}")
+        if msg["type"] != proto.WELCOME:
+            raise ProtocolError(f"expected a welcome from the {self.peer}, got a {msg['type']!r} message")
+        return proto.parse_welcome(msg)
+
+    def receive(self, timeout: float) -> dict[str, Any] | None:
+        """The next message (welcome/state/error/bye), or None after ``timeout`` s; PeerGone if the link dropped."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if self._sock.poll(0):  # the hot path: the state is usually already here
+                return proto.decode(self._sock.recv(), expect=proto.TO_CONTROLLER)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            events = dict(self._poller.poll(remaining * 1000))
+            if self._monitor in events:
+                self._check_monitor()
+
+    def send_command(self, tick: int, **fields: Any) -> None:
+        try:
+            self._sock.send(proto.command(tick, **fields), zmq.NOBLOCK)
+        except zmq.Again:
+            raise PeerGone(f"cannot send to the {self.peer} at {self.endpoint}: its queue is full") from None
+
+    def bye(self, reason: str) -> None:
+        try:
+            self._sock.send(proto.bye(reason), zmq.NOBLOCK)
+        except zmq.ZMQError:
+            pass
+
+    def close(self) -> None:
+        if self._sock.closed:
+            return
+        try:
+            self._sock.disable_monitor()
+        except zmq.ZMQError:
+            pass
+        self._monitor.close(linger=0)
+        self._sock.close(linger=100)  # a moment for a bye to leave
+
+    def _check_monitor(self) -> None:
+        while self._monitor.poll(0):
+            event = parse_monitor_message(self._monitor.recv_multipart())["event"]
+            if event == zmq.EVENT_CONNECTED:
+                self._connected = True
+            elif event == zmq.EVENT_DISCONNECTED and self._connected:
+                raise PeerGone(f"the {self.peer} at {self.endpoint} went away (its connection dropped)")

@@ -1,0 +1,347 @@
+"""Running a controller against a simulator: ``hrpsim controller FILE.py[:Class] --robot NAME``.
+
+The runner finds the simserver through the nameserver (the simserver publishes its controller
+endpoint as ``metadata["controllers"]``), attaches to the robot, registers itself with the
+nameserver under the controller's name (kind ``controller``), then answers every state with the
+controller's command until the run ends.
+
+Ending, documented behaviour:
+- the simulator says bye (the run is over): ``stop()``, exit status 0;
+- SIGINT/SIGTERM: bye to the simulator, ``stop()``, exit status 0;
+- the simulator goes away (its connection drops): the runner says so, calls ``stop()`` and waits up
+  to ``--reconnect-wait`` seconds (default 10) for a simulator to appear again; it then attaches
+  afresh and calls ``start(body)`` again. If none appears in time it exits with status 3;
+- the controller raises: the traceback is logged, bye is sent, exit status 1;
+- the simulator refuses the controller (unknown robot, bad period ...): the message, exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import inspect
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from controllers.base import Controller
+from controllers.command import Command
+from controllers.link import SimulatorLink
+from controllers.state import JointIndex, State
+from hrpsim import tick as proto
+from hrpsim.bodyinfo import Body
+from hrpsim.errors import ConfigError, HrpsimError, NotFound, PeerGone, RequestError, Timeout
+from hrpsim.logs import setup_logging
+from hrpsim.naming import NameClient, Registration, nameserver_address
+
+log = logging.getLogger("hrpsim.controller")
+
+EXIT_OK, EXIT_CRASHED, EXIT_REFUSED, EXIT_SIMULATOR_GONE = 0, 1, 2, 3
+POLL_S = 0.2  # how often a waiting runner checks for signals
+ENV_ROBOT, ENV_NAME = "HRPSIM_ROBOT", "HRPSIM_CONTROLLER_NAME"  # set by ``hrpsim launch``
+
+
+@dataclass
+class RunOptions:
+    robot: str
+    name: str
+    period: float | None = None
+    nameserver: str | None = None
+    simserver: str | None = None  # a simserver's registered name; default: the one that has the robot
+    connect_timeout: float = 15.0
+    reconnect_wait: float = 10.0
+    register: bool = True
+
+
+class _Interrupted(Exception):
+    pass
+
+
+def load_controller(spec: str, **options: Any) -> Controller:
+    """``FILE.py`` or ``FILE.py:Class`` -> an instance. Without a class, the file's one Controller subclass."""
+    path_text, _, class_name = spec.partition(":")
+    path = Path(path_text)
+    if not path.is_file():
+        raise ConfigError(f"controller file {path} does not exist (give FILE.py or FILE.py:ClassName)")
+    module_spec = importlib.util.spec_from_file_location(f"hrpsim_user_controller_{path.stem}", path)
+    if module_spec is None or module_spec.loader is None:
+        raise ConfigError(f"cannot import {path} as a Python module")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.path.insert(0, str(path.resolve().parent))
+    module_spec.loader.exec_module(module)
+    classes = [c for c in vars(module).values()
+               if inspect.isclass(c) and issubclass(c, Controller) and c is not Controller
+               and c.__module__ == module.__name__]
+    if class_name:
+        cls = getattr(module, class_name, None)
+        if not (inspect.isclass(cls) and issubclass(cls, Controller)):
+            raise ConfigError(f"{path} has no Controller subclass named {class_name!r} "
+                              f"(it has: {', '.join(c.__name__ for c in classes) or 'none'})")
+    elif len(classes) == 1:
+        cls = classes[0]
+    else:
+        raise ConfigError(f"{path} defines {len(classes)} Controller subclasses "
+                          f"({', '.join(c.__name__ for c in classes) or 'none'}): name one as {path}:ClassName")
+    return cls(**options)
+
+
+def find_controller_endpoint(robot: str, *, nameserver: str | None, simserver: str | None,
+                             timeout: float, exclude: str = "") -> tuple[str, str]:
+    """(simserver name, controller endpoint) of the simserver that has ``robot``, waiting up to ``timeout``."""
+    deadline = time.monotonic() + timeout
+    last_problem = "no simserver is registered"
+    with NameClient(nameserver, timeout=min(2.0, max(timeout, 0.1))) as ns:
+        while True:
+            try:
+                entries = [ns.resolve(simserver)] if simserver else ns.list(kind="simserver")
+                found = _pick_simserver([e for e in entries if e["metadata"].get("controllers") != exclude], robot)
+                if found is not None:
+                    return found
+                last_problem = (f"no registered simserver offers controllers for robot {robot!r} "
+                                f"(simservers: {', '.join(e['name'] for e in entries) or 'none'})")
+            except (NotFound, Timeout) as exc:
+                last_problem = str(exc)
+            if time.monotonic() >= deadline:
+                raise NotFound(f"cannot find a simulator for robot {robot!r} through the nameserver at "
+                               f"{ns.address}: {last_problem}. Start the simulator first, or pass "
+                               "--nameserver / $HRPSIM_NAMESERVER")
+            time.sleep(0.1)
+
+
+def _pick_simserver(entries: list[dict[str, Any]], robot: str) -> tuple[str, str] | None:
+    offering = [e for e in entries if isinstance(e.get("metadata"), dict) and e["metadata"].get("controllers")]
+    with_robot = [e for e in offering if robot in (e["metadata"].get("robots") or [])]
+    chosen = with_robot or offering
+    if not chosen:
+        return None
+    return chosen[0]["name"], chosen[0]["metadata"]["controllers"]
+
+
+class ControllerRunner:
+    """Drives one controller instance through attachments until the run ends."""
+
+    def __init__(self, controller: Controller, options: RunOptions) -> None:
+        self.controller = controller
+        self.options = options
+        self._interrupted = threading.Event()
+        self._registration: Registration | None = None
+        self._started = False
+        self._dead_endpoint = ""  # a simulator that went away stays registered until its entry expires
+
+    def interrupt(self) -> None:
+        self._interrupted.set()
+
+    def run(self) -> int:
+        """Attach, control, and reattach after a simulator restart; returns the exit status."""
+        first = True
+        try:
+            while True:
+                timeout = self.options.connect_timeout if first else self.options.reconnect_wait
+                try:
+                    status = self._session(timeout)
+                except PeerGone as exc:
+                    self._dead_endpoint = getattr(exc, "endpoint", "")
+                    log.warning("%s; waiting up to %g s for a simulator to come back",
+                                exc, self.options.reconnect_wait)
+                    self._stop_controller()
+                    first = False
+                    continue
+                except (NotFound, Timeout) as exc:
+                    if first:
+                        log.error("%s", exc)
+                        return EXIT_SIMULATOR_GONE
+                    log.error("the simulator did not come back: %s", exc)
+                    return EXIT_SIMULATOR_GONE
+                return status
+        except _Interrupted:
+            log.info("controller %s interrupted: stopping", self.options.name)
+            return EXIT_OK
+        except RequestError as exc:
+            log.error("%s", exc)
+            return EXIT_REFUSED
+        finally:
+            self._stop_controller()
+            self._unregister()
+
+    def _session(self, timeout: float) -> int:
+        opts = self.options
+        sim_name, endpoint = find_controller_endpoint(opts.robot, nameserver=opts.nameserver,
+                                                      simserver=opts.simserver, timeout=timeout,
+                                                      exclude=self._dead_endpoint)
+        link = SimulatorLink(endpoint, peer=f"simserver {sim_name!r}")
+        try:
+            welcome = link.attach(opts.name, opts.robot, period=opts.period, timeout=timeout)
+            log.info("attached %s to robot %s of simserver %s at %s (period %g s, policy %s)",
+                     opts.name, opts.robot, sim_name, endpoint, welcome.period, welcome.policy)
+            joints = self._start_controller(welcome)
+            self._register(endpoint, sim_name)
+            return self._serve(link, joints)
+        except PeerGone as exc:
+            exc.endpoint = endpoint  # type: ignore[attr-defined]
+            raise
+        finally:
+            link.close()
+
+    def _start_controller(self, welcome: proto.Welcome) -> JointIndex:
+        joints = JointIndex(welcome.joints)
+        self.controller.joints = joints
+        self.controller.period = welcome.period
+        self.controller.timestep = welcome.timestep
+        self.controller.start(Body.from_wire(welcome.body))
+        self._started = True
+        return joints
+
+    def _serve(self, link: SimulatorLink, joints: JointIndex) -> int:
+        while True:
+            if self._interrupted.is_set():
+                link.bye("interrupted")
+                raise _Interrupted
+            msg = link.receive(POLL_S)
+            if msg is None:
+                continue
+            kind = msg["type"]
+            if kind == proto.STATE:
+                self._answer(link, State(proto.check_state(msg, len(joints)), joints))
+            elif kind == proto.BYE:
+                log.info("the simulator ended the run: %s", msg.get("reason"))
+                return EXIT_OK
+            elif kind == proto.ERROR:
+                self._on_error(link, msg)
+
+    def _answer(self, link: SimulatorLink, state: State) -> None:
+        try:
+            result = self.controller.control(state)
+        except Exception:
+            log.exception("controller %s raised in control() at tick %d", self.options.name, state.tick)
+            link.bye("the controller raised an exception")
+            raise SystemExit(EXIT_CRASHED) from None
+        if result is None:
+            link.send_command(state.tick)
+        elif isinstance(result, Command):
+            link.send_command(state.tick, **result.fields())
+        else:
+            link.send_command(state.tick, torque=np.asarray(result, dtype=np.float64))
+
+    def _on_error(self, link: SimulatorLink, msg: dict[str, Any]) -> None:
+        log.warning("the simulator reports (field %r, tick %s): %s", msg.get("field"), msg.get("tick"),
+                    msg.get("message"))
+        if msg.get("fatal"):
+            log.warning("detached by the simulator; attaching again")
+            link.attach(self.options.name, self.options.robot, period=self.options.period,
+                        timeout=self.options.connect_timeout)
+
+    def _stop_controller(self) -> None:
+        if self._started:
+            self._started = False
+            try:
+                self.controller.stop()
+            except Exception:
+                log.exception("controller %s raised in stop()", self.options.name)
+
+    def _register(self, endpoint: str, sim_name: str) -> None:
+        if not self.options.register:
+            return
+        self._unregister()
+        self._registration = Registration(
+            self.options.name, "controller", endpoint, nameserver=self.options.nameserver,
+            metadata={"robot": self.options.robot, "simserver": sim_name})
+        self._registration.start()
+
+    def _unregister(self) -> None:
+        if self._registration is not None:
+            self._registration.stop()
+            self._registration = None
+
+
+def run_controller(controller: Controller, *, robot: str, name: str | None = None, period: float | None = None,
+                   nameserver: str | None = None, simserver: str | None = None, connect_timeout: float = 15.0,
+                   reconnect_wait: float = 10.0, install_signals: bool = True) -> int:
+    """Run ``controller`` on ``robot`` until the run ends; returns the exit status (see the module doc)."""
+    options = RunOptions(robot=robot, name=name or type(controller).__name__, period=period,
+                         nameserver=nameserver_address(nameserver), simserver=simserver,
+                         connect_timeout=connect_timeout, reconnect_wait=reconnect_wait)
+    runner = ControllerRunner(controller, options)
+    if install_signals:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, lambda *_: runner.interrupt())
+    try:
+        return runner.run()
+    except SystemExit as exc:
+        return int(exc.code or 0)
+
+
+def _parser(*, with_spec: bool = True) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="hrpsim controller", description="Run a controller against a simulator.")
+    if with_spec:
+        p.add_argument("spec", metavar="FILE.py[:Class]", help="the controller: a Python file and optionally a class")
+    robot = os.environ.get(ENV_ROBOT)
+    p.add_argument("--robot", required=robot is None, default=robot,
+                   help=f"the model (robot) to attach to (default: ${ENV_ROBOT})")
+    p.add_argument("--name", default=os.environ.get(ENV_NAME),
+                   help=f"controller name (default: ${ENV_NAME}, else the class name); the project's settings "
+                   "for that name apply")
+    p.add_argument("--period", type=float, help="control period in seconds (default: the project's, else the "
+                   "time step); a whole multiple of the time step")
+    p.add_argument("--nameserver", help="nameserver address (default: $HRPSIM_NAMESERVER or tcp://127.0.0.1:2809)")
+    p.add_argument("--simserver", help="registered name of the simserver (default: the one that has the robot)")
+    p.add_argument("--connect-timeout", type=float, default=15.0, help="seconds to wait for the simulator")
+    p.add_argument("--reconnect-wait", type=float, default=10.0,
+                   help="seconds to wait for a simulator that went away to come back (0: exit at once)")
+    p.add_argument("--option", "-o", action="append", default=[], metavar="KEY=VALUE",
+                   help="keyword option for the controller's constructor (repeatable)")
+    return p
+
+
+def _controller_options(pairs: list[str]) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.isidentifier():
+            raise ConfigError(f"--option {pair!r}: write KEY=VALUE with KEY a Python identifier")
+        try:
+            options[key] = float(value) if value.replace(".", "", 1).lstrip("-").isdigit() else value
+        except ValueError:
+            options[key] = value
+    return options
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``hrpsim controller FILE.py[:Class] --robot NAME ...``"""
+    args = _parser().parse_args(argv)
+    setup_logging(f"controller[{args.name or Path(args.spec.split(':')[0]).stem}]")
+    try:
+        controller = load_controller(args.spec, **_controller_options(args.option))
+    except (ConfigError, TypeError) as exc:
+        log.error("%s", exc)
+        return EXIT_REFUSED
+    return _run_parsed(controller, args)
+
+
+def run_main(cls: type[Controller], argv: list[str] | None = None) -> int:
+    """For a controller file run as a script: ``sys.exit(run_main(MyController))`` takes the runner's options."""
+    args = _parser(with_spec=False).parse_args(argv)
+    setup_logging(f"controller[{args.name or cls.__name__}]")
+    try:
+        controller = cls(**_controller_options(args.option))
+    except (ConfigError, TypeError) as exc:
+        log.error("cannot create %s: %s", cls.__name__, exc)
+        return EXIT_REFUSED
+    return _run_parsed(controller, args)
+
+
+def _run_parsed(controller: Controller, args: argparse.Namespace) -> int:
+    try:
+        return run_controller(controller, robot=args.robot, name=args.name, period=args.period,
+                              nameserver=args.nameserver, simserver=args.simserver,
+                              connect_timeout=args.connect_timeout, reconnect_wait=args.reconnect_wait)
+    except HrpsimError as exc:
+        log.error("%s", exc)
+        return EXIT_REFUSED

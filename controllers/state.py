@@ -1,0 +1,77 @@
+"""What a controller sees each tick: the robot's state, by array and by joint or sensor name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hrpsim.errors import NotFound
+
+
+@dataclass(frozen=True)
+class JointReading:
+    q: float
+    dq: float
+    tau: float
+
+
+class JointIndex:
+    """Joint names in controller order and the index of each; built once per attachment."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = list(names)
+        self.index_of = {n: i for i, n in enumerate(self.names)}
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def index(self, name: str) -> int:
+        try:
+            return self.index_of[name]
+        except KeyError:
+            raise NotFound(f"no joint named {name!r}; joints: {', '.join(self.names)}") from None
+
+
+class State:
+    """One tick's state of the robot.
+
+    Arrays (joints in controller order): ``q``, ``dq``, ``tau``; ``root_position`` (3,),
+    ``root_rotation`` (3, 3), ``root_velocity`` (6,) = linear then angular, world frame.
+    By name: ``state.joint("RLEG_KNEE").q``, ``state.sensor("rhsensor")`` (force sensors are
+    [fx, fy, fz, tx, ty, tz] in the sensor frame; gyro rad/s; accel m/s^2).
+    """
+
+    __slots__ = ("_joints", "dq", "q", "root_position", "root_rotation", "root_velocity", "sensors", "tau",
+                 "tick", "time")
+
+    def __init__(self, msg: dict[str, Any], joints: JointIndex) -> None:
+        self._joints = joints
+        self.tick: int = msg["tick"]
+        self.time: float = float(msg["time"])
+        self.q: np.ndarray = msg["q"]
+        self.dq: np.ndarray = msg["dq"]
+        self.tau: np.ndarray = msg["tau"]
+        self.root_position: np.ndarray = msg["root_position"]
+        self.root_rotation: np.ndarray = msg["root_rotation"]
+        self.root_velocity: np.ndarray = msg["root_velocity"]
+        self.sensors: dict[str, np.ndarray] = msg.get("sensors") or {}
+
+    @property
+    def joint_names(self) -> list[str]:
+        return self._joints.names
+
+    def joint(self, name: str) -> JointReading:
+        i = self._joints.index(name)
+        return JointReading(float(self.q[i]), float(self.dq[i]), float(self.tau[i]))
+
+    def sensor(self, name: str) -> np.ndarray:
+        try:
+            return self.sensors[name]
+        except KeyError:
+            raise NotFound(f"no sensor reading named {name!r} in this state; readings: "
+                           f"{', '.join(sorted(self.sensors)) or 'none'}") from None
+
+    def __repr__(self) -> str:
+        return f"State(tick={self.tick}, time={self.time:.4f}, joints={len(self._joints)})"

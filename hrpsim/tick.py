@@ -1,0 +1,274 @@
+"""The tick protocol: how a controller and the simulator meet, in one module.
+
+Both sides import this module: the simulator's controller hub (simserver/hub.py) and the
+controller SDK (controllers/). docs/protocol.md describes the same messages for writers of
+controllers in other languages.
+
+Transport: one ZeroMQ DEALER per controller connected to the simulator's ROUTER (the endpoint the
+simserver publishes as ``metadata["controllers"]`` in its nameserver registration). Every message
+is one frame: a msgpack map encoded by :data:`hrpsim.codec.CODEC` (numpy arrays travel as the
+codec's extension type), with ``v`` (the protocol version) and ``type``:
+
+controller -> simulator
+    ``hello``   {controller, robot, period (s or nil: the project's), pid, policy?, deadline?}
+    ``command`` {tick, torque?, q_ref?, dq_ref?, modes?, joints?}
+    ``bye``     {reason}
+simulator -> controller
+    ``welcome`` {controller, robot, period, every, timestep, sync, policy, deadline, joints, sensors, body}
+    ``state``   {tick, time, q, dq, tau, root_position, root_rotation, root_velocity, sensors}
+    ``error``   {field, message, tick, fatal}
+    ``bye``     {reason}
+
+A command's arrays are full length (every joint in controller order) unless ``joints`` names the
+joints they are for. ``modes`` maps joint names to ``torque``, ``high_gain`` or ``velocity``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hrpsim.codec import CODEC, PROTOCOL_VERSION
+from hrpsim.errors import ProtocolError, RequestError
+
+HELLO, WELCOME, STATE, COMMAND, ERROR, BYE = "hello", "welcome", "state", "command", "error", "bye"
+TO_SIMULATOR = (HELLO, COMMAND, BYE)
+TO_CONTROLLER = (WELCOME, STATE, ERROR, BYE)
+DRIVE_MODES = ("torque", "high_gain", "velocity")
+COMMAND_ARRAYS = ("torque", "q_ref", "dq_ref")
+COMMAND_FIELDS = frozenset(("v", "type", "tick", "joints", "modes", *COMMAND_ARRAYS))
+STATE_ARRAYS = {"q": (-1,), "dq": (-1,), "tau": (-1,), "root_position": (3,), "root_rotation": (3, 3),
+                "root_velocity": (6,)}
+POLICIES = ("stop", "hold", "zero")
+
+
+# --- framing ---
+
+def encode(msg_type: str, **fields: Any) -> bytes:
+    """One message frame of ``msg_type`` with ``fields``."""
+    fields["v"] = PROTOCOL_VERSION
+    fields["type"] = msg_type
+    return CODEC.encode(fields)
+
+
+def decode(frame: bytes, *, expect: tuple[str, ...]) -> dict[str, Any]:
+    """Decode one frame and check its version and type (one of ``expect``); ProtocolError if not."""
+    msg = CODEC.decode(frame)
+    if not isinstance(msg, dict):
+        raise ProtocolError(f"a tick message must be a map, got {type(msg).__name__}")
+    version = msg.get("v")
+    if version != PROTOCOL_VERSION:
+        raise ProtocolError(
+            f"peer speaks hrpsim protocol version {version!r}, this side speaks {PROTOCOL_VERSION}: "
+            "run the same hrpsim version on both sides"
+        )
+    if msg.get("type") not in expect:
+        raise ProtocolError(f"field 'type': expected one of {', '.join(expect)}, got {msg.get('type')!r}")
+    return msg
+
+
+# --- hello / welcome ---
+
+@dataclass(frozen=True)
+class Hello:
+    controller: str
+    robot: str
+    period: float | None
+    pid: int = 0
+    policy: str | None = None  # only for controllers the project does not list
+    deadline: float | None = None
+
+
+def hello(controller: str, robot: str, *, period: float | None = None, policy: str | None = None,
+          deadline: float | None = None) -> bytes:
+    return encode(HELLO, controller=controller, robot=robot, period=period, pid=os.getpid(), policy=policy,
+                  deadline=deadline)
+
+
+def _name(msg: dict[str, Any], key: str) -> str:
+    value = msg.get(key)
+    if not isinstance(value, str) or not value:
+        raise RequestError(f"hello field {key!r} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _optional_positive(msg: dict[str, Any], key: str) -> float | None:
+    value = msg.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+        raise RequestError(f"hello field {key!r} must be a positive number of seconds or nil, got {value!r}")
+    return float(value)
+
+
+def parse_hello(msg: dict[str, Any]) -> Hello:
+    policy = msg.get("policy")
+    if policy is not None and policy not in POLICIES:
+        raise RequestError(f"hello field 'policy' must be one of {', '.join(POLICIES)} or nil, got {policy!r}")
+    pid = msg.get("pid", 0)
+    return Hello(controller=_name(msg, "controller"), robot=_name(msg, "robot"),
+                 period=_optional_positive(msg, "period"), pid=pid if isinstance(pid, int) else 0,
+                 policy=policy, deadline=_optional_positive(msg, "deadline"))
+
+
+@dataclass(frozen=True)
+class Welcome:
+    controller: str
+    robot: str
+    period: float
+    every: int  # the controller's turn comes every ``every`` ticks
+    timestep: float
+    sync: str
+    policy: str
+    deadline: float
+    joints: list[str]
+    sensors: list[dict[str, Any]]
+    body: dict[str, Any] = field(repr=False)
+
+
+def parse_welcome(msg: dict[str, Any]) -> Welcome:
+    try:
+        return Welcome(**{k: msg[k] for k in Welcome.__dataclass_fields__})
+    except KeyError as exc:
+        raise ProtocolError(f"welcome message lacks field {exc.args[0]!r}") from None
+
+
+# --- state ---
+
+def state(state_fields: dict[str, Any]) -> bytes:
+    """The state frame of one robot: ``state_fields`` is ``World.state(robot)``."""
+    return encode(STATE, **state_fields)
+
+
+def check_state(msg: dict[str, Any], n_joints: int) -> dict[str, Any]:
+    """Check a received state's arrays (kind and shape); ProtocolError naming the field."""
+    for key, shape in STATE_ARRAYS.items():
+        value = msg.get(key)
+        want = tuple(n_joints if s < 0 else s for s in shape)
+        if not isinstance(value, np.ndarray) or value.shape != want:
+            got = value.shape if isinstance(value, np.ndarray) else type(value).__name__
+            raise ProtocolError(f"state field {key!r} must be an array of shape {want}, got {got}")
+    if not isinstance(msg.get("tick"), int) or not isinstance(msg.get("sensors", {}), dict):
+        raise ProtocolError("state needs an integer 'tick' and a map 'sensors'")
+    return msg
+
+
+# --- command ---
+
+@dataclass
+class Command:
+    """A validated command, expanded to full-length arrays (None: leave that quantity unchanged).
+
+    ``indices`` lists the joints the arrays' values are for (all joints for a full command).
+    """
+
+    tick: int
+    indices: np.ndarray
+    torque: np.ndarray | None = None
+    q_ref: np.ndarray | None = None
+    dq_ref: np.ndarray | None = None
+    modes: dict[str, str] = field(default_factory=dict)
+
+
+def command(tick: int, *, torque: Any = None, q_ref: Any = None, dq_ref: Any = None,
+            modes: dict[str, str] | None = None, joints: list[str] | None = None) -> bytes:
+    fields: dict[str, Any] = {"tick": tick}
+    for key, value in (("torque", torque), ("q_ref", q_ref), ("dq_ref", dq_ref)):
+        if value is not None:
+            fields[key] = np.asarray(value, dtype=np.float64)
+    if modes:
+        fields["modes"] = modes
+    if joints is not None:
+        fields["joints"] = list(joints)
+    return encode(COMMAND, **fields)
+
+
+def _joint_indices(msg: dict[str, Any], joint_names: list[str], index_of: dict[str, int]) -> np.ndarray:
+    names = msg.get("joints")
+    if names is None:
+        return np.arange(len(joint_names))
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise RequestError("command field 'joints' must be a list of joint names")
+    unknown = [n for n in names if n not in index_of]
+    if unknown:
+        raise RequestError(f"command field 'joints': unknown joint {unknown[0]!r} (joints: {', '.join(joint_names)})")
+    if len(set(names)) != len(names):
+        raise RequestError("command field 'joints' names a joint twice")
+    return np.array([index_of[n] for n in names], dtype=np.intp)
+
+
+def _values(key: str, value: Any, indices: np.ndarray, joint_names: list[str]) -> np.ndarray:
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in "iuf" or value.ndim != 1:
+            raise RequestError(f"command field {key!r} must be a 1-D numeric array, got {value.dtype} {value.shape}")
+        arr = value.astype(np.float64, copy=False)
+    elif isinstance(value, list) and all(isinstance(x, int | float) and not isinstance(x, bool) for x in value):
+        arr = np.array(value, dtype=np.float64)
+    else:
+        raise RequestError(f"command field {key!r} must be an array of numbers, got {type(value).__name__}")
+    if arr.shape[0] != len(indices):
+        raise RequestError(
+            f"command field {key!r} has {arr.shape[0]} values, expected {len(indices)} "
+            f"({'the joints named in joints' if len(indices) != len(joint_names) else 'one per joint'})"
+        )
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        i = int(bad[0])
+        raise RequestError(f"command field {key}[{i}] (joint {joint_names[indices[i]]}) is {arr[i]}: "
+                           "values must be finite")
+    return arr
+
+
+def parse_command(msg: dict[str, Any], *, joint_names: list[str], index_of: dict[str, int],
+                  expected_tick: int | None) -> Command:
+    """Check a command against the robot's joints and the tick it answers; RequestError naming the field."""
+    extra = set(msg) - COMMAND_FIELDS
+    if extra:
+        raise RequestError(f"command has unknown field {sorted(extra)[0]!r} "
+                           f"(known: {', '.join(sorted(COMMAND_FIELDS - {'v', 'type'}))})")
+    tick = msg.get("tick")
+    if not isinstance(tick, int) or isinstance(tick, bool):
+        raise RequestError(f"command field 'tick' must be an integer, got {tick!r}")
+    if expected_tick is not None and tick != expected_tick:
+        raise RequestError(f"command field 'tick' is {tick}, expected {expected_tick} (answer the latest state)")
+    indices = _joint_indices(msg, joint_names, index_of)
+    cmd = Command(tick=tick, indices=indices)
+    for key in COMMAND_ARRAYS:
+        if msg.get(key) is not None:
+            setattr(cmd, key, _values(key, msg[key], indices, joint_names))
+    modes = msg.get("modes") or {}
+    if not isinstance(modes, dict):
+        raise RequestError(f"command field 'modes' must be a map joint -> mode, got {type(modes).__name__}")
+    for joint, mode in modes.items():
+        if joint not in index_of:
+            raise RequestError(f"command field 'modes': unknown joint {joint!r} (joints: {', '.join(joint_names)})")
+        if mode not in DRIVE_MODES:
+            raise RequestError(f"command field 'modes.{joint}': unknown mode {mode!r} "
+                               f"(modes: {', '.join(DRIVE_MODES)})")
+    cmd.modes = dict(modes)
+    return cmd
+
+
+# --- error / bye ---
+
+def error(message: str, *, field_name: str = "", tick: int | None = None, fatal: bool = False) -> bytes:
+    """An error for a controller. ``fatal``: the simulator has detached it (send hello to attach again)."""
+    return encode(ERROR, field=field_name, message=message, tick=tick, fatal=fatal)
+
+
+def bye(reason: str) -> bytes:
+    return encode(BYE, reason=reason)
+
+
+def field_of(message: str) -> str:
+    """The field a RequestError's message names (the word in quotes after 'field'), or ''."""
+    marker = "field "
+    at = message.find(marker)
+    if at < 0:
+        return ""
+    rest = message[at + len(marker):].split(" ", 1)[0]
+    return rest.strip("'\":")
