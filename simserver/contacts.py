@@ -1,0 +1,173 @@
+"""Contacts: which models touch which, with what surface, and the contact joints each step.
+
+Every model has its own space inside the world's space. Only pairs the project lists collide
+(with their friction, restitution and soft ERP/CFM); a project without a ``collisions``
+section lets every two models collide with the defaults. A pair naming one model twice turns
+on that model's self-collision, which never includes a link and its parent, nor the link
+pairs the model excludes. Friction always uses ODE's pyramid approximation (``Approx1``), so
+``mu`` is a coefficient. A crawler link's contacts move their surface along
+(joint axis x contact normal) at the crawler's commanded speed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import ode
+
+from hrpsim.project import CollisionPair
+from simserver import odeparams
+from simserver.odemodel import OdeModel
+
+SLIDING_SPEED = 1e-3  # m/s above which a contact counts as sliding (for sliding friction)
+
+
+@dataclass
+class Surface:
+    mode: int
+    mu: float
+    sliding_mu: float | None
+    bounce: float
+    soft_erp: float
+    soft_cfm: float
+
+    @classmethod
+    def from_pair(cls, pair: CollisionPair) -> Surface:
+        mode = odeparams.CONTACT_APPROX1
+        if pair.restitution > 0.0:
+            mode |= odeparams.CONTACT_BOUNCE
+        if pair.soft_erp is not None:
+            mode |= odeparams.CONTACT_SOFT_ERP
+        if pair.soft_cfm is not None:
+            mode |= odeparams.CONTACT_SOFT_CFM
+        sliding = pair.sliding_friction
+        return cls(mode, float(pair.friction), None if sliding in (None, pair.friction) else float(sliding),
+                   float(pair.restitution), float(pair.soft_erp or 0.0), float(pair.soft_cfm or 0.0))
+
+
+class ContactGenerator:
+    """Collides the world's space and creates this step's contact joints."""
+
+    def __init__(self, world: ode.World, space: ode.SpaceBase, models: list[OdeModel],
+                 pairs: list[CollisionPair], crawler_speed: Callable[[str, int], float]) -> None:
+        self.world = world
+        self.space = space
+        self.group = ode.JointGroup()
+        self.models = {m.name: m for m in models}
+        self.crawler_speed = crawler_speed
+        self.surfaces: dict[tuple[str, str], Surface] = {}
+        if not pairs:
+            pairs = [CollisionPair(a.name, b.name) for i, a in enumerate(models) for b in models[i + 1:]]
+        self.self_colliding: list[OdeModel] = []
+        for pair in pairs:
+            surface = Surface.from_pair(pair)
+            self.surfaces[(pair.a, pair.b)] = self.surfaces[(pair.b, pair.a)] = surface
+            if pair.a == pair.b and pair.a in self.models and not self.models[pair.a].static:
+                self.self_colliding.append(self.models[pair.a])
+        self._excluded = {m.name: _excluded_links(m) for m in self.self_colliding}
+        self._surface: Surface | None = None
+        self.count = 0
+
+    def collide(self) -> int:
+        """Empty last step's contacts and make this step's; returns how many were made."""
+        self.group.empty()
+        self.count = 0
+        self._error: BaseException | None = None
+        self.space.collide(None, self._near_spaces)
+        for model in self.self_colliding:
+            self._surface = self.surfaces[(model.name, model.name)]
+            model.space.collide(model.name, self._near_self)
+        if self._error is not None:  # pyode prints and drops exceptions raised inside its callbacks
+            raise self._error
+        return self.count
+
+    def _near_spaces(self, _args: object, s1: ode.GeomObject, s2: ode.GeomObject) -> None:
+        surface = self.surfaces.get((s1.model_name, s2.model_name))
+        if surface is None:
+            return
+        self._surface = surface
+        ode.collide2(s1, s2, None, self._near_geoms)
+
+    def _near_self(self, name: str, g1: ode.GeomObject, g2: ode.GeomObject) -> None:
+        a, b = g1.link_index, g2.link_index
+        if (min(a, b), max(a, b)) in self._excluded[name]:
+            return
+        self._near_geoms(None, g1, g2)
+
+    def _near_geoms(self, _args: object, g1: ode.GeomObject, g2: ode.GeomObject) -> None:
+        try:
+            self._make_contacts(g1, g2)
+        except Exception as exc:
+            self._error = exc
+
+    def _make_contacts(self, g1: ode.GeomObject, g2: ode.GeomObject) -> None:
+        b1, b2 = g1.getBody(), g2.getBody()
+        if b1 is None and b2 is None:
+            return
+        contacts = ode.collide(g1, g2)
+        if not contacts:
+            return
+        surface = self._surface
+        crawler = self._crawler_of(g1, 1.0) or self._crawler_of(g2, -1.0)
+        for contact in contacts:
+            contact.setMode(surface.mode)
+            contact.setMu(surface.mu)
+            if surface.mode & odeparams.CONTACT_BOUNCE:
+                contact.setBounce(surface.bounce)
+            if surface.mode & odeparams.CONTACT_SOFT_ERP:
+                contact.setSoftERP(surface.soft_erp)
+            if surface.mode & odeparams.CONTACT_SOFT_CFM:
+                contact.setSoftCFM(surface.soft_cfm)
+            if surface.sliding_mu is not None and _is_sliding(contact, b1, b2):
+                contact.setMu(surface.sliding_mu)
+            if crawler is not None:
+                _drive_surface(contact, surface, *crawler)
+            joint = ode.ContactJoint(self.world, self.group, contact)
+            joint.attach(b1, b2)
+            self.count += 1
+
+    def _crawler_of(self, geom: ode.GeomObject, sign: float) -> tuple[np.ndarray, float, float] | None:
+        model = self.models[geom.model_name]
+        sim = model.links[geom.link_index]
+        if sim.link.joint_type != "crawler" or sim.body is None:
+            return None
+        axis = np.array(sim.body.getRotation()).reshape(3, 3) @ sim.axis
+        joint_index = model.joint_names.index(sim.link.joint_label) if sim.link.joint_id >= 0 else -1
+        speed = self.crawler_speed(model.name, joint_index) if joint_index >= 0 else 0.0
+        return axis, speed, sign
+
+
+def _drive_surface(contact: ode.Contact, surface: Surface, axis: np.ndarray, speed: float, sign: float) -> None:
+    normal = np.array(contact.getContactGeomParams()[1])
+    direction = np.cross(axis, normal)
+    norm = np.linalg.norm(direction)
+    if norm < 1e-5:
+        return
+    contact.setMode(surface.mode | odeparams.CONTACT_FDIR1 | odeparams.CONTACT_MOTION1 | odeparams.CONTACT_MU2)
+    contact.setFDir1(tuple(float(v) for v in direction * (sign / norm)))
+    contact.setMotion1(float(speed))
+    contact.setMu2(surface.mu)
+
+
+def _is_sliding(contact: ode.Contact, b1: ode.Body | None, b2: ode.Body | None) -> bool:
+    position, normal = contact.getContactGeomParams()[:2]
+    v = np.zeros(3)
+    if b1 is not None:
+        v += b1.getPointVel(position)
+    if b2 is not None:
+        v -= b2.getPointVel(position)
+    normal = np.asarray(normal)
+    tangential = v - normal * (v @ normal)
+    return float(np.linalg.norm(tangential)) > SLIDING_SPEED
+
+
+def _excluded_links(model: OdeModel) -> set[tuple[int, int]]:
+    """Link pairs that never collide within a model: a link with its parent, and listed pairs."""
+    out = {(min(i, lk.parent), max(i, lk.parent)) for i, lk in enumerate(model.info.links) if lk.parent >= 0}
+    names = {lk.name: i for i, lk in enumerate(model.info.links)}
+    for a, b in model.info.collision_exclusions:
+        if a in names and b in names:
+            out.add((min(names[a], names[b]), max(names[a], names[b])))
+    return out

@@ -1,0 +1,149 @@
+"""Drive modes of one model's joints, all through ODE's joint motor (libode 0.16 parameters).
+
+- torque: the command is added as a joint torque (force). A joint with reflected rotor inertia
+  Jm = rotorInertia * gearRatio^2 also gets an implicit motor that resists changes of its rate
+  like that inertia would: target velocity = the current rate, CFM = dt / Jm (a damper of
+  Jm / dt against the change over one step), unbounded force. That puts Jm in joint space, as
+  OpenHRP's own engine does, without stiffening the link itself.
+- high_gain: the motor drives the joint to q_ref within one step (target velocity
+  (q_ref - q) / dt + dq_ref, large force limit): implicit, so stiff and stable at 1-2 ms.
+- velocity: the motor's target velocity is dq_ref, its force limit the joint's torque limit.
+
+A crawler joint's surface speed is its torque command in torque mode (OpenHRP's convention)
+and dq_ref otherwise; the contact code reads it from :meth:`Drives.crawler_speed`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hrpsim.errors import RequestError
+from simserver import odeparams
+from simserver.odemodel import LinkSim, OdeModel
+
+MODES = ("torque", "high_gain", "velocity")
+HIGH_GAIN_FMAX = 1e7  # N m: bounded only so that ODE's LCP stays a box problem
+
+
+class Drives:
+    """Commands and modes of one model's joints (controller order) and their per-step effect."""
+
+    def __init__(self, model: OdeModel, timestep: float, world_cfm: float) -> None:
+        self.model = model
+        self.dt = timestep
+        self.cfm = world_cfm
+        n = len(model.joints)
+        self.torque = np.zeros(n)
+        self.q_ref = np.array([model.initial_values[js.index] for js in model.joints], dtype=float)
+        self.dq_ref = np.zeros(n)
+        self.modes = ["torque"] * n
+        self.index = {name: i for i, name in enumerate(model.joint_names)}
+        self._torque_group: list[tuple[int, LinkSim, bool, bool]] = []
+        self._high_gain_group: list[tuple[int, LinkSim, bool]] = []
+        self.set_modes(self._initial_modes(model))
+
+    def _initial_modes(self, model: OdeModel) -> dict[str, str]:
+        drive = model.config.drive
+        if isinstance(drive, str):
+            return dict.fromkeys(model.joint_names, drive)
+        unknown = sorted(set(drive) - set(self.index))
+        if unknown:
+            raise RequestError(f"model {model.name!r}: drive names unknown joint(s) {', '.join(unknown)} "
+                               f"(joints: {', '.join(model.joint_names)})")
+        return dict(drive)
+
+    # --- commands ---
+
+    def set_modes(self, modes: dict[str, str]) -> None:
+        for name, mode in modes.items():
+            if name not in self.index:
+                raise RequestError(f"model {self.model.name!r} has no joint {name!r} "
+                                   f"(joints: {', '.join(self.model.joint_names)})")
+            if mode not in MODES:
+                raise RequestError(f"joint {name!r}: unknown drive mode {mode!r} (modes: {', '.join(MODES)})")
+        for name, mode in modes.items():
+            i = self.index[name]
+            if mode == "high_gain" and self.modes[i] != "high_gain":
+                # Switching into position hold keeps the joint where it is unless told otherwise.
+                self.q_ref[i] = self.model.joint_value(self.model.joints[i])
+            self.modes[i] = mode
+            self._configure_motor(i)
+        self._regroup()
+
+    def set_arrays(self, torque: np.ndarray | None, q_ref: np.ndarray | None, dq_ref: np.ndarray | None) -> None:
+        if torque is not None:
+            self.torque[:] = torque
+        if q_ref is not None:
+            self.q_ref[:] = q_ref
+        if dq_ref is not None:
+            self.dq_ref[:] = dq_ref
+            for i, mode in enumerate(self.modes):
+                if mode == "velocity":
+                    self._configure_motor(i)
+
+    def _configure_motor(self, i: int) -> None:
+        sim = self.model.joints[i]
+        if sim.kind not in ("hinge", "slider"):
+            return
+        joint, mode = sim.joint, self.modes[i]
+        if mode == "torque":
+            inertia = sim.link.reflected_inertia
+            if inertia > 0.0:
+                joint.setParam(odeparams.FMAX, HIGH_GAIN_FMAX)
+                joint.setParam(odeparams.CFM, self.dt / inertia)
+            else:
+                joint.setParam(odeparams.FMAX, 0.0)
+                joint.setParam(odeparams.CFM, self.cfm)
+        elif mode == "high_gain":
+            joint.setParam(odeparams.FMAX, HIGH_GAIN_FMAX)
+            joint.setParam(odeparams.CFM, self.cfm)
+        else:
+            limit = min(abs(sim.link.torque_lower), abs(sim.link.torque_upper))
+            joint.setParam(odeparams.FMAX, float(limit) if math.isfinite(limit) and limit > 0 else HIGH_GAIN_FMAX)
+            joint.setParam(odeparams.CFM, self.cfm)
+            joint.setParam(odeparams.VEL, float(self.dq_ref[i]))
+
+    def _regroup(self) -> None:
+        joints = self.model.joints
+        self._torque_group = [
+            (i, js, js.kind == "hinge", js.link.reflected_inertia > 0.0)
+            for i, js in enumerate(joints) if self.modes[i] == "torque" and js.kind in ("hinge", "slider")
+        ]
+        self._high_gain_group = [
+            (i, js, js.kind == "hinge")
+            for i, js in enumerate(joints) if self.modes[i] == "high_gain" and js.kind in ("hinge", "slider")
+        ]
+
+    # --- every step ---
+
+    def apply(self) -> None:
+        """Hand this step's torques and motor targets to ODE (before the step)."""
+        torque = self.torque
+        for i, sim, hinge, rotor in self._torque_group:
+            joint = sim.joint
+            if hinge:
+                joint.addTorque(torque[i])
+                if rotor:
+                    joint.setParam(odeparams.VEL, joint.getAngleRate())
+            else:
+                joint.addForce(torque[i])
+                if rotor:
+                    joint.setParam(odeparams.VEL, joint.getPositionRate())
+        inv_dt, q_ref, dq_ref = 1.0 / self.dt, self.q_ref, self.dq_ref
+        for i, sim, hinge in self._high_gain_group:
+            joint = sim.joint
+            q = (joint.getAngle() if hinge else joint.getPosition()) + sim.offset
+            joint.setParam(odeparams.VEL, (q_ref[i] - q) * inv_dt + dq_ref[i])
+
+    def crawler_speed(self, i: int) -> float:
+        return float(self.torque[i] if self.modes[i] == "torque" else self.dq_ref[i])
+
+    def applied(self) -> np.ndarray:
+        """Per joint the torque (force) applied in the last step: the command in torque mode,
+        the motor's effort otherwise."""
+        out = np.empty(len(self.modes))
+        for i, sim in enumerate(self.model.joints):
+            out[i] = self.torque[i] if self.modes[i] == "torque" else self.model.joint_effort(sim)
+        return out

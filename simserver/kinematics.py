@@ -1,0 +1,75 @@
+"""Forward kinematics over a BodyInfo tree, independent of any physics engine.
+
+Link frames follow hrpsim.bodyinfo: a link's frame is its parent's frame moved by the link's
+``translation``/``rotation`` and then by its joint (a rotation about, or a slide along, the
+joint axis expressed in the link frame).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from hrpsim.bodyinfo import Body, Link
+from hrpsim.errors import RequestError
+
+
+def axis_angle_matrix(axis: np.ndarray | list[float], angle: float) -> np.ndarray:
+    """Rodrigues' formula; a zero axis means no rotation."""
+    a = np.asarray(axis, dtype=np.float64)
+    norm = np.linalg.norm(a)
+    if norm < 1e-12 or angle == 0.0:
+        return np.eye(3)
+    x, y, z = a / norm
+    c, s = np.cos(angle), np.sin(angle)
+    t = 1.0 - c
+    return np.array([
+        [t * x * x + c, t * x * y - s * z, t * x * z + s * y],
+        [t * x * y + s * z, t * y * y + c, t * y * z - s * x],
+        [t * x * z - s * y, t * y * z + s * x, t * z * z + c],
+    ])
+
+
+def joint_motion(link: Link, q: float) -> tuple[np.ndarray, np.ndarray]:
+    """(translation, rotation) a joint value adds in the link frame."""
+    if link.joint_type == "rotate":
+        return np.zeros(3), axis_angle_matrix(link.joint_axis, q)
+    if link.joint_type == "slide":
+        axis = np.asarray(link.joint_axis, float)
+        return axis / max(np.linalg.norm(axis), 1e-12) * q, np.eye(3)
+    return np.zeros(3), np.eye(3)
+
+
+def link_values(body: Body, joints: Mapping[str, float] | None = None) -> list[float]:
+    """Per link (link order) its joint value from a {joint name or link name: value} map."""
+    joints = dict(joints or {})
+    known = {lk.joint_label for lk in body.links} | {lk.name for lk in body.links}
+    unknown = sorted(set(joints) - known)
+    if unknown:
+        raise RequestError(f"body {body.name!r} has no joint named {', '.join(map(repr, unknown))}")
+    return [float(joints.get(lk.joint_label, joints.get(lk.name, 0.0))) for lk in body.links]
+
+
+def forward_kinematics(
+    body: Body,
+    root_position: np.ndarray,
+    root_rotation: np.ndarray,
+    values: list[float] | np.ndarray,
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """World (position, rotation) of every link's frame, in link order.
+
+    The root link's frame is placed at ``root_position``/``root_rotation`` (the root's own
+    ``translation``/``rotation`` are replaced by it); ``values`` holds one joint value per link.
+    """
+    poses: list[tuple[np.ndarray, np.ndarray]] = []
+    for index, link in enumerate(body.links):
+        if link.parent < 0:
+            p, r = np.asarray(root_position, float).copy(), np.asarray(root_rotation, float).copy()
+        else:
+            pp, pr = poses[link.parent]
+            p = pp + pr @ np.asarray(link.translation, float)
+            r = pr @ np.asarray(link.rotation, float)
+        dp, dr = joint_motion(link, float(values[index]))
+        poses.append((p + r @ dp, r @ dr))
+    return poses

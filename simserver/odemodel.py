@@ -1,0 +1,227 @@
+"""One model (a BodyInfo placed by the project) built into an ODE world.
+
+Each link is an ODE body at its centre of mass, oriented like the link frame: ``rotate`` is a
+hinge, ``slide`` a slider, ``fixed``/``crawler`` a fixed joint (at the root: a kinematic body),
+``free`` no joint. Children are attached first, then parents, so that ODE's angle and torque
+signs are OpenHRP's. A static model has geoms only. ODE measures hinge angles and slider
+positions from the pose they were created in, so each joint keeps the initial value as offset.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import numpy as np
+import ode
+
+from hrpsim.bodyinfo import Body, Link
+from hrpsim.errors import ConfigError
+from hrpsim.odegeom import Frame, make_geoms, ode_rotation
+from hrpsim.project import ModelConfig
+from simserver import odeparams
+from simserver.kinematics import axis_angle_matrix, forward_kinematics, link_values
+
+log = logging.getLogger("hrpsim.simserver")
+
+MIN_MASS = 1e-3  # kg given to massless links: ODE refuses a body without mass
+MIN_INERTIA = 1e-7  # kg m^2: the least principal moment a link keeps
+
+
+@dataclass
+class LinkSim:
+    """A link's ODE objects and the numbers needed to read it back."""
+
+    index: int
+    link: Link
+    body: ode.Body | None = None
+    joint: ode.Joint | None = None
+    kind: str = "none"  # "hinge", "slider", "fixed", "none"
+    offset: float = 0.0  # joint value at creation (ODE reads 0 there)
+    com: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    axis: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))  # in the link frame
+    geoms: list[ode.GeomObject] = field(default_factory=list)
+    world_pose: tuple[np.ndarray, np.ndarray] | None = None  # static links: their fixed pose
+
+
+def root_pose(config: ModelConfig) -> tuple[np.ndarray, np.ndarray]:
+    rot = config.rotation
+    return np.asarray(config.position, float), axis_angle_matrix(rot[:3], float(rot[3]))
+
+
+def ode_mass(link: Link, where: str) -> ode.Mass:
+    """The link's mass for ODE; massless or non-positive-definite links get a little of both."""
+    mass = float(link.mass)
+    if not np.isfinite(mass) or mass <= 0.0:
+        log.info("%s has no mass: given %g kg so that ODE accepts it", where, MIN_MASS)
+        mass = MIN_MASS
+    inertia = np.asarray(link.inertia, float)
+    inertia = (inertia + inertia.T) / 2.0
+    if not np.all(np.isfinite(inertia)):
+        raise ConfigError(f"{where}: inertia is not finite")
+    values, vectors = np.linalg.eigh(inertia)
+    if values.min() < MIN_INERTIA:
+        inertia = vectors @ np.diag(np.maximum(values, MIN_INERTIA)) @ vectors.T
+    m = ode.Mass()
+    m.setParameters(mass, 0.0, 0.0, 0.0, inertia[0, 0], inertia[1, 1], inertia[2, 2],
+                    inertia[0, 1], inertia[0, 2], inertia[1, 2])
+    return m
+
+
+class OdeModel:
+    """A model's links in ODE, in link order; ``joints`` in controller order."""
+
+    def __init__(self, name: str, body: Body, config: ModelConfig, world: ode.World, space: ode.SpaceBase,
+                 *, joint_limits: bool = False) -> None:
+        self.name = name
+        self.info = body
+        self.config = config
+        self.static = bool(config.static or body.static)
+        self.space = ode.HashSpace(space)
+        self.space.model_name = name
+        self.links: list[LinkSim] = []
+        position, rotation = root_pose(config)
+        self.initial_values = link_values(body, config.joints)
+        poses = forward_kinematics(body, position, rotation, self.initial_values)
+        for index, link in enumerate(body.links):
+            self.links.append(self._build_link(index, link, poses[index], world, joint_limits))
+        self.joints = [self.links[lk_index] for lk_index in self._controller_order()]
+        self.joint_names = [js.link.joint_label for js in self.joints]
+
+    def _controller_order(self) -> list[int]:
+        by_id = sorted((lk.joint_id, i) for i, lk in enumerate(self.info.links) if lk.joint_id >= 0)
+        return [i for _, i in by_id]
+
+    def where(self, index: int) -> str:
+        return f"model {self.name!r} link {self.info.links[index].name!r}"
+
+    def _build_link(self, index: int, link: Link, pose: tuple[np.ndarray, np.ndarray], world: ode.World,
+                    joint_limits: bool) -> LinkSim:
+        p, r = pose
+        sim = LinkSim(index, link, com=np.asarray(link.com, float).copy())
+        axis = np.asarray(link.joint_axis, float)
+        sim.axis = axis / max(np.linalg.norm(axis), 1e-12)
+        where = self.where(index)
+        if self.static:
+            sim.world_pose = (p, r)
+            sim.geoms = make_geoms(link.shapes, self.space, frame=Frame(p, r), where=where)
+        else:
+            body = ode.Body(world)
+            body.setMass(ode_mass(link, where))
+            body.setRotation(ode_rotation(r))
+            body.setPosition(tuple(float(v) for v in p + r @ sim.com))
+            sim.body = body
+            sim.geoms = make_geoms(link.shapes, self.space, body=body, frame=Frame(-sim.com, np.eye(3)),
+                                   where=where)
+            self._make_joint(sim, p, r, world, joint_limits)
+        for geom in sim.geoms:
+            geom.model_name = self.name
+            geom.link_index = index
+        return sim
+
+    def _make_joint(self, sim: LinkSim, p: np.ndarray, r: np.ndarray, world: ode.World,
+                    joint_limits: bool) -> None:
+        link = sim.link
+        parent = self.links[link.parent].body if link.parent >= 0 else ode.environment
+        axis_world = tuple(float(v) for v in r @ sim.axis)
+        sim.offset = self.initial_values[sim.index]
+        if link.joint_type == "rotate":
+            joint = ode.HingeJoint(world)
+            joint.attach(sim.body, parent)
+            joint.setAnchor(tuple(float(v) for v in p))
+            joint.setAxis(axis_world)
+            sim.kind = "hinge"
+        elif link.joint_type == "slide":
+            joint = ode.SliderJoint(world)
+            joint.attach(sim.body, parent)
+            joint.setAxis(axis_world)
+            sim.kind = "slider"
+        elif link.joint_type in ("fixed", "crawler") and link.parent >= 0:
+            joint = ode.FixedJoint(world)
+            joint.attach(sim.body, parent)
+            joint.setFixed()
+            sim.kind = "fixed"
+        else:
+            if link.joint_type in ("fixed", "crawler"):
+                sim.body.setKinematic()  # a fixed root: it holds its place whatever hits it
+            return
+        joint.setFeedback(True)
+        sim.joint = joint
+        if joint_limits and sim.kind in ("hinge", "slider"):
+            self._set_stops(sim)
+
+    @staticmethod
+    def _set_stops(sim: LinkSim) -> None:
+        lo, hi = sim.link.q_lower - sim.offset, sim.link.q_upper - sim.offset
+        if sim.kind == "hinge":  # ODE accepts hinge stops within [-pi, pi] only
+            lo, hi = max(lo, -np.pi), min(hi, np.pi)
+        if np.isfinite(lo) and np.isfinite(hi) and lo <= hi:
+            sim.joint.setParam(odeparams.LO_STOP, float(lo))
+            sim.joint.setParam(odeparams.HI_STOP, float(hi))
+
+    # --- reading back ---
+
+    def link_origin(self, sim: LinkSim) -> tuple[np.ndarray, np.ndarray]:
+        """World position and rotation of a link's frame."""
+        if sim.body is None:
+            assert sim.world_pose is not None
+            return sim.world_pose
+        r = np.array(sim.body.getRotation()).reshape(3, 3)
+        return np.array(sim.body.getPosition()) - r @ sim.com, r
+
+    def link_velocity(self, sim: LinkSim) -> tuple[np.ndarray, np.ndarray]:
+        """World linear velocity of a link's frame origin and its angular velocity."""
+        if sim.body is None:
+            return np.zeros(3), np.zeros(3)
+        r = np.array(sim.body.getRotation()).reshape(3, 3)
+        w = np.array(sim.body.getAngularVel())
+        return np.array(sim.body.getLinearVel()) - np.cross(w, r @ sim.com), w
+
+    def joint_value(self, sim: LinkSim) -> float:
+        if sim.kind == "hinge":
+            return sim.joint.getAngle() + sim.offset
+        if sim.kind == "slider":
+            return sim.joint.getPosition() + sim.offset
+        return 0.0
+
+    def joint_rate(self, sim: LinkSim) -> float:
+        if sim.kind == "hinge":
+            return sim.joint.getAngleRate()
+        if sim.kind == "slider":
+            return sim.joint.getPositionRate()
+        return 0.0
+
+    def joint_effort(self, sim: LinkSim) -> float:
+        """Torque (force) the joint's constraints apply along its axis in the last step: motor and stops."""
+        if sim.kind not in ("hinge", "slider"):
+            return 0.0
+        f1, t1, _, _ = sim.joint.getFeedback()
+        axis = np.array(sim.joint.getAxis())
+        if sim.kind == "slider":
+            return float(np.dot(f1, axis))
+        anchor = np.array(sim.joint.getAnchor())
+        moment = np.array(t1) + np.cross(np.array(sim.body.getPosition()) - anchor, np.array(f1))
+        return float(moment @ axis)
+
+    def link_poses(self) -> np.ndarray:
+        """(links, 7): position xyz and rotation as a quaternion wxyz, for observers."""
+        out = np.empty((len(self.links), 7))
+        for i, sim in enumerate(self.links):
+            if sim.body is None:
+                p, r = self.link_origin(sim)
+                out[i, :3] = p
+                out[i, 3:] = _quaternion(r)
+            else:
+                q = sim.body.getQuaternion()
+                r = np.array(sim.body.getRotation()).reshape(3, 3)
+                out[i, :3] = np.array(sim.body.getPosition()) - r @ sim.com
+                out[i, 3:] = q
+        return out
+
+
+def _quaternion(r: np.ndarray) -> np.ndarray:
+    w = np.sqrt(max(0.0, 1.0 + r[0, 0] + r[1, 1] + r[2, 2])) / 2.0
+    x = np.copysign(np.sqrt(max(0.0, 1.0 + r[0, 0] - r[1, 1] - r[2, 2])) / 2.0, r[2, 1] - r[1, 2])
+    y = np.copysign(np.sqrt(max(0.0, 1.0 - r[0, 0] + r[1, 1] - r[2, 2])) / 2.0, r[0, 2] - r[2, 0])
+    z = np.copysign(np.sqrt(max(0.0, 1.0 - r[0, 0] - r[1, 1] + r[2, 2])) / 2.0, r[1, 0] - r[0, 1])
+    return np.array([w, x, y, z])

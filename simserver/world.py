@@ -1,0 +1,252 @@
+"""The simulated world: a project's models in ODE, stepped tick by tick.
+
+``World(project, bodies)`` builds it; ``collide()`` makes this tick's contacts (the part that
+does not depend on commands, run while controllers think), ``integrate()`` applies commands,
+steps ODE and advances time; ``step()`` is both. ``state(robot)`` and ``command(robot, ...)``
+are what the controller hub uses. Before every collision pass the world checks that no body's
+velocity is non-finite or exploding, because ODE aborts the whole process on such states; it
+raises :class:`SimulationError` naming the model and link and refuses to go on (``failed``)
+until ``reset()``, while the last state read stays readable.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+import ode
+
+from hrpsim.bodyinfo import Body
+from hrpsim.errors import ConfigError, NotFound, RequestError, SimulationError
+from hrpsim.project import Project
+from simserver.contacts import ContactGenerator
+from simserver.drives import Drives
+from simserver.extrajoints import build_extra_joint
+from simserver.odemodel import OdeModel
+from simserver.sensors import SensorSet
+
+MAX_LINEAR_SPEED = 1e3  # m/s: beyond this a body is exploding, not moving
+MAX_ANGULAR_SPEED = 1e4  # rad/s
+CONTACT_SURFACE_LAYER = 1e-4  # m of allowed penetration: keeps resting contacts from chattering
+
+log = logging.getLogger("hrpsim.simserver")
+
+
+class World:
+    def __init__(self, project: Project, bodies: dict[str, Body]) -> None:
+        self.project = project
+        self.bodies = bodies
+        missing = [m.name for m in project.models if m.name not in bodies]
+        if missing:
+            raise ConfigError(f"{project.path}: no body loaded for model(s) {', '.join(missing)}")
+        self.timestep = float(project.world.timestep)
+        self._build()
+
+    @classmethod
+    def build(cls, project: Project, bodies: dict[str, Body]) -> World:
+        return cls(project, bodies)
+
+    def _build(self) -> None:
+        cfg = self.project.world
+        self.ode_world = ode.World()
+        self.ode_world.setGravity(tuple(cfg.gravity))
+        self.ode_world.setERP(cfg.erp)
+        self.ode_world.setCFM(cfg.cfm)
+        self.ode_world.setContactSurfaceLayer(CONTACT_SURFACE_LAYER)
+        self._quick = cfg.solver == "quickstep"
+        if self._quick:
+            self.ode_world.setQuickStepNumIterations(cfg.quickstep_iterations)
+        self.space = ode.HashSpace()
+        self.models: dict[str, OdeModel] = {}
+        self.drives: dict[str, Drives] = {}
+        self.sensors: dict[str, SensorSet] = {}
+        self._extra: list[Any] = []
+        limits = bool(getattr(cfg, "joint_limits", False))
+        gravity = np.asarray(cfg.gravity, float)
+        for mc in self.project.models:
+            model = OdeModel(mc.name, self.bodies[mc.name], mc, self.ode_world, self.space, joint_limits=limits)
+            self.models[mc.name] = model
+            if model.static:
+                continue
+            self.drives[mc.name] = Drives(model, self.timestep, cfg.cfm)
+            self.sensors[mc.name] = SensorSet(model, self.timestep, gravity)
+            for extra in model.info.extra_joints:
+                self._extra.extend(build_extra_joint(model, extra, self.ode_world))
+        self.robots = [name for name, m in self.models.items() if not m.static]
+        self.contacts = ContactGenerator(self.ode_world, self.space, list(self.models.values()),
+                                         self.project.collisions, self._crawler_speed)
+        self._dynamic = [(sim.body, model.name, sim.link.name)
+                         for model in self.models.values() for sim in model.links if sim.body is not None]
+        self._drive_list = list(self.drives.values())
+        self._sensor_list = [s for s in self.sensors.values() if s.accel]
+        self._external: dict[tuple[str, int], tuple[tuple[float, ...], tuple[float, ...]]] = {}
+        self._last_state: dict[str, dict[str, Any]] = {}
+        self.time = 0.0
+        self.tick = 0
+        self.failed: str | None = None
+
+    def reset(self) -> None:
+        """Back to the initial state of the project (rebuilds every ODE object)."""
+        self.contacts.group.empty()
+        self._build()
+
+    # --- lookups ---
+
+    def body(self, name: str) -> Body:
+        return self._model(name).info
+
+    def model(self, name: str) -> OdeModel:
+        return self._model(name)
+
+    def _model(self, name: str) -> OdeModel:
+        model = self.models.get(name)
+        if model is None:
+            raise NotFound(f"no model named {name!r} in this world (models: {', '.join(self.models)})")
+        return model
+
+    def _robot(self, name: str) -> OdeModel:
+        model = self._model(name)
+        if model.static:
+            raise RequestError(f"model {name!r} is static: it has no joints or state to command")
+        return model
+
+    def _crawler_speed(self, robot: str, joint_index: int) -> float:
+        return self.drives[robot].crawler_speed(joint_index)
+
+    # --- the tick ---
+
+    def collide(self) -> None:
+        """Check the state, then make this tick's contact joints."""
+        if self.failed is not None:
+            raise SimulationError(self.failed)
+        self._guard()
+        self.contacts.collide()
+
+    def integrate(self) -> None:
+        """Apply commands and external forces, step ODE, advance time."""
+        if self.failed is not None:
+            raise SimulationError(self.failed)
+        for drives in self._drive_list:
+            drives.apply()
+        for (robot, index), (force, torque) in self._external.items():
+            self._apply_external(robot, index, force, torque)
+        for sensors in self._sensor_list:
+            sensors.before_step()
+        if self._quick:
+            self.ode_world.quickStep(self.timestep)
+        else:
+            self.ode_world.step(self.timestep)
+        self.tick += 1
+        self.time = self.tick * self.timestep
+
+    def step(self) -> None:
+        self.collide()
+        self.integrate()
+
+    def _guard(self) -> None:
+        for body, model, link in self._dynamic:
+            vx, vy, vz = body.getLinearVel()
+            wx, wy, wz = body.getAngularVel()
+            # NaN fails both comparisons, so this catches non-finite values too.
+            if not (abs(vx) + abs(vy) + abs(vz) < MAX_LINEAR_SPEED
+                    and abs(wx) + abs(wy) + abs(wz) < MAX_ANGULAR_SPEED):
+                self.failed = (f"simulation stopped at t={self.time:.6g} s (tick {self.tick}): model {model!r} "
+                               f"link {link!r} has a non-finite or exploding velocity "
+                               f"(linear {vx:.3g} {vy:.3g} {vz:.3g} m/s, angular {wx:.3g} {wy:.3g} {wz:.3g} rad/s)")
+                log.error("%s", self.failed)
+                raise SimulationError(self.failed)
+
+    def _apply_external(self, robot: str, index: int, force: tuple[float, ...], torque: tuple[float, ...]) -> None:
+        model = self.models[robot]
+        sim = model.links[index]
+        p, _ = model.link_origin(sim)
+        sim.body.addForceAtPos(force, tuple(float(v) for v in p))
+        sim.body.addTorque(torque)
+
+    # --- state and commands ---
+
+    def state(self, robot: str) -> dict[str, Any]:
+        """The robot's state now: joints in controller order, root pose and velocity, sensors."""
+        model = self._robot(robot)
+        if self.failed is not None and robot in self._last_state:
+            return self._last_state[robot]
+        joints = model.joints
+        root = model.links[0]
+        p, r = model.link_origin(root)
+        v, w = model.link_velocity(root)
+        state = {
+            "time": self.time,
+            "tick": self.tick,
+            "q": np.array([model.joint_value(js) for js in joints], dtype=np.float64),
+            "dq": np.array([model.joint_rate(js) for js in joints], dtype=np.float64),
+            "tau": self.drives[robot].applied(),
+            "root_position": p,
+            "root_rotation": r,
+            "root_velocity": np.concatenate([v, w]),
+            "sensors": self.sensors[robot].read(),
+        }
+        self._last_state[robot] = state
+        return state
+
+    def command(self, robot: str, *, torque: Any = None, q_ref: Any = None, dq_ref: Any = None,
+                modes: dict[str, str] | None = None) -> None:
+        """Set commands (full length, controller order) and modes; values hold until changed."""
+        model = self._robot(robot)
+        n = len(model.joints)
+        arrays = [_command_array(robot, field, value, n, model.joint_names)
+                  for field, value in (("torque", torque), ("q_ref", q_ref), ("dq_ref", dq_ref))]
+        drives = self.drives[robot]
+        if modes is not None:
+            if not isinstance(modes, dict):
+                raise RequestError(f"robot {robot!r}: 'modes' must be a map joint -> mode")
+            drives.set_modes(modes)
+        drives.set_arrays(*arrays)
+
+    def set_external_force(self, robot: str, link: str, force: Any, torque: Any = (0.0, 0.0, 0.0)) -> None:
+        """A force (at the link origin) and torque, world frame, applied every tick until changed."""
+        model = self._robot(robot)
+        index = _link_index(model, link)
+        f = _vector(f"{robot}.{link}.force", force, 3)
+        t = _vector(f"{robot}.{link}.torque", torque, 3)
+        if not np.any(f) and not np.any(t):
+            self._external.pop((robot, index), None)
+        else:
+            self._external[(robot, index)] = (tuple(map(float, f)), tuple(map(float, t)))
+
+
+def _link_index(model: OdeModel, link: str) -> int:
+    try:
+        return model.info.link_index(link)
+    except KeyError:
+        raise NotFound(f"model {model.name!r} has no link {link!r}") from None
+
+
+def _vector(field: str, value: Any, n: int) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise RequestError(f"{field}: expected {n} numbers, got {value!r}") from None
+    if arr.shape != (n,):
+        raise RequestError(f"{field}: expected {n} numbers, got {arr.size}")
+    if not np.all(np.isfinite(arr)):
+        raise RequestError(f"{field}: non-finite value at index {int(np.flatnonzero(~np.isfinite(arr))[0])}")
+    return arr
+
+
+def _command_array(robot: str, field: str, value: Any, n: int, names: list[str]) -> np.ndarray | None:
+    if value is None:
+        return None
+    try:
+        arr = np.asarray(value, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise RequestError(f"robot {robot!r}: {field} must be {n} numbers, got {type(value).__name__}") from None
+    if arr.shape != (n,):
+        raise RequestError(f"robot {robot!r}: {field} has {arr.size} values, the robot has {n} joints")
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        i = int(bad[0])
+        raise RequestError(f"robot {robot!r}: {field}[{i}] (joint {names[i]!r}) is not finite: {arr[i]}")
+    return arr
+
+

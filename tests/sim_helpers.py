@@ -1,0 +1,71 @@
+"""Small BodyInfo models and projects for simulator tests (no model loader needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from hrpsim.bodyinfo import Body, Link, Sensor, Shape
+from hrpsim.project import CollisionPair, ModelConfig, Project, WorldConfig
+
+SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
+SAMPLE1 = SHARED_MODELS / "openhrp3" / "model" / "sample1.wrl"
+FLOOR = SHARED_MODELS / "openhrp3" / "model" / "floor.wrl"
+CLOSED_LINK = SHARED_MODELS / "openhrp3" / "model" / "closed-link-sample.wrl"
+
+
+def box_inertia(mass: float, size: tuple[float, float, float]) -> np.ndarray:
+    x, y, z = size
+    return np.diag([mass * (y * y + z * z) / 12, mass * (x * x + z * z) / 12, mass * (x * x + y * y) / 12])
+
+
+def floor_body(size: float = 20.0) -> Body:
+    """A static slab whose top face is at z = 0 in its own frame."""
+    shape = Shape("box", translation=np.array([0.0, 0.0, -0.05]), size=np.array([size, size, 0.1]))
+    return Body("floor", links=[Link("BASE", joint_type="fixed", shapes=[shape])], static=True)
+
+
+def box_body(mass: float = 10.0, size: tuple[float, float, float] = (0.2, 0.2, 0.2)) -> Body:
+    """A free box, its frame at its centre."""
+    link = Link("BOX", joint_type="free", mass=mass, inertia=box_inertia(mass, size),
+                shapes=[Shape("box", size=np.array(size))])
+    return Body("box", links=[link])
+
+
+def sensing_box_body(mass: float = 10.0, sole_mass: float = 0.5) -> Body:
+    """A box on a thin sole plate, fixed to it; a force sensor at the joint, a gyro and an
+    accelerometer on the box. The box frame is at its centre (0.2 m cube); the sole is 2 cm thick."""
+    box = Link("BOX", joint_type="free", mass=mass, inertia=box_inertia(mass, (0.2, 0.2, 0.2)),
+               shapes=[Shape("box", size=np.array([0.2, 0.2, 0.2]))])
+    sole = Link("SOLE", parent=0, joint_type="fixed", translation=np.array([0.0, 0.0, -0.1]), mass=sole_mass,
+                com=np.array([0.0, 0.0, -0.01]), inertia=box_inertia(sole_mass, (0.2, 0.2, 0.02)),
+                shapes=[Shape("box", translation=np.array([0.0, 0.0, -0.01]), size=np.array([0.2, 0.2, 0.02]))])
+    sensors = [Sensor("FS", "force", 0, 1), Sensor("GYRO", "gyro", 0, 0),
+               Sensor("ACC", "accel", 0, 0, translation=np.array([0.05, 0.0, 0.0]))]
+    return Body("sensing_box", links=[box, sole], sensors=sensors)
+
+
+def pendulum_body(mass: float = 1.0, length: float = 0.5, rod_radius: float = 0.02) -> Body:
+    """A fixed base with one hinge about Y; the bob is a uniform rod hanging down (COM at -length/2)."""
+    base = Link("BASE", joint_type="fixed", mass=1.0, inertia=np.eye(3) * 0.01)
+    ixx = mass * length**2 / 12 + mass * rod_radius**2 / 4
+    rod = Link("ROD", parent=0, joint_type="rotate", joint_axis=np.array([0.0, 1.0, 0.0]), joint_id=0,
+               mass=mass, com=np.array([0.0, 0.0, -length / 2]),
+               inertia=np.diag([ixx, ixx, mass * rod_radius**2 / 2]), torque_upper=50.0, torque_lower=-50.0)
+    return Body("pendulum", links=[base, rod])
+
+
+def project(tmp: Path, models: list[tuple[ModelConfig, Body]], *, timestep: float = 0.001,
+            collisions: list[CollisionPair] | None = None, **world: object) -> tuple[Project, dict[str, Body]]:
+    """A Project object (no file) and its bodies, for building a World directly."""
+    cfg = WorldConfig(timestep=timestep, **world)  # type: ignore[arg-type]
+    proj = Project(path=str(tmp / "test.yaml"), world=cfg, models=[m for m, _ in models],
+                   collisions=collisions or [])
+    return proj, {m.name: b for m, b in models}
+
+
+def model(name: str, *, position: tuple[float, float, float] = (0.0, 0.0, 0.0), static: bool = False,
+          rotation: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 0.0), **kw: object) -> ModelConfig:
+    return ModelConfig(name=name, file=f"/{name}.wrl", static=static, position=list(position),
+                       rotation=list(rotation), **kw)  # type: ignore[arg-type]
