@@ -1,0 +1,74 @@
+"""The collision service's answers, in wire form: plain dicts of names, numbers and numpy arrays.
+
+Each function takes the scene (poses already applied) and the checked arguments of one query.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from collision import odescene, rays
+from collision.fclgeom import link_separation
+from collision.scene import LinkPair, Scene
+
+
+def contacts(scene: Scene, pairs: dict[LinkPair, float], max_per_geom_pair: int = 0) -> list[dict[str, Any]]:
+    """Per touching pair: ``position`` (k, 3), ``normal`` (k, 3, into link1), ``depth`` (k,)."""
+    return [
+        {**scene.describe(found.pair), "position": found.position, "normal": found.normal, "depth": found.depth}
+        for found in odescene.contacts(scene, pairs, max_per_geom_pair)
+    ]
+
+
+def intersecting(scene: Scene, pairs: dict[LinkPair, float]) -> list[dict[str, Any]]:
+    """The pairs that overlap, or (with a tolerance) come closer than their tolerance."""
+    out = []
+    for pair in scene.near_pairs(pairs, margin=pairs):
+        tolerance = pairs[pair]
+        if odescene.pair_touches(scene, pair) or (tolerance > 0 and _separation(scene, pair) <= tolerance):
+            out.append(scene.describe(pair))
+    return out
+
+
+def _separation(scene: Scene, pair: LinkPair) -> float:
+    sep = _link_separation(scene, pair)
+    return np.inf if sep is None else sep.distance
+
+
+def _link_separation(scene: Scene, pair: LinkPair):
+    first, second = scene.bodies[pair.body1], scene.bodies[pair.body2]
+    return link_separation(first.fcl_links[pair.link1], first.poses[pair.link1],
+                           second.fcl_links[pair.link2], second.poses[pair.link2])
+
+
+def distances(scene: Scene, pairs: dict[LinkPair, float]) -> list[dict[str, Any]]:
+    """Per pair (links without shapes left out): ``distance`` and a closest point on each link.
+
+    The distance is negative when two primitives overlap (penetration depth); a mesh pair that
+    overlaps reports 0.
+    """
+    out = []
+    for pair in pairs:
+        sep = _link_separation(scene, pair)
+        if sep is not None:
+            out.append({**scene.describe(pair), "distance": sep.distance, "point1": sep.point1, "point2": sep.point2})
+    return out
+
+
+def ray(scene: Scene, origin: np.ndarray, direction: np.ndarray, max_distance: float,
+        bodies: list[str] | None) -> dict[str, Any]:
+    hits = rays.cast(scene, origin[None, :], direction[None, :], max_distance, bodies)
+    hit = bool(np.isfinite(hits.distance[0]))
+    return {"hit": hit, "distance": float(hits.distance[0]), "body": hits.body[0], "link": hits.link[0],
+            "point": hits.point[0], "normal": hits.normal[0]}
+
+
+def scan(scene: Scene, pose: np.ndarray, angle_range: float, step: float, max_distance: float,
+         bodies: list[str] | None) -> dict[str, Any]:
+    angles, local = rays.scan_directions(angle_range, step)
+    directions = local @ pose[:3, :3].T
+    origins = np.repeat(pose[None, :3, 3], len(angles), axis=0)
+    hits = rays.cast(scene, origins, directions, max_distance, bodies)
+    return {"angles": angles, "distances": hits.distance, "points": hits.point}

@@ -1,0 +1,152 @@
+"""Ray casts and range scans against the bodies at their current poses.
+
+Primitives are hit through ODE ray geoms on the same geoms the contacts use. Meshes are hit on
+their true triangles (Möller–Trumbore, vectorised over rays and triangles): ODE here may only
+know a mesh's bounding box, and a range sensor must see the real surface.
+
+A scan follows OpenHRP's RangeSensor: in the sensor frame the front is -Z and the scan lies in the
+X-Z plane; the beam at angle ``a`` (rotation about the sensor's +Y) points along
+(-sin a, 0, -cos a). Angles run from -range/2 to +range/2 in multiples of ``step`` from 0.
+A ray that hits nothing within ``max_distance`` reports ``inf``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import ode
+
+from collision.odescene import geometry_of
+from collision.scene import Scene
+from hrpsim.bodyinfo import Shape
+
+TRIANGLE_CHUNK = 200_000  # rays x triangles evaluated at once; bounds memory to a few MB
+
+
+@dataclass
+class Hits:
+    """Per ray: distance (inf for none), the body and link hit, the point and surface normal."""
+
+    distance: np.ndarray  # (R,)
+    body: list[str]
+    link: list[str]
+    point: np.ndarray  # (R, 3), NaN for none
+    normal: np.ndarray  # (R, 3), NaN for none
+
+    @classmethod
+    def empty(cls, n: int) -> Hits:
+        return cls(np.full(n, np.inf), [""] * n, [""] * n, np.full((n, 3), np.nan), np.full((n, 3), np.nan))
+
+    def offer(self, ray: int, distance: float, body: str, link: str, point: np.ndarray, normal: np.ndarray) -> None:
+        if distance < self.distance[ray]:
+            self.distance[ray] = distance
+            self.body[ray], self.link[ray] = body, link
+            self.point[ray], self.normal[ray] = point, normal
+
+
+def scan_directions(angle_range: float, step: float) -> tuple[np.ndarray, np.ndarray]:
+    """Beam angles and unit directions (sensor frame) of an OpenHRP range scan."""
+    half = math.floor(angle_range / 2 / step + 1e-9) if step > 0 else 0
+    angles = np.arange(-half, half + 1, dtype=np.float64) * step
+    directions = np.stack([-np.sin(angles), np.zeros_like(angles), -np.cos(angles)], axis=1)
+    return angles, directions
+
+
+def cast(scene: Scene, origins: np.ndarray, directions: np.ndarray, max_distance: float,
+         bodies: list[str] | None = None) -> Hits:
+    """The nearest hit of each ray (origins and unit directions (R, 3), world frame)."""
+    hits = Hits.empty(len(origins))
+    for name in bodies if bodies is not None else list(scene.bodies):
+        entry = scene.body(name)
+        geometry = geometry_of(entry)
+        centres = entry.world_bound_centers()
+        for index, link in enumerate(entry.body.links):
+            rays = _rays_near(origins, directions, centres[index], entry.bound_radii[index], max_distance)
+            if len(rays) == 0:
+                continue
+            _cast_link(hits, rays, origins, directions, max_distance, entry.poses[index],
+                       geometry.links[index], name, link.name)
+    return hits
+
+
+def _rays_near(origins: np.ndarray, directions: np.ndarray, centre: np.ndarray, radius: float,
+               max_distance: float) -> np.ndarray:
+    """Indices of the rays whose segment passes within ``radius`` of ``centre``."""
+    if radius < 0:
+        return np.zeros(0, dtype=int)
+    if math.isinf(radius):
+        return np.arange(len(origins))
+    along = np.clip(np.einsum("ij,ij->i", centre - origins, directions), 0.0, max_distance)
+    closest = origins + directions * along[:, None]
+    return np.flatnonzero(np.linalg.norm(closest - centre, axis=1) <= radius)
+
+
+def _cast_link(hits: Hits, rays: np.ndarray, origins: np.ndarray, directions: np.ndarray, max_distance: float,
+               link_pose: np.ndarray, ode_link, body: str, link: str) -> None:
+    for geom, shape in zip(ode_link.geoms, ode_link.shapes, strict=True):
+        if shape.kind == "mesh":
+            _cast_mesh(hits, rays, origins, directions, max_distance, link_pose, shape, body, link)
+            continue
+        probe = ode.GeomRay(None, float(max_distance))
+        for r in rays:
+            probe.set(tuple(map(float, origins[r])), tuple(map(float, directions[r])))
+            for contact in ode.collide(probe, geom):
+                point, normal, depth = contact.getContactGeomParams()[:3]
+                # With the ray first, ODE's normal is the hit surface's outward normal.
+                hits.offer(r, float(depth), body, link, np.array(point), np.array(normal))
+
+
+def _cast_mesh(hits: Hits, rays: np.ndarray, origins: np.ndarray, directions: np.ndarray, max_distance: float,
+               link_pose: np.ndarray, shape: Shape, body: str, link: str) -> None:
+    rotation = link_pose[:3, :3] @ np.asarray(shape.rotation, dtype=np.float64)
+    translation = link_pose[:3, :3] @ np.asarray(shape.translation, dtype=np.float64) + link_pose[:3, 3]
+    local_origins = (origins[rays] - translation) @ rotation  # R^T (o - t), row-wise
+    local_dirs = directions[rays] @ rotation
+    triangles = np.asarray(shape.vertices, dtype=np.float64)[np.asarray(shape.triangles, dtype=np.int64)]
+    distance, tri = ray_triangles(local_origins, local_dirs, triangles)
+    for k, r in enumerate(rays):
+        if tri[k] < 0 or distance[k] > max_distance:
+            continue
+        a, b, c = triangles[tri[k]]
+        normal = np.cross(b - a, c - a)
+        normal /= np.linalg.norm(normal)
+        if normal @ local_dirs[k] > 0:
+            normal = -normal
+        hits.offer(int(r), float(distance[k]), body, link, origins[r] + directions[r] * distance[k], rotation @ normal)
+
+
+def ray_triangles(origins: np.ndarray, directions: np.ndarray, triangles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Nearest hit of each ray on any of the triangles (T, 3, 3): (distance, triangle or -1)."""
+    n = len(origins)
+    best = np.full(n, np.inf)
+    which = np.full(n, -1)
+    if len(triangles) == 0 or n == 0:
+        return best, which
+    chunk = max(1, TRIANGLE_CHUNK // n)
+    for start in range(0, len(triangles), chunk):
+        part = triangles[start:start + chunk]
+        t = _moller_trumbore(origins, directions, part)  # (R, T)
+        local = np.argmin(t, axis=1)
+        nearest = t[np.arange(n), local]
+        better = nearest < best
+        best[better] = nearest[better]
+        which[better] = start + local[better]
+    return best, which
+
+
+def _moller_trumbore(origins: np.ndarray, directions: np.ndarray, tri: np.ndarray) -> np.ndarray:
+    edge1 = tri[:, 1] - tri[:, 0]
+    edge2 = tri[:, 2] - tri[:, 0]
+    p = np.cross(directions[:, None, :], edge2[None, :, :])  # (R, T, 3)
+    det = np.einsum("tk,rtk->rt", edge1, p)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv = 1.0 / det
+        s = origins[:, None, :] - tri[None, :, 0]
+        u = np.einsum("rtk,rtk->rt", s, p) * inv
+        q = np.cross(s, edge1[None, :, :])
+        v = np.einsum("rk,rtk->rt", directions, q) * inv
+        t = np.einsum("tk,rtk->rt", edge2, q) * inv
+    ok = (np.abs(det) > 1e-12) & (u >= 0) & (v >= 0) & (u + v <= 1) & (t >= 0)
+    return np.where(ok, t, np.inf)

@@ -1,0 +1,181 @@
+"""The collision process: ``hrpsim run collision [--nameserver ADDR] [--bind ADDR] [--name NAME]``.
+
+OpenHRP's CollisionDetector as an hrpsim service (kind ``collision``): bodies come in as BodyInfo
+(wire form) or as a model file read by the modelloader; pairs are defined once; every query may
+carry new link poses (``{body: (n_links, 4, 4)}``, kept for later queries). docs/collision.md
+lists the operations and their replies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import Any
+
+from collision import checks, queries
+from collision.odescene import geometry_of
+from collision.scene import LinkPair, Scene
+from hrpsim.bodyinfo import Body
+from hrpsim.errors import HrpsimError, ModelError, RequestError
+from hrpsim.logs import setup_logging
+from hrpsim.service import DEFAULT_BIND, Operation, Service
+
+DEFAULT_NAME = "collision"
+DEFAULT_MAX_DISTANCE = 100.0  # m, for rays and scans that do not say
+
+log = logging.getLogger("hrpsim.collision")
+
+
+class CollisionService(Service):
+    kind = "collision"
+
+    def __init__(self, name: str = DEFAULT_NAME, **kwargs: Any) -> None:
+        self.scene = Scene()
+        self._nameserver = kwargs.get("nameserver")
+        super().__init__(name, **kwargs)
+
+    def operations(self) -> dict[str, Operation]:
+        return {
+            "add_body": self.add_body,
+            "remove_body": self.remove_body,
+            "bodies": self.bodies,
+            "set_poses": self.set_poses,
+            "add_pair": self.add_pair,
+            "remove_pair": self.remove_pair,
+            "pairs": self.pairs,
+            "clear": self.clear,
+            "contacts": self.contacts,
+            "intersect": self.intersect,
+            "distance": self.distance,
+            "ray": self.ray,
+            "scan": self.scan,
+        }
+
+    # --- bodies and pairs ---
+
+    def add_body(self, name: str, body: dict[str, Any] | None = None, file: str | None = None,
+                 options: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Add a body by BodyInfo (wire form) or by model file (through the modelloader)."""
+        if (body is None) == (file is None):
+            raise RequestError("add_body: give exactly one of 'body' (BodyInfo wire form) or 'file' (a model path)")
+        info = self._body_from_wire(name, body) if body is not None else self._body_from_file(file, options)
+        checks.check_body(info)
+        entry = self.scene.add_body(name, info)
+        try:
+            geometry_of(entry)
+        except HrpsimError:
+            self.scene.remove_body(name)
+            raise
+        log.info("added body %r (%d links) from %s", name, len(info.links), file or "BodyInfo")
+        return self._describe_body(name)
+
+    @staticmethod
+    def _body_from_wire(name: str, data: Any) -> Body:
+        if not isinstance(data, dict):
+            raise RequestError(f"add_body {name!r}: 'body' must be a BodyInfo wire map, got {type(data).__name__}")
+        try:
+            return Body.from_wire(data)
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            raise RequestError(f"add_body {name!r}: 'body' is not a BodyInfo wire map: {exc}") from None
+
+    def _body_from_file(self, file: Any, options: Any) -> Body:
+        if not isinstance(file, str) or not file:
+            raise RequestError(f"add_body: 'file' must be a model file path, got {file!r}")
+        try:
+            from hrpsim.models import fetch_body
+        except ImportError:
+            raise ModelError(f"{file}: loading by file needs hrpsim.models (the modelloader client)") from None
+        return fetch_body(file, nameserver=self._nameserver, options=options or {})
+
+    def remove_body(self, name: str) -> dict[str, Any]:
+        return {"name": name, "pairs_removed": self.scene.remove_body(name)}
+
+    def bodies(self) -> list[dict[str, Any]]:
+        return [self._describe_body(name) for name in self.scene.bodies]
+
+    def _describe_body(self, name: str) -> dict[str, Any]:
+        entry = self.scene.body(name)
+        return {"name": name, "model": entry.body.name, "links": entry.link_names, "static": entry.body.static}
+
+    def set_poses(self, poses: dict[str, Any]) -> int:
+        self.scene.set_poses(poses)
+        return len(poses)
+
+    def add_pair(self, body1: str, body2: str, link1: str | None = "", link2: str | None = "",
+                 tolerance: float = 0.0) -> dict[str, Any]:
+        added = self.scene.add_pair(body1, link1, body2, link2, tolerance)
+        return {"added": len(added), "total": len(self.scene.pairs)}
+
+    def remove_pair(self, body1: str, body2: str, link1: str | None = "", link2: str | None = "") -> dict[str, Any]:
+        return {"removed": self.scene.remove_pair(body1, link1, body2, link2), "total": len(self.scene.pairs)}
+
+    def pairs(self) -> list[dict[str, Any]]:
+        return [{**self.scene.describe(p), "tolerance": tol} for p, tol in self.scene.pairs.items()]
+
+    def clear(self) -> bool:
+        self.scene = Scene()
+        return True
+
+    # --- queries ---
+
+    def _prepare(self, poses: Any, pairs: Any) -> dict[LinkPair, float]:
+        chosen = self.scene.pairs_for(pairs)  # checked before any pose is stored
+        self.scene.set_poses(poses)
+        return chosen
+
+    def contacts(self, poses: dict[str, Any] | None = None, pairs: list[dict[str, Any]] | None = None,
+                 max_contacts: int = 0) -> list[dict[str, Any]]:
+        """Contact points of the defined (or given) pairs; ``max_contacts`` caps each geom pair (0: ODE's)."""
+        if isinstance(max_contacts, bool) or not isinstance(max_contacts, int) or max_contacts < 0:
+            raise RequestError(f"max_contacts must be an integer >= 0, got {max_contacts!r}")
+        return queries.contacts(self.scene, self._prepare(poses, pairs), max_contacts)
+
+    def intersect(self, poses: dict[str, Any] | None = None,
+                  pairs: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+        return queries.intersecting(self.scene, self._prepare(poses, pairs))
+
+    def distance(self, poses: dict[str, Any] | None = None,
+                 pairs: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+        return queries.distances(self.scene, self._prepare(poses, pairs))
+
+    def ray(self, origin: Any, direction: Any, max_distance: float = DEFAULT_MAX_DISTANCE,
+            bodies: list[str] | None = None, poses: dict[str, Any] | None = None) -> dict[str, Any]:
+        start = checks.array("origin", origin, (3,))
+        unit = checks.unit_vector("direction", direction)
+        limit = checks.number("max_distance", max_distance, positive=True)
+        targets = self._targets(bodies)
+        self.scene.set_poses(poses)
+        return queries.ray(self.scene, start, unit, limit, targets)
+
+    def scan(self, pose: Any, angle_range: float, step: float, max_distance: float = DEFAULT_MAX_DISTANCE,
+             bodies: list[str] | None = None, poses: dict[str, Any] | None = None) -> dict[str, Any]:
+        frame = checks.rigid_pose("pose", pose)
+        span = checks.number("angle_range", angle_range, minimum=0.0)
+        pitch = checks.number("step", step, positive=True)
+        if span / pitch > 100_000:
+            raise RequestError(f"a scan of {span:g} rad in steps of {pitch:g} rad has too many beams (max 100000)")
+        limit = checks.number("max_distance", max_distance, positive=True)
+        targets = self._targets(bodies)
+        self.scene.set_poses(poses)
+        return queries.scan(self.scene, frame, span, pitch, limit, targets)
+
+    def _targets(self, bodies: Any) -> list[str] | None:
+        targets = checks.names("bodies", bodies)
+        for name in targets or []:
+            self.scene.body(name)
+        return targets
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="hrpsim run collision",
+                                     description="Run the collision detector service (contacts, distance, rays).")
+    parser.add_argument("--nameserver", help="nameserver address (default: $HRPSIM_NAMESERVER or "
+                        "tcp://127.0.0.1:2809)")
+    parser.add_argument("--bind", default=DEFAULT_BIND, help=f"address to bind (default {DEFAULT_BIND})")
+    parser.add_argument("--name", default=DEFAULT_NAME, help=f"name to register (default {DEFAULT_NAME!r})")
+    args = parser.parse_args(argv)
+    setup_logging("collision")
+    service = CollisionService(args.name, bind=args.bind, nameserver=args.nameserver)
+    print(f"collision {args.name!r} serving at {service.endpoint}", flush=True)
+    service.serve_forever()
+    return 0
