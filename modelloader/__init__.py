@@ -1,0 +1,39 @@
+"""Model files -> BodyInfo: one entry point that picks the reader by the file's suffix.
+
+``.wrl`` is OpenHRP VRML97 (modelloader.openhrp), ``.urdf`` URDF (modelloader.urdf), ``.dae``
+and ``.zae`` COLLADA with the OpenRAVE extensions (modelloader.collada). Each reader is
+imported only when a file of its kind is loaded.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+
+from hrpsim.bodyinfo import Body
+from hrpsim.errors import ModelError
+
+# suffix -> (module, function, takes the ``lenient`` option)
+FORMATS: dict[str, tuple[str, str, bool]] = {
+    ".wrl": ("modelloader.openhrp", "load_vrml", True),
+    ".urdf": ("modelloader.urdf", "load_urdf", False),
+    ".dae": ("modelloader.collada", "load_collada", False),
+    ".zae": ("modelloader.collada", "load_collada", False),
+}
+
+
+def load_body(path: str | Path, *, lenient: bool = False) -> Body:
+    """Read ``path`` into a Body; ModelError (naming the file) for anything that goes wrong."""
+    path = Path(os.path.abspath(os.fspath(path)))
+    suffix = path.suffix.lower()
+    if suffix not in FORMATS:
+        raise ModelError(f"{path}: unknown model format {suffix or '(no suffix)'!r}; known: "
+                         + ", ".join(f"{s} ({m.rsplit('.', 1)[-1]})" for s, (m, _, _) in FORMATS.items()))
+    module_name, function, has_lenient = FORMATS[suffix]
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ModelError(f"{path}: the {suffix} reader is not available: {exc}") from None
+    reader = getattr(module, function)
+    return reader(path, lenient=lenient) if has_lenient else reader(path)
