@@ -24,6 +24,7 @@ from simserver.contacts import ContactGenerator
 from simserver.drives import Drives
 from simserver.extrajoints import build_extra_joint
 from simserver.odemodel import OdeModel
+from simserver.placement import current_link_values, place
 from simserver.sensors import SensorSet
 
 MAX_LINEAR_SPEED = 1e3  # m/s: beyond this a body is exploding, not moving
@@ -90,6 +91,14 @@ class World:
         """Back to the initial state of the project (rebuilds every ODE object)."""
         self.contacts.group.empty()
         self._build()
+
+    def rebuild(self, project: Project, bodies: dict[str, Body]) -> None:
+        """Replace the whole world by another project's (keeps this object: the hub holds it)."""
+        missing = [m.name for m in project.models if m.name not in bodies]
+        if missing:
+            raise ConfigError(f"{project.path}: no body loaded for model(s) {', '.join(missing)}")
+        self.project, self.bodies, self.timestep = project, bodies, float(project.world.timestep)
+        self.reset()
 
     # --- lookups ---
 
@@ -213,6 +222,41 @@ class World:
             self._external.pop((robot, index), None)
         else:
             self._external[(robot, index)] = (tuple(map(float, f)), tuple(map(float, t)))
+
+
+    def set_link_data(self, robot: str, *, q: Any = None, dq: Any = None, root_position: Any = None,
+                      root_rotation: Any = None, root_velocity: Any = None) -> None:
+        """Put the robot into a configuration (joints in controller order; root velocity is
+        [linear, angular] in the world frame). Unset quantities keep their current values;
+        high-gain targets follow the new joint values."""
+        model = self._robot(robot)
+        n = len(model.joints)
+        q_arr = _command_array(robot, "q", q, n, model.joint_names)
+        dq_arr = _command_array(robot, "dq", dq, n, model.joint_names)
+        values, rates = current_link_values(model)
+        for k, sim in enumerate(model.joints):
+            if q_arr is not None:
+                values[sim.index] = q_arr[k]
+            if dq_arr is not None:
+                rates[sim.index] = dq_arr[k]
+        p0, r0 = model.link_origin(model.links[0])
+        v0, w0 = model.link_velocity(model.links[0])
+        p = p0 if root_position is None else _vector(f"{robot}.root_position", root_position, 3)
+        r = r0 if root_rotation is None else _rotation(f"{robot}.root_rotation", root_rotation)
+        vel = np.concatenate([v0, w0]) if root_velocity is None else _vector(
+            f"{robot}.root_velocity", root_velocity, 6)
+        place(model, values, rates, p, r, vel[:3], vel[3:])
+        if q_arr is not None:
+            self.drives[robot].set_arrays(None, q_arr, None)
+        self._last_state.pop(robot, None)
+
+
+def _rotation(field: str, value: Any) -> np.ndarray:
+    flat = _vector(field, value, 9)
+    r = flat.reshape(3, 3)
+    if not np.allclose(r @ r.T, np.eye(3), atol=1e-6) or np.linalg.det(r) < 0:
+        raise RequestError(f"{field}: not a rotation matrix")
+    return r
 
 
 def _link_index(model: OdeModel, link: str) -> int:

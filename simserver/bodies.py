@@ -1,0 +1,56 @@
+"""Getting the project's bodies: from the modelloader service (found through the nameserver),
+or in-process when the project says ``services: {loader: local}``."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+from hrpsim.bodyinfo import Body
+from hrpsim.errors import ConfigError, HrpsimError, ModelError
+from hrpsim.project import ModelConfig, Project
+
+LOADER_TIMEOUT = 60.0  # s: a large mesh model takes a while to parse the first time
+
+
+def load_bodies(project: Project, nameserver: str | None) -> dict[str, Body]:
+    """Every model's Body, named by the project's model name. Collects all failures into one error."""
+    local = project.services.get("loader") == "local"
+    bodies: dict[str, Body] = {}
+    problems: list[str] = []
+    for mc in project.models:
+        try:
+            body = _load_local(mc) if local else _fetch(mc, nameserver)
+        except HrpsimError as exc:
+            problems.append(f"model {mc.name!r} ({mc.file}): {exc}")
+            continue
+        if mc.static:
+            body.static = True
+        bodies[mc.name] = body
+    if problems:
+        raise ModelError(f"{project.path}: {len(problems)} model(s) could not be loaded", problems)
+    return bodies
+
+
+def _fetch(mc: ModelConfig, nameserver: str | None) -> Body:
+    try:
+        models = importlib.import_module("hrpsim.models")
+    except ImportError:
+        raise ConfigError("this installation has no modelloader client (hrpsim.models); "
+                          "set 'services: {loader: local}' in the project to load models in-process") from None
+    result: Any = models.fetch_body(mc.file, nameserver=nameserver, options=mc.options or None)
+    return result if isinstance(result, Body) else Body.from_wire(result)
+
+
+def _load_local(mc: ModelConfig) -> Body:
+    if Path(mc.file).suffix.lower() == ".urdf":
+        from modelloader.urdf import load_urdf
+
+        return load_urdf(mc.file)
+    try:
+        loader = importlib.import_module("modelloader")
+        load_body = loader.load_body
+    except (ImportError, AttributeError):
+        raise ConfigError(f"no in-process loader for {mc.file} in this installation") from None
+    return load_body(mc.file, **(mc.options or {}))

@@ -1,0 +1,39 @@
+"""The world-state stream for observers: a PUB socket that never holds the simulation up.
+
+Each frame is two parts, the topic ``b"world"`` and a codec-encoded map
+``{time, tick, bodies: {model: {poses: (links, 7) [x y z qw qx qy qz], q: (joints,)}}}``.
+The send high-water mark is small and sends never block: a slow subscriber loses frames.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import zmq
+
+from hrpsim.codec import CODEC
+
+TOPIC = b"world"
+SEND_HWM = 4
+
+
+class StatePublisher:
+    def __init__(self, context: zmq.Context, bind: str = "tcp://127.0.0.1:*") -> None:
+        self.socket = context.socket(zmq.PUB)
+        self.socket.setsockopt(zmq.LINGER, 0)
+        self.socket.setsockopt(zmq.SNDHWM, SEND_HWM)
+        self.socket.bind(bind)
+        self.endpoint = self.socket.getsockopt_string(zmq.LAST_ENDPOINT)
+        self.sent = 0
+        self.dropped = 0
+
+    def publish(self, frame: dict[str, Any]) -> None:
+        try:
+            self.socket.send_multipart([TOPIC, CODEC.encode(frame)], zmq.NOBLOCK)
+            self.sent += 1
+        except zmq.Again:
+            self.dropped += 1
+
+    def close(self) -> None:
+        if not self.socket.closed:
+            self.socket.close(linger=0)
