@@ -28,7 +28,8 @@ from modelloader.vrml_meshes import (
 
 PRIMITIVES = ("Box", "Sphere", "Cylinder", "Cone")
 MESHES = ("IndexedFaceSet", "ElevationGrid", "Extrusion")
-_TOLERANCE = 1e-9
+_TOLERANCE = 1e-6
+_SQUARE = 1e-4
 
 
 def shape_of(shape: Node, transform: np.ndarray, fields: FieldReader) -> Shape | None:
@@ -74,7 +75,10 @@ def _primitive(geometry: Node, transform: np.ndarray, fields: FieldReader) -> Sh
     linear, offset = transform[:3, :3], transform[:3, 3].copy()
     scales = np.linalg.norm(linear, axis=0)
     rotation = linear / np.where(scales > 0, scales, 1.0)
-    rigid = np.allclose(rotation.T @ rotation, np.eye(3), atol=1e-7) and np.linalg.det(rotation) > 0
+    # Exporters round their matrices: columns a few 1e-6 off square are still a rotation.
+    rigid = bool(np.allclose(rotation.T @ rotation, np.eye(3), atol=_SQUARE)) and np.linalg.det(rotation) > 0
+    if rigid:
+        rotation = _nearest_rotation(rotation)
     kind = geometry.type
     if kind == "Box":
         size = fields.vector(geometry, "size", (2.0, 2.0, 2.0))
@@ -96,6 +100,11 @@ def _primitive(geometry: Node, transform: np.ndarray, fields: FieldReader) -> Sh
         return Shape(kind.lower(), translation=offset, rotation=rotation, radius=radius * scales[0],
                      height=height * scales[1])
     return _mesh_shape(cylinder_mesh(*mesh), transform)
+
+
+def _nearest_rotation(matrix: np.ndarray) -> np.ndarray:
+    u, _, vt = np.linalg.svd(matrix)
+    return u @ vt
 
 
 def _polygon_mesh(geometry: Node, fields: FieldReader) -> Mesh:

@@ -1,0 +1,103 @@
+"""``hrpsim model``: what the loader makes of a model file (``info``), and format conversion
+(``convert``, in modelloader.convert)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from typing import Any
+
+from hrpsim.bodyinfo import Body
+from hrpsim.errors import HrpsimError
+
+USAGE = "usage: hrpsim model {info,convert} ..."
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(f"{USAGE}\n\n  info FILE [--json] [--lenient]   what the loader reads from a model file\n"
+              "  convert ...                       convert a model file (hrpsim model convert --help)")
+        return 0 if argv else 2
+    command, rest = argv[0], argv[1:]
+    if command == "info":
+        return info_main(rest)
+    if command == "convert":
+        return int(importlib.import_module("modelloader.convert").main(rest) or 0)
+    print(f"hrpsim model: unknown command {command!r}\n{USAGE}", file=sys.stderr)
+    return 2
+
+
+def info_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="hrpsim model info", description="Show what the loader reads from a "
+                                     "model file (.wrl OpenHRP VRML97, .urdf, .dae/.zae COLLADA).")
+    parser.add_argument("file", help="the model file")
+    parser.add_argument("--json", action="store_true", help="print JSON (name, root, links, joints, dof, mass, "
+                        "sensors, extra_joints, ...)")
+    parser.add_argument("--lenient", action="store_true", help="load despite problems, reporting them as warnings")
+    args = parser.parse_args(argv)
+    from modelloader import load_body  # the readers are imported only when a file is read
+
+    try:
+        body = load_body(args.file, lenient=args.lenient)
+    except HrpsimError as exc:
+        print(f"hrpsim model info: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(summary(body), indent=2))
+    else:
+        print(tree(body))
+    return 0
+
+
+def summary(body: Body) -> dict[str, Any]:
+    """The JSON form of ``hrpsim model info``."""
+    return {
+        "name": body.name,
+        "format": body.format,
+        "source": body.source,
+        "root": body.root.name if body.links else None,
+        "links": [lk.name for lk in body.links],
+        "joints": body.joint_names,
+        "dof": body.dof,
+        "mass": body.total_mass,
+        "static": body.static,
+        "sensors": [{"name": s.name, "type": s.type, "id": s.id, "link": body.links[s.link].name}
+                    for s in body.sensors],
+        "extra_joints": [{"name": e.name, "link1": e.link1, "link2": e.link2, "type": e.type}
+                         for e in body.extra_joints],
+        "files": list(body.metadata.get("files", [])),
+        "warnings": list(body.metadata.get("warnings", [])),
+    }
+
+
+def tree(body: Body) -> str:
+    """A short readable tree: links with joint types, ids and masses; then sensors and extra joints."""
+    lines = [f"{body.name}  ({body.format}, {len(body.links)} links, {body.dof} dof, "
+             f"{body.total_mass:.6g} kg{', static' if body.static else ''})  {body.source}"]
+
+    def walk(index: int, depth: int) -> None:
+        link = body.links[index]
+        joint = link.joint_type
+        if link.joint_id >= 0:
+            joint += f" id {link.joint_id}"
+        if link.joint_type in ("rotate", "slide", "crawler"):
+            joint += " axis " + " ".join(f"{v:g}" for v in link.joint_axis)
+        shapes = f", {len(link.shapes)} shape{'s' if len(link.shapes) != 1 else ''}" if link.shapes else ""
+        lines.append(f"{'  ' * depth}{link.name}  {joint}  {link.mass:.6g} kg{shapes}")
+        for child in body.children(index):
+            walk(child, depth + 1)
+
+    if body.links:
+        walk(0, 1)
+    if body.sensors:
+        lines.append("sensors:")
+        lines += [f"  {s.name}  {s.type} id {s.id} on {body.links[s.link].name}" for s in body.sensors]
+    if body.extra_joints:
+        lines.append("extra joints:")
+        lines += [f"  {e.name}  {e.type}  {e.link1} - {e.link2}" for e in body.extra_joints]
+    for warning in body.metadata.get("warnings", []):
+        lines.append(f"warning: {warning}")
+    return "\n".join(lines)

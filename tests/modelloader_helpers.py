@@ -1,0 +1,57 @@
+"""Shared by the model loader tests: where the corpus is, its facts, and a modelloader process."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from process_helpers import ManagedProcess, spawn
+
+from hrpsim.naming import NameClient
+
+REPO = Path(__file__).resolve().parents[1]
+MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
+HRPSIM = [sys.executable, "-m", "hrpsim"]
+
+SENSOR_TYPE_OF_FACT = {"Force": "force", "RateGyro": "gyro", "Acceleration": "accel", "Vision": "vision",
+                       "Range": "range"}
+
+
+def vrml_facts() -> dict[str, dict[str, Any]]:
+    models = json.loads((MODELS / "facts.json").read_text())["models"]
+    return {rel: facts for rel, facts in models.items() if rel.endswith(".wrl")}
+
+
+def vrml_corpus_files() -> list[Path]:
+    return sorted((MODELS / "openhrp3" / "model").rglob("*.wrl"))
+
+
+def wait_registered(nameserver: str, name: str, proc: ManagedProcess, timeout: float = 20.0) -> str:
+    """The endpoint ``name`` registered, once it has."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    with NameClient(nameserver, timeout=2.0) as ns:
+        while time.monotonic() < deadline:
+            if proc.popen.poll() is not None:
+                raise RuntimeError(f"{name} exited with {proc.popen.returncode}:\n{proc.log_text()}")
+            entries = {e["name"]: e for e in ns.list()}
+            if name in entries:
+                return entries[name]["endpoint"]
+            time.sleep(0.05)
+    raise RuntimeError(f"{name} did not register within {timeout} s:\n{proc.log_text()}")
+
+
+@contextmanager
+def modelloader_process(nameserver: str, folder: Path, name: str = "modelloader") -> Iterator[ManagedProcess]:
+    """A real ``hrpsim run modelloader`` registered with ``nameserver``; stopped afterwards."""
+    proc = spawn(["run", "modelloader", "--nameserver", nameserver, "--name", name], folder / f"{name}.log")
+    try:
+        proc.address = wait_registered(nameserver, name, proc)
+        yield proc
+    finally:
+        proc.stop()
