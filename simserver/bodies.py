@@ -4,7 +4,6 @@ or in-process when the project says ``services: {loader: local}``."""
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
 from typing import Any
 
 from hrpsim.bodyinfo import Body
@@ -44,13 +43,6 @@ def _fetch(mc: ModelConfig, nameserver: str | None) -> Body:
 
 
 def _load_local(mc: ModelConfig) -> Body:
-    if Path(mc.file).suffix.lower() == ".urdf":
-        from modelloader.urdf import load_urdf
+    from modelloader import load_body
 
-        return load_urdf(mc.file)
-    try:
-        loader = importlib.import_module("modelloader")
-        load_body = loader.load_body
-    except (ImportError, AttributeError):
-        raise ConfigError(f"no in-process loader for {mc.file} in this installation") from None
-    return load_body(mc.file, **(mc.options or {}))
+    return load_body(mc.file, lenient=bool((mc.options or {}).get("lenient", False)))
