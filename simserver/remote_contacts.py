@@ -1,0 +1,133 @@
+"""``world: {collision: service}``: the simulator's contacts come from the collision service.
+
+:class:`RemoteContacts` stands in for :class:`simserver.contacts.ContactGenerator` (same
+``collide() -> int``, ``count`` and ``group``): built once with the world's models, it registers
+their BodyInfo and the project's collision pairs with the service (OpenHRP's arrangement, where
+the DynamicsSimulator asks the CollisionDetector), and each tick sends every moving link's pose in
+one message and turns the answer into ODE contact joints with the pair's surface (friction,
+restitution, soft ERP/CFM, crawler surface motion), exactly as the built-in generator does.
+
+Pairs follow the built-in rules: the project's ``collisions`` (every two models when it lists
+none); a model named twice collides with itself except at adjacent links; two static models
+never collide. A contact record is ODE's ``dContactGeom`` for (link1's geom, link2's geom).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import ode
+
+from hrpsim.client import Client
+from hrpsim.errors import NotFound, SimulationError
+from hrpsim.naming import NameClient
+from hrpsim.project import CollisionPair
+from simserver import odeparams
+from simserver.contacts import ContactGenerator, Surface, _drive_surface, _is_sliding
+from simserver.odemodel import OdeModel
+
+DEFAULT_SERVICE = "collision"
+DEFAULT_TIMEOUT = 10.0  # s per request: the service answers in milliseconds; this only catches a dead peer
+
+log = logging.getLogger("hrpsim.simserver.remote_contacts")
+
+
+def model_link_poses(model: OdeModel) -> np.ndarray:
+    """(n_links, 4, 4) world poses of the model's link frames, as the collision service takes them."""
+    poses = np.tile(np.eye(4), (len(model.links), 1, 1))
+    for i, sim in enumerate(model.links):
+        p, r = model.link_origin(sim)
+        poses[i, :3, :3] = r
+        poses[i, :3, 3] = p
+    return poses
+
+
+class RemoteContacts(ContactGenerator):
+    """Contacts from the collision service, joints made here. ``close()`` when done."""
+
+    def __init__(self, world: ode.World, space: ode.SpaceBase, models: list[OdeModel],
+                 pairs: list[CollisionPair], crawler_speed: Callable[[str, int], float], *,
+                 nameserver: str | None = None, service: str = DEFAULT_SERVICE,
+                 timeout: float = DEFAULT_TIMEOUT) -> None:
+        super().__init__(world, space, models, pairs, crawler_speed)  # surfaces and the default pairs
+        self._moving = [m for m in models if not m.static]
+        self._link_index = {m.name: {lk.name: i for i, lk in enumerate(m.info.links)} for m in models}
+        with NameClient(nameserver, timeout=timeout) as ns:
+            try:
+                endpoint = ns.endpoint_of(service)
+            except NotFound:
+                raise SimulationError(f"world collision is 'service' but no collision service named {service!r} "
+                                      f"is registered with the nameserver at {ns.address}; start it with "
+                                      "`hrpsim run collision` (hrpsim launch does)") from None
+        self.client = Client(endpoint, peer=f"collision service {service!r}", timeout=timeout)
+        try:
+            self._register(models, pairs)
+        except BaseException:
+            self.client.close()
+            raise
+
+    def _register(self, models: list[OdeModel], pairs: list[CollisionPair]) -> None:
+        for model in models:
+            try:
+                self.client.call("remove_body", name=model.name)  # left by an earlier run of this world
+            except NotFound:
+                pass
+            self.client.call("add_body", name=model.name, body=model.info.to_wire())
+        self.client.call("set_poses", poses={m.name: model_link_poses(m) for m in models})
+        static = {m.name for m in models if m.static}
+        if not pairs:
+            pairs = [CollisionPair(a.name, b.name) for i, a in enumerate(models) for b in models[i + 1:]]
+        for pair in pairs:
+            if pair.a == pair.b and pair.a in static:
+                continue  # a static model does not move against itself
+            if pair.a in static and pair.b in static:
+                continue
+            self.client.call("add_pair", body1=pair.a, body2=pair.b)
+
+    def close(self) -> None:
+        self.client.close()
+
+    def collide(self) -> int:
+        """Empty last step's contacts, ask the service for this step's, make their joints."""
+        self.group.empty()
+        self.count = 0
+        poses = {m.name: model_link_poses(m) for m in self._moving}
+        for record in self.client.call("contacts", poses=poses):
+            self._join(record)
+        return self.count
+
+    def _join(self, record: dict[str, Any]) -> None:
+        sim1 = self.models[record["body1"]].links[self._link_index[record["body1"]][record["link1"]]]
+        sim2 = self.models[record["body2"]].links[self._link_index[record["body2"]][record["link2"]]]
+        b1, b2 = sim1.body, sim2.body
+        if (b1 is None and b2 is None) or not sim1.geoms or not sim2.geoms:
+            return
+        g1, g2 = sim1.geoms[0], sim2.geoms[0]
+        surface = self.surfaces[(record["body1"], record["body2"])]
+        crawler = self._crawler_of(g1, 1.0) or self._crawler_of(g2, -1.0)
+        for position, normal, depth in zip(record["position"], record["normal"], record["depth"], strict=True):
+            contact = ode.Contact()
+            contact.setContactGeomParams(tuple(map(float, position)), tuple(map(float, normal)), float(depth), g1, g2)
+            _set_surface(contact, surface, b1, b2)
+            if crawler is not None:
+                _drive_surface(contact, surface, *crawler)
+            joint = ode.ContactJoint(self.world, self.group, contact)
+            joint.attach(b1, b2)
+            self.count += 1
+
+
+def _set_surface(contact: ode.Contact, surface: Surface, b1: ode.Body | None, b2: ode.Body | None) -> None:
+    """The pair's surface on one contact, as the built-in generator sets it."""
+    contact.setMode(surface.mode)
+    contact.setMu(surface.mu)
+    if surface.mode & odeparams.CONTACT_BOUNCE:
+        contact.setBounce(surface.bounce)
+    if surface.mode & odeparams.CONTACT_SOFT_ERP:
+        contact.setSoftERP(surface.soft_erp)
+    if surface.mode & odeparams.CONTACT_SOFT_CFM:
+        contact.setSoftCFM(surface.soft_cfm)
+    if surface.sliding_mu is not None and _is_sliding(contact, b1, b2):
+        contact.setMu(surface.sliding_mu)

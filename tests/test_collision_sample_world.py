@@ -1,0 +1,169 @@
+"""The collision service on OpenHRP3's sample world (sample1.wrl standing on floor.wrl), checked
+against the simulator's built-in contacts, and the simulator run with ``collision: service``
+against the same run with ``builtin``."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import ode
+import pytest
+from collision_helpers import MODELS, collision_service
+
+from hrpsim.project import CollisionPair, ModelConfig, Project, WorldConfig
+from modelloader import load_body
+from simserver.remote_contacts import RemoteContacts, model_link_poses
+from simserver.world import World
+
+SAMPLE1 = MODELS / "openhrp3" / "model" / "sample1.wrl"
+FLOOR = MODELS / "openhrp3" / "model" / "floor.wrl"
+SAMPLE_POS = MODELS / "openhrp3" / "controller" / "SampleController" / "etc" / "Sample.pos"
+WAIST_HEIGHT = 0.6682  # with the first posture of Sample.pos the soles reach 0.1 mm into the floor (top at z = 0)
+
+
+@pytest.fixture(scope="module")
+def bodies():
+    return {"floor": load_body(FLOOR), "robot": load_body(SAMPLE1)}
+
+
+def initial_joints(robot) -> dict[str, float]:
+    first = [float(v) for v in SAMPLE_POS.read_text().split("\n", 1)[0].split()[1:]]
+    return dict(zip(robot.joint_names, first, strict=True))
+
+
+def sample_world(tmp: Path, bodies, *, self_collision: bool = False, waist: float = WAIST_HEIGHT,
+                 collision: str = "builtin") -> World:
+    joints = initial_joints(bodies["robot"])
+    models = [ModelConfig("floor", str(FLOOR), static=True, position=[0.0, 0.0, -0.1]),
+              ModelConfig("robot", str(SAMPLE1), position=[0.0, 0.0, waist], joints=joints, drive="high_gain")]
+    pairs = [CollisionPair("floor", "robot", friction=0.5)]
+    if self_collision:
+        pairs.append(CollisionPair("robot", "robot", self_collision=True))
+    project = Project(path=str(tmp / "sample.yaml"), world=WorldConfig(timestep=0.001, collision=collision),
+                      models=models, collisions=pairs)
+    world = World(project, bodies)
+    robot = world.model("robot")
+    world.command("robot", q_ref=np.array([joints[n] for n in robot.joint_names]))
+    return world
+
+
+def use_service(world: World, nameserver: str) -> RemoteContacts:
+    """What ``world: {collision: service}`` does: the contact source is the collision service."""
+    remote = RemoteContacts(world.ode_world, world.space, list(world.models.values()), world.project.collisions,
+                            world._crawler_speed, nameserver=nameserver)
+    world.contacts = remote
+    return remote
+
+
+def builtin_geom_contacts(world: World) -> list[tuple[str, np.ndarray, np.ndarray, float]]:
+    """ODE's contacts between the floor's geoms and each robot link's geoms, from the simulator's
+    own geom objects (the calls its built-in generator makes), as (link, position, normal, depth)."""
+    floor, robot = world.model("floor"), world.model("robot")
+    out = []
+    for sim in robot.links:
+        for g_robot in sim.geoms:
+            for g_floor in floor.links[0].geoms:
+                for c in ode.collide(g_floor, g_robot):
+                    pos, normal, depth = c.getContactGeomParams()[:3]
+                    out.append((sim.link.name, np.array(pos), np.array(normal), depth))
+    return out
+
+
+def service_contacts(client, world: World, pairs) -> list[tuple[str, np.ndarray, np.ndarray, float]]:
+    poses = {name: model_link_poses(world.model(name)) for name in ("floor", "robot")}
+    out = []
+    for record in client.call("contacts", poses=poses, pairs=pairs):
+        for pos, normal, depth in zip(record["position"], record["normal"], record["depth"], strict=True):
+            out.append((record["link2"], pos, normal, float(depth)))
+    return out
+
+
+def _sorted(contacts):
+    return sorted(contacts, key=lambda c: (c[0], *np.round(c[1], 9)))
+
+
+def test_sample_world_contacts_match_the_simulators_geoms(nameserver, tmp_path, bodies):
+    world = sample_world(tmp_path, bodies)
+    with collision_service(nameserver, tmp_path) as client:
+        for name, body in bodies.items():
+            client.call("add_body", name=name, body=body.to_wire())
+        pairs = [{"body1": "floor", "body2": "robot"}]
+        for tick in range(120):
+            if tick % 40 == 0:
+                expected = _sorted(builtin_geom_contacts(world))
+                got = _sorted(service_contacts(client, world, pairs))
+                assert [c[0] for c in got] == [c[0] for c in expected]
+                assert {c[0] for c in got} == {"RLEG_ANKLE_R", "LLEG_ANKLE_R"}, "both soles, nothing else"
+                for (_, p1, n1, d1), (_, p2, n2, d2) in zip(got, expected, strict=True):
+                    np.testing.assert_allclose(p1, p2, atol=1e-9)
+                    np.testing.assert_allclose(n1, n2, atol=1e-9)
+                    assert math.isclose(d1, d2, abs_tol=1e-9)
+                world.collide()
+                assert world.contacts.count == len(got)  # the built-in generator made as many joints
+                world.integrate()
+            else:
+                world.step()
+
+
+def test_sample_world_self_collision_counts_match_the_builtin_generator(nameserver, tmp_path, bodies):
+    world = sample_world(tmp_path, bodies, self_collision=True, waist=WAIST_HEIGHT - 0.005)
+    world.collide()
+    builtin = world.contacts.count
+    with collision_service(nameserver, tmp_path):
+        remote = use_service(world, nameserver)
+        try:
+            assert remote.collide() == builtin
+            assert builtin > 0
+        finally:
+            remote.close()
+
+
+def test_sample_world_queries(nameserver, tmp_path, bodies):
+    world = sample_world(tmp_path, bodies)
+    poses = {name: model_link_poses(world.model(name)) for name in ("floor", "robot")}
+    with collision_service(nameserver, tmp_path) as client:
+        for name, body in bodies.items():
+            client.call("add_body", name=name, body=body.to_wire())
+        client.call("set_poses", poses=poses)
+        # straight down from just below the waist: the floor's top face at z = 0
+        down = client.call("ray", origin=[0.0, 0.5, 0.3], direction=[0.0, 0.0, -1.0])
+        assert (down["body"], down["link"]) == ("floor", "WAIST")  # floor.wrl names its one link WAIST
+        np.testing.assert_allclose(down["distance"], 0.3, atol=1e-9)
+        # the hands are well above the floor; the soles touch it
+        found = client.call("distance", pairs=[{"body1": "robot", "link1": "RARM_WRIST_R", "body2": "floor"},
+                                               {"body1": "robot", "link1": "RLEG_ANKLE_R", "body2": "floor"}])
+        by_link = {r["link1"]: r for r in found}
+        assert by_link["RARM_WRIST_R"]["distance"] > 0.2
+        assert by_link["RLEG_ANKLE_R"]["distance"] <= 1e-3
+        # a horizontal scan at waist height from in front of the robot sees the robot's body
+        sensor = np.eye(4)
+        sensor[:3, :3] = [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]  # looks along -X (its -Z)
+        sensor[:3, 3] = [1.0, 0.0, WAIST_HEIGHT]
+        scan = client.call("scan", pose=sensor, angle_range=0.4, step=0.05, bodies=["robot"])
+        middle = len(scan["angles"]) // 2
+        assert scan["distances"][middle] < 1.0
+        assert math.isinf(scan["distances"][0]) and math.isinf(scan["distances"][-1])
+
+
+def test_runs_in_both_modes_agree(nameserver, tmp_path, bodies):
+    """Same contacts tick by tick, robot ends within 1 mm, with ``collision: builtin`` and ``service``."""
+    builtin = sample_world(tmp_path, bodies, waist=WAIST_HEIGHT + 0.01)  # drops 1 cm onto its feet
+    service = sample_world(tmp_path, bodies, waist=WAIST_HEIGHT + 0.01)
+    with collision_service(nameserver, tmp_path):
+        remote = use_service(service, nameserver)
+        try:
+            counts = []
+            for _ in range(400):
+                builtin.step()
+                service.step()
+                counts.append((builtin.contacts.count, service.contacts.count))
+        finally:
+            remote.close()
+    assert any(b > 0 for b, _ in counts), "the robot lands on the floor"
+    assert [b for b, _ in counts] == [s for _, s in counts]
+    end_b = builtin.state("robot")["root_position"]
+    end_s = service.state("robot")["root_position"]
+    assert np.linalg.norm(end_b - end_s) < 1e-3
+    assert end_b[2] < WAIST_HEIGHT + 0.005  # it did come down
