@@ -21,6 +21,7 @@ from modelloader.urdf_xml import Problems, floats, number, parse_xml, read_file
 JOINT_TYPES = {"revolute": "rotate", "continuous": "rotate", "prismatic": "slide", "fixed": "fixed", "floating": "free"}
 MOVABLE = ("revolute", "continuous", "prismatic")
 WORLD = "world"
+NO_LIMIT = 1e30  # a position bound this large means "unlimited"
 
 
 @dataclass
@@ -184,8 +185,11 @@ class _UrdfReader:
                 self._warn(joint.element, f"{joint.type} joint without <limit>: left unlimited")
             return
         if joint.type != "continuous":
-            link.q_lower = number(limit.get("lower"), self.problems, limit, "lower", default=0.0) or 0.0
-            link.q_upper = number(limit.get("upper"), self.problems, limit, "upper", default=0.0) or 0.0
+            lower = number(limit.get("lower"), self.problems, limit, "lower", default=0.0) or 0.0
+            upper = number(limit.get("upper"), self.problems, limit, "upper", default=0.0) or 0.0
+            # URDF cannot write an infinite bound; writers (ours included) use a huge number
+            link.q_lower = -np.inf if lower <= -NO_LIMIT else lower
+            link.q_upper = np.inf if upper >= NO_LIMIT else upper
             if link.q_lower > link.q_upper:
                 self.problems.add(limit, f"lower limit {link.q_lower} is above upper limit {link.q_upper}")
         # a velocity or effort of zero (or none) means "not given", not "cannot move"

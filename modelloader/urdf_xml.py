@@ -71,7 +71,7 @@ def parse_xml(data: bytes, path: Path, what: str) -> etree._Element:
     except etree.XMLSyntaxError as exc:
         line, column = exc.position if exc.position else (0, 0)
         message = f"{path}:{line}:{column}: malformed XML: {exc.msg}"
-        raise ModelError(f"{path}: cannot load {what}: malformed XML", [message]) from None
+        raise ModelError(f"cannot load {what}: {message}", [message]) from None
 
 
 def read_file(path: Path, what: str) -> bytes:

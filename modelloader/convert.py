@@ -1,0 +1,45 @@
+"""``hrpsim model convert IN OUT.urdf``: load a model of any supported format and write it as URDF."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from hrpsim.errors import ModelError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="hrpsim model convert",
+        description="Convert a model file (OpenHRP VRML .wrl, URDF, COLLADA .dae/.zae) to URDF. "
+        "Meshes go to a <OUT>_meshes folder beside the output. Sensors, extra joints and motor "
+        "parameters have no URDF form and are left out.",
+    )
+    parser.add_argument("input", help="model file to read")
+    parser.add_argument("output", help="URDF file to write (.urdf)")
+    parser.add_argument("--lenient", action="store_true", help="let the VRML reader skip what it can")
+    args = parser.parse_args(argv)
+    output = Path(args.output)
+    if output.suffix.lower() != ".urdf":
+        print(f"hrpsim model convert: output {output} must end in .urdf", file=sys.stderr)
+        return 2
+    from modelloader import load_body
+    from modelloader.urdf_export import write_urdf
+
+    try:
+        body = load_body(args.input, lenient=args.lenient)
+    except ModelError as exc:
+        print(f"hrpsim model convert: {exc}", file=sys.stderr)
+        return 1
+    try:
+        written = write_urdf(body, output)
+    except OSError as exc:
+        print(f"hrpsim model convert: cannot write {output}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    print(f"{written}: {body.name}, {len(body.links)} links, {body.dof} dof, {body.total_mass:g} kg")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,200 @@
+"""BodyInfo to URDF: any loaded model (VRML, URDF, COLLADA) written as a URDF file.
+
+Joints are written in controller (joint_id) order first, so that reading the file back gives the
+same controller order. Meshes (and shapes URDF has no primitive for: cones, capsules) are written
+as binary STL files in a ``<name>_meshes`` folder beside the URDF. What URDF cannot say is left
+out: sensors, extra joints (closed loops), motor parameters, planes, and the ``crawler`` joint type
+(written as ``fixed``). Infinite velocity or effort limits are written as 0, which the hrpsim
+reader takes as "not given"; an infinite position bound as +-1e30, which it takes as none.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+from lxml import etree
+
+from hrpsim.bodyinfo import Body, Link, Shape
+from modelloader.urdf import NO_LIMIT as HUGE_LIMIT  # URDF has no infinite position limits
+from modelloader.urdf_geometry import CYLINDER_TO_Y
+from modelloader.urdf_xml import axis_angle_matrix, matrix_rpy
+
+
+def write_urdf(body: Body, path: str | Path) -> Path:
+    """Write ``body`` to ``path`` (meshes beside it); return the path written."""
+    path = Path(path).resolve()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    writer = _UrdfWriter(body, path)
+    tree = writer.build()
+    path.write_bytes(etree.tostring(tree, pretty_print=True, xml_declaration=True, encoding="utf-8"))
+    return path
+
+
+def _num(value: float) -> str:
+    return repr(float(value))
+
+
+def _vector(values: np.ndarray) -> str:
+    return " ".join(_num(v) for v in np.asarray(values, dtype=np.float64).reshape(-1))
+
+
+class _UrdfWriter:
+    def __init__(self, body: Body, path: Path) -> None:
+        self.body = body
+        self.path = path
+        self.mesh_dir = path.parent / f"{path.stem}_meshes"
+        self.mesh_count = 0
+
+    def build(self) -> etree._Element:
+        robot = etree.Element("robot", name=self.body.name or self.path.stem)
+        robot.append(etree.Comment(f" written by hrpsim from {self.body.format or 'a model'} {self.body.source} "))
+        root = self.body.root
+        if root.joint_type == "fixed" or not _is_identity(root):
+            robot.append(etree.Element("link", name="world"))
+        for link in self.body.links:
+            robot.append(self._link(link))
+        if root.joint_type == "fixed" or not _is_identity(root):
+            robot.append(self._root_joint(root))
+        for link in self._joint_order():
+            robot.append(self._joint(link))
+        return robot
+
+    # --- links ---------------------------------------------------------------------------------
+
+    def _link(self, link: Link) -> etree._Element:
+        element = etree.Element("link", name=link.name)
+        if link.mass > 0.0:
+            inertial = etree.SubElement(element, "inertial")
+            etree.SubElement(inertial, "origin", xyz=_vector(link.com), rpy="0 0 0")
+            etree.SubElement(inertial, "mass", value=_num(link.mass))
+            i = link.inertia
+            etree.SubElement(
+                inertial, "inertia",
+                ixx=_num(i[0, 0]), ixy=_num(i[0, 1]), ixz=_num(i[0, 2]),
+                iyy=_num(i[1, 1]), iyz=_num(i[1, 2]), izz=_num(i[2, 2]),
+            )  # fmt: skip
+        for index, shape in enumerate(link.visuals or link.shapes):
+            self._geometry(element, "visual", shape, f"{link.name}_visual{index}")
+        for index, shape in enumerate(link.shapes):
+            self._geometry(element, "collision", shape, f"{link.name}_collision{index}")
+        return element
+
+    def _geometry(self, parent: etree._Element, role: str, shape: Shape, label: str) -> None:
+        rotation, translation = shape.rotation, shape.translation
+        if shape.kind == "plane":
+            parent.append(etree.Comment(f" {label}: an infinite plane has no URDF form; left out "))
+            return
+        holder = etree.Element(role)
+        geometry = etree.Element("geometry")
+        if shape.kind == "box":
+            etree.SubElement(geometry, "box", size=_vector(shape.size))
+        elif shape.kind == "sphere":
+            etree.SubElement(geometry, "sphere", radius=_num(shape.radius))
+        elif shape.kind == "cylinder":
+            rotation = rotation @ CYLINDER_TO_Y.T  # back onto URDF's Z axis
+            etree.SubElement(geometry, "cylinder", radius=_num(shape.radius), length=_num(shape.height))
+        else:
+            filename = self._mesh_file(shape, label)
+            if filename is None:
+                return
+            etree.SubElement(geometry, "mesh", filename=filename)
+        etree.SubElement(holder, "origin", xyz=_vector(translation), rpy=_vector(matrix_rpy(rotation)))
+        holder.append(geometry)
+        if role == "visual":
+            material = etree.SubElement(holder, "material", name=f"{label}_material")
+            alpha = 1.0 - shape.appearance.transparency
+            etree.SubElement(material, "color", rgba=_vector([*shape.appearance.diffuse, alpha]))
+        parent.append(holder)
+
+    def _mesh_file(self, shape: Shape, label: str) -> str | None:
+        import trimesh  # slow to import; only models with meshes need it
+
+        vertices, triangles = _triangles(shape)
+        if len(triangles) == 0:
+            return None
+        self.mesh_dir.mkdir(parents=True, exist_ok=True)
+        target = self.mesh_dir / f"{label}.stl"
+        trimesh.Trimesh(vertices=vertices, faces=triangles, process=False).export(target)
+        self.mesh_count += 1
+        return f"{self.mesh_dir.name}/{target.name}"
+
+    # --- joints --------------------------------------------------------------------------------
+
+    def _joint_order(self) -> list[Link]:
+        """Controller joints in joint_id order, then every other joint in link order."""
+        children = self.body.links[1:]
+        with_id = sorted((lk for lk in children if lk.joint_id >= 0), key=lambda lk: lk.joint_id)
+        return with_id + [lk for lk in children if lk.joint_id < 0]
+
+    def _root_joint(self, root: Link) -> etree._Element:
+        kind = "fixed" if root.joint_type == "fixed" else "floating"
+        name = root.joint_name if root.joint_name and root.joint_name != root.name else f"world_to_{root.name}"
+        element = etree.Element("joint", name=name, type=kind)
+        self._origin(element, root)
+        etree.SubElement(element, "parent", link="world")
+        etree.SubElement(element, "child", link=root.name)
+        return element
+
+    def _joint(self, link: Link) -> etree._Element:
+        kind = _urdf_type(link)
+        element = etree.Element("joint", name=link.joint_label, type=kind)
+        self._origin(element, link)
+        etree.SubElement(element, "parent", link=self.body.links[link.parent].name)
+        etree.SubElement(element, "child", link=link.name)
+        if kind in ("revolute", "continuous", "prismatic"):
+            etree.SubElement(element, "axis", xyz=_vector(link.joint_axis))
+            limit = etree.SubElement(element, "limit")
+            if kind != "continuous":
+                limit.set("lower", _num(max(link.q_lower, -HUGE_LIMIT)))
+                limit.set("upper", _num(min(link.q_upper, HUGE_LIMIT)))
+            limit.set("effort", _num(_symmetric(link.torque_lower, link.torque_upper)))
+            limit.set("velocity", _num(_symmetric(link.dq_lower, link.dq_upper)))
+            if link.mimic is not None:
+                etree.SubElement(
+                    element, "mimic", joint=link.mimic.joint,
+                    multiplier=_num(link.mimic.multiplier), offset=_num(link.mimic.offset),
+                )  # fmt: skip
+        if link.joint_type == "crawler":
+            element.append(etree.Comment(" a crawler joint in the source model; URDF has no such type "))
+        return element
+
+    @staticmethod
+    def _origin(element: etree._Element, link: Link) -> None:
+        etree.SubElement(element, "origin", xyz=_vector(link.translation), rpy=_vector(matrix_rpy(link.rotation)))
+
+
+def _urdf_type(link: Link) -> str:
+    if link.joint_type == "rotate":
+        unlimited = math.isinf(link.q_lower) and math.isinf(link.q_upper) and link.mimic is None
+        return "continuous" if unlimited else "revolute"
+    return {"slide": "prismatic", "free": "floating"}.get(link.joint_type, "fixed")
+
+
+def _symmetric(lower: float, upper: float) -> float:
+    """The one bound URDF keeps for a two-sided velocity or effort limit; 0 when unlimited."""
+    bound = min(abs(lower), abs(upper))
+    return 0.0 if math.isinf(bound) else bound
+
+
+def _is_identity(link: Link) -> bool:
+    return bool(np.allclose(link.translation, 0.0) and np.allclose(link.rotation, np.eye(3)))
+
+
+def _triangles(shape: Shape) -> tuple[np.ndarray, np.ndarray]:
+    """A mesh for shapes URDF cannot write as primitives (cone, capsule) or meshes as they are."""
+    import trimesh
+
+    if shape.kind == "mesh":
+        return shape.vertices, shape.triangles
+    y_axis = axis_angle_matrix(np.array([1.0, 0.0, 0.0]), -math.pi / 2)  # trimesh's Z onto BodyInfo's Y
+    if shape.kind == "cone":
+        solid = trimesh.creation.cone(radius=shape.radius, height=shape.height)
+        solid.apply_translation([0.0, 0.0, -shape.height / 2.0])  # BodyInfo cones are centred
+    elif shape.kind == "capsule":
+        solid = trimesh.creation.capsule(height=shape.height, radius=shape.radius)
+    else:
+        return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int32)
+    vertices = np.asarray(solid.vertices) @ y_axis.T
+    return vertices, np.asarray(solid.faces, dtype=np.int32)
