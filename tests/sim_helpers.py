@@ -69,3 +69,81 @@ def model(name: str, *, position: tuple[float, float, float] = (0.0, 0.0, 0.0), 
           rotation: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 0.0), **kw: object) -> ModelConfig:
     return ModelConfig(name=name, file=f"/{name}.wrl", static=static, position=list(position),
                        rotation=list(rotation), **kw)  # type: ignore[arg-type]
+
+
+# --- model files and a simulator process, for tests across processes ---
+
+BOX_URDF = """<?xml version="1.0"?>
+<robot name="box">
+  <link name="body">
+    <inertial><mass value="{mass}"/>
+      <inertia ixx="{i}" iyy="{i}" izz="{i}" ixy="0" ixz="0" iyz="0"/></inertial>
+    <collision><geometry><box size="0.2 0.2 0.2"/></geometry></collision>
+  </link>
+</robot>
+"""
+
+FLOOR_URDF = """<?xml version="1.0"?>
+<robot name="floor">
+  <link name="slab">
+    <collision><origin xyz="0 0 -0.05"/><geometry><box size="20 20 0.1"/></geometry></collision>
+  </link>
+</robot>
+"""
+
+
+def write_box_drop_project(folder: Path, *, height: float = 1.0, end_time: float = 1.5,
+                           publish_every: int = 10, mass: float = 10.0) -> Path:
+    """A project file dropping a 0.2 m box from ``height`` onto a floor, models loaded in-process."""
+    (folder / "box.urdf").write_text(BOX_URDF.format(mass=mass, i=mass * 0.08 / 12))
+    (folder / "floor.urdf").write_text(FLOOR_URDF)
+    path = folder / "box_drop.yaml"
+    path.write_text(
+        f"world: {{timestep: 0.001, end_time: {end_time}, publish_every: {publish_every}}}\n"
+        "services: {loader: local}\n"
+        "models:\n"
+        "  - {name: floor, file: floor.urdf, static: true}\n"
+        f"  - {{name: box, file: box.urdf, position: [0, 0, {height}]}}\n"
+        "collisions:\n"
+        "  - {a: floor, b: box, friction: 0.5}\n"
+    )
+    return path
+
+
+def start_simserver(folder: Path, nameserver: str, project_file: Path, *extra: str,
+                    timeout: float = 30.0):  # -> tuple[ManagedProcess, Client, dict]
+    """A real ``hrpsim run simserver`` process, once registered: (process, client, registration)."""
+    import time
+
+    from process_helpers import spawn
+
+    from hrpsim.client import Client
+    from hrpsim.errors import NotFound
+    from hrpsim.naming import NameClient
+
+    proc = spawn(["run", "simserver", "--project", str(project_file), "--nameserver", nameserver, *extra],
+                 folder / "simserver.log")
+    deadline = time.monotonic() + timeout
+    with NameClient(nameserver) as ns:
+        while True:
+            try:
+                entry = ns.resolve("simserver")
+                break
+            except NotFound:
+                if proc.popen.poll() is not None or time.monotonic() > deadline:
+                    proc.stop()
+                    raise RuntimeError(f"simserver did not register:\n{proc.log_text()}") from None
+                time.sleep(0.05)
+    return proc, Client(entry["endpoint"], peer="simserver", timeout=10.0), entry
+
+
+def wait_finished(client, timeout: float = 60.0) -> dict:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = client.call("status")
+        if status["finished"]:
+            return status
+        time.sleep(0.05)
+    raise TimeoutError(f"the simulation did not finish within {timeout} s: {status}")
