@@ -1,0 +1,64 @@
+"""Interoperation with a real tool: Debian's collada-urdf-tools ``urdf_to_collada`` (urdfdom +
+collada-dom) converts URDF to COLLADA; our reading of the URDF and of its COLLADA agree."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from urdf_helpers import PUMA, SR1, URDF_TO_COLLADA
+
+from modelloader.collada import load_collada
+from modelloader.urdf import load_urdf
+from modelloader.urdf_export import write_urdf
+
+
+def _urdf_to_collada(urdf: Path, out: Path) -> Path:
+    if not URDF_TO_COLLADA.exists():
+        pytest.fail(f"{URDF_TO_COLLADA} is missing: install collada-urdf-tools (scripts/bootstrap.sh does)")
+    done = subprocess.run([str(URDF_TO_COLLADA), str(urdf), str(out)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and out.exists(), done.stdout + done.stderr
+    return out
+
+
+def _assert_same_model(from_urdf, from_collada):
+    assert from_collada.name == from_urdf.name
+    assert sorted(lk.name for lk in from_collada.links) == sorted(lk.name for lk in from_urdf.links)
+    assert from_collada.root.name == from_urdf.root.name
+    assert sorted(from_collada.joint_names) == sorted(from_urdf.joint_names)
+    assert from_collada.dof == from_urdf.dof
+    assert from_collada.total_mass == pytest.approx(from_urdf.total_mass, rel=1e-9)
+    for link in from_urdf.links:
+        other = from_collada.links[from_collada.link_index(link.name)]
+        parent = from_urdf.links[link.parent].name if link.parent >= 0 else None
+        assert (from_collada.links[other.parent].name if other.parent >= 0 else None) == parent
+        assert other.joint_label == link.joint_label or link.parent < 0
+        assert other.joint_type == link.joint_type
+        assert np.allclose(other.translation, link.translation, atol=1e-6), link.name
+        assert np.allclose(other.rotation, link.rotation, atol=1e-6), link.name
+        assert other.mass == pytest.approx(link.mass, rel=1e-9), link.name
+        assert np.allclose(other.com, link.com, atol=1e-6), link.name
+        assert np.allclose(other.inertia, link.inertia, rtol=1e-6, atol=1e-9), link.name
+        if link.joint_type in ("rotate", "slide"):
+            assert np.allclose(other.joint_axis, link.joint_axis, atol=1e-9), link.name
+            # the tool writes limits in degrees; we read them back in radians
+            assert other.q_lower == pytest.approx(link.q_lower, abs=1e-9), link.name
+            assert other.q_upper == pytest.approx(link.q_upper, abs=1e-9), link.name
+
+
+def test_sr1_urdf_and_its_collada_agree(tmp_path: Path):
+    from_urdf = load_urdf(SR1)
+    from_collada = load_collada(_urdf_to_collada(SR1, tmp_path / "sr1.dae"))
+    _assert_same_model(from_urdf, from_collada)
+
+
+def test_our_urdf_export_is_read_by_urdfdom(tmp_path: Path):
+    """Our URDF of the PUMA arm (from COLLADA) goes through urdfdom and back to the same model."""
+    original = load_collada(PUMA)
+    urdf = write_urdf(original, tmp_path / "puma.urdf")
+    from_urdf = load_urdf(urdf)
+    from_collada = load_collada(_urdf_to_collada(urdf, tmp_path / "puma.dae"))
+    _assert_same_model(from_urdf, from_collada)
+    assert from_collada.joint_names == original.joint_names
