@@ -103,14 +103,15 @@ class _BodyBuilder:
         self.problems.extend(duplicate_ids([(s.type, s.name, s.id, str(w)) for s, w in self.sensors]))
         body.extra_joints = [e for e in (self._extra_joint(n) for n in self.extra_nodes) if e is not None]
         body.static = len(self.links) == 1 and self.links[0].joint_type == "fixed"
-        body.metadata = {"files": list(self.loader.files), "humanoid": humanoid_info}
+        body.metadata = {"files": list(self.loader.files), "file_sha256": dict(self.loader.digests),
+                         "humanoid": humanoid_info}
         return self._verdict(body)
 
     def _verdict(self, body: Body) -> Body:
         if self.problems and not self.lenient:
-            count = len(self.problems)
-            raise ModelError(f"{body.source}: {count} problem{'s' if count > 1 else ''} in the model",
-                             self.problems)
+            if len(self.problems) == 1:  # the one problem already names its file and line
+                raise ModelError(self.problems[0], self.problems)
+            raise ModelError(f"{body.source}: {len(self.problems)} problems in the model", self.problems)
         warnings = self.problems + self.notes
         if warnings:
             body.metadata["warnings"] = warnings

@@ -7,6 +7,7 @@ resolves urls relative to the file that names them, as VRML says.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -25,6 +26,7 @@ class SceneLoader:
 
     def __init__(self) -> None:
         self.files: list[str] = []
+        self.digests: dict[str, str] = {}  # sha256 of the bytes parsed, per file
         self.problems: list[str] = []
         self._parsed: dict[str, ParsedFile] = {}
 
@@ -36,6 +38,7 @@ class SceneLoader:
             return cached
         data = _read(absolute)
         self.files.append(absolute)
+        self.digests[absolute] = hashlib.sha256(data).hexdigest()
         parsed = parse_text(decode(data), absolute)
         self._parsed[absolute] = parsed
         resolve_file(parsed, self.problems)

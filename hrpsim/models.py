@@ -1,0 +1,37 @@
+"""Asking the modelloader service for a body: what other components use instead of reading
+model files themselves."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from hrpsim.bodyinfo import Body
+from hrpsim.client import Client
+from hrpsim.naming import NameClient
+
+DEFAULT_LOAD_TIMEOUT = 60.0  # a large model (house.wrl, 583 KB) parses in well under this
+
+
+def fetch_body(
+    path: str | Path,
+    *,
+    nameserver: str | None = None,
+    options: dict[str, Any] | None = None,
+    timeout: float = DEFAULT_LOAD_TIMEOUT,
+    service: str = "modelloader",
+) -> Body:
+    """Load ``path`` through the modelloader service registered as ``service``.
+
+    The path is made absolute here, since the service may run in another directory. Raises
+    ModelError for a model that cannot be loaded, NotFound when no such service is registered,
+    Timeout when it does not answer within ``timeout`` seconds.
+    """
+    text = os.fspath(path)
+    absolute = text if text.startswith("file:") else os.path.abspath(text)
+    with NameClient(nameserver, timeout=min(timeout, 5.0)) as ns:
+        endpoint = ns.endpoint_of(service)
+    with Client(endpoint, peer=service, timeout=timeout) as client:
+        wire = client.call("load", path=absolute, options=options)
+    return Body.from_wire(wire)

@@ -1,0 +1,116 @@
+"""The modelloader process: ``hrpsim run modelloader [--nameserver ADDR] [--bind ADDR] [--name NAME]``.
+
+Operations:
+
+- ``load(path, options=None)`` -> ``Body.to_wire()``. ``path`` is a local path or a file:// url
+  (relative paths are taken from the service's working directory, so clients send absolute
+  ones); ``options`` may hold ``lenient`` (bool). Results are cached by the content of the
+  model file and of every file it read, so an edited Inline is noticed.
+- ``clear()`` -> how many cached bodies were dropped.
+- ``stats()`` -> cache size, hits and misses.
+
+A model that cannot be loaded is an error reply (ModelError naming file, line and problem);
+the service goes on serving.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import time
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from hrpsim.errors import RequestError
+from hrpsim.logs import setup_logging
+from hrpsim.service import DEFAULT_BIND, Operation, Service
+from modelloader import load_body
+from modelloader.cache import BodyCache, CacheKey, file_sha256
+
+log = logging.getLogger("hrpsim.modelloader")
+
+OPTIONS: dict[str, type] = {"lenient": bool}
+
+
+class ModelLoaderService(Service):
+    kind = "modelloader"
+
+    def __init__(self, name: str = "modelloader", *, cache_size: int = 64, **kwargs: Any) -> None:
+        self.cache = BodyCache(cache_size)
+        super().__init__(name, **kwargs)
+
+    def operations(self) -> dict[str, Operation]:
+        return {"load": self.load, "clear": self.clear, "stats": self.stats}
+
+    def load(self, path: Any, options: Any = None) -> dict[str, Any]:
+        local = local_path(path)
+        opts = checked_options(options)
+        key: CacheKey = (local, tuple(sorted(opts.items())))
+        wire = self.cache.get(key)
+        if wire is not None:
+            return wire
+        started = time.perf_counter()
+        body = load_body(local, **opts)
+        wire = body.to_wire()
+        self.cache.put(key, wire, _digests(body.metadata))
+        log.info("loaded %s (%s, %d links) in %.0f ms", local, body.name, len(body.links),
+                 (time.perf_counter() - started) * 1000)
+        return wire
+
+    def clear(self) -> int:
+        return self.cache.clear()
+
+    def stats(self) -> dict[str, int]:
+        return {"bodies": len(self.cache), "hits": self.cache.hits, "misses": self.cache.misses}
+
+
+def local_path(path: Any) -> str:
+    """An absolute local path from a path or file:// url; RequestError for anything else."""
+    if not isinstance(path, str) or not path.strip():
+        raise RequestError(f"load: path must be a non-empty string (a file path or file:// url), got {path!r}")
+    parsed = urlparse(path)
+    if parsed.scheme == "file":
+        path = unquote(parsed.path)
+    elif len(parsed.scheme) > 1:
+        raise RequestError(f"load: only local files are read; {path!r} is a {parsed.scheme}: url")
+    return os.path.abspath(os.path.expanduser(path))
+
+
+def checked_options(options: Any) -> dict[str, Any]:
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise RequestError(f"load: options must be a map such as {{'lenient': true}}, got {options!r}")
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise RequestError(f"load: unknown option(s) {', '.join(map(repr, unknown))}; known: {', '.join(OPTIONS)}")
+    for name, value in options.items():
+        if not isinstance(value, OPTIONS[name]):
+            raise RequestError(f"load: option {name!r} must be {OPTIONS[name].__name__}, got {value!r}")
+    return dict(options)
+
+
+def _digests(metadata: dict[str, Any]) -> dict[str, str]:
+    """The content of every file the load read: as the loader saw it when it says so."""
+    known = dict(metadata.get("file_sha256") or {})
+    for path in metadata.get("files") or []:
+        if path not in known:
+            digest = file_sha256(path)
+            known[path] = digest if digest is not None else ""
+    return known
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="hrpsim run modelloader",
+                                     description="Serve model files (.wrl, .urdf, .dae, .zae) as BodyInfo.")
+    parser.add_argument("--nameserver", help="nameserver address (default: $HRPSIM_NAMESERVER or tcp://127.0.0.1:2809)")
+    parser.add_argument("--bind", default=DEFAULT_BIND, help=f"address to bind (default {DEFAULT_BIND})")
+    parser.add_argument("--name", default="modelloader", help="name to register (default modelloader)")
+    parser.add_argument("--cache-size", type=int, default=64, help="bodies kept in the cache (default 64)")
+    args = parser.parse_args(argv)
+    setup_logging("modelloader")
+    service = ModelLoaderService(args.name, bind=args.bind, nameserver=args.nameserver, cache_size=args.cache_size)
+    print(f"modelloader {args.name!r} serving at {service.endpoint}", flush=True)
+    service.serve_forever()
+    return 0

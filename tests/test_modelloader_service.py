@@ -1,0 +1,94 @@
+"""The modelloader service as a real process behind a real nameserver."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from modelloader_helpers import MODELS, modelloader_process
+
+from hrpsim.bodyinfo import bodies_equal
+from hrpsim.client import Client
+from hrpsim.errors import ModelError, NotFound, RequestError
+from hrpsim.models import fetch_body
+from modelloader import load_body
+
+
+@pytest.fixture
+def loader(nameserver: str, tmp_path: Path):
+    with modelloader_process(nameserver, tmp_path) as proc, \
+            Client(proc.address, peer="modelloader", timeout=60.0) as client:
+        yield nameserver, client
+
+
+@pytest.mark.parametrize("rel", ["openhrp3/model/sample1.wrl", "openhrp3/model/PA10/pa10.main.wrl",
+                                 "openhrp3/model/closed-link-sample.wrl", "openhrp3/model/house/house.main.wrl"])
+def test_body_through_the_service_equals_the_local_load(loader, rel: str) -> None:
+    nameserver, _ = loader
+    remote = fetch_body(MODELS / rel, nameserver=nameserver)
+    assert bodies_equal(remote, load_body(MODELS / rel))
+    again = fetch_body(MODELS / rel, nameserver=nameserver)  # from the cache this time
+    assert bodies_equal(again, remote)
+
+
+def test_cache_hits_and_file_urls(loader) -> None:
+    _, client = loader
+    path = MODELS / "openhrp3/model/box.wrl"
+    first = client.call("load", path=str(path))
+    second = client.call("load", path=path.as_uri())
+    assert first["name"] == second["name"] == "box"
+    assert client.call("stats") == {"bodies": 1, "hits": 1, "misses": 1}
+    assert client.call("clear") == 1
+    client.call("load", path=str(path))
+    assert client.call("stats")["misses"] == 2
+
+
+def test_a_changed_inline_is_noticed(loader, tmp_path: Path) -> None:
+    nameserver, client = loader
+    model = tmp_path / "PA10"
+    shutil.copytree(MODELS / "openhrp3/model/PA10", model)
+    before = fetch_body(model / "pa10.main.wrl", nameserver=nameserver)
+    inline = model / "hand_l.wrl"
+    text = inline.read_text()
+    assert "Transform {" in text
+    inline.write_text(text.replace("Transform {", "Transform { scale 2 2 2", 1))
+    after = fetch_body(model / "pa10.main.wrl", nameserver=nameserver)
+    hand = after.link_index("HAND_L")
+    assert not bodies_equal(before, after)
+    grown = after.links[hand].shapes[0].vertices
+    assert abs(grown).max() == pytest.approx(2 * abs(before.links[hand].shapes[0].vertices).max())
+    assert client.call("stats")["misses"] == 2
+
+
+def test_a_broken_model_is_an_error_reply_and_the_service_goes_on(loader, tmp_path: Path) -> None:
+    nameserver, client = loader
+    broken = tmp_path / "broken.wrl"
+    broken.write_text("#VRML V2.0 utf8\nDEF X Transform {\n  children [ Shape { geometry Box { size 1 1 } ]\n")
+    with pytest.raises(ModelError) as caught:
+        fetch_body(broken, nameserver=nameserver)
+    assert str(broken) in str(caught.value)
+    with pytest.raises(ModelError, match="no such file"):
+        client.call("load", path=str(tmp_path / "missing.wrl"))
+    with pytest.raises(RequestError, match="unknown option"):
+        client.call("load", path=str(broken), options={"strict": True})
+    with pytest.raises(RequestError, match="path must be"):
+        client.call("load", path=42)
+    assert client.call("ping")["kind"] == "modelloader"
+    assert fetch_body(MODELS / "openhrp3/model/floor.wrl", nameserver=nameserver).name == "floor"
+
+
+def test_lenient_option_reaches_the_loader(loader, tmp_path: Path) -> None:
+    _, client = loader
+    odd = tmp_path / "odd.wrl"
+    odd.write_text((MODELS / "openhrp3/model/box2.wrl").read_text().replace('jointType "free"', 'jointType "hover"'))
+    with pytest.raises(ModelError, match="unknown jointType 'hover'"):
+        client.call("load", path=str(odd))
+    wire = client.call("load", path=str(odd), options={"lenient": True})
+    assert wire["links"][0]["joint_type"] == "free"
+    assert any("hover" in w for w in wire["metadata"]["warnings"])
+
+
+def test_fetch_body_names_a_missing_service(nameserver: str) -> None:
+    with pytest.raises(NotFound):
+        fetch_body(MODELS / "openhrp3/model/box.wrl", nameserver=nameserver, service="no-such-loader")
