@@ -58,7 +58,7 @@ class SimServer(Service):
         self.nameserver = nameserver
         self.until = until
         ctx = context or zmq.Context.instance()
-        self.world = World(project, load_bodies(project, nameserver))
+        self.world = World(project, load_bodies(project, nameserver), nameserver=nameserver)
         self.publisher = StatePublisher(ctx)
         self.hub = _make_hub(self.world, project, ctx)
         self.loop = TickLoop(self.world, self.hub, self.publisher, project.world.publish_every)
@@ -144,6 +144,7 @@ class SimServer(Service):
         if self.hub is not None:
             self.hub.close()
         self.publisher.close()
+        self.world.close()
         super().close()
 
     # --- run control ---

@@ -35,9 +35,11 @@ log = logging.getLogger("hrpsim.simserver")
 
 
 class World:
-    def __init__(self, project: Project, bodies: dict[str, Body]) -> None:
+    def __init__(self, project: Project, bodies: dict[str, Body], *, nameserver: str | None = None) -> None:
         self.project = project
         self.bodies = bodies
+        self.nameserver = nameserver  # where to find the collision service (world.collision: service)
+        self.contacts: ContactGenerator | None = None
         missing = [m.name for m in project.models if m.name not in bodies]
         if missing:
             raise ConfigError(f"{project.path}: no body loaded for model(s) {', '.join(missing)}")
@@ -75,8 +77,7 @@ class World:
             for extra in model.info.extra_joints:
                 self._extra.extend(build_extra_joint(model, extra, self.ode_world))
         self.robots = [name for name, m in self.models.items() if not m.static]
-        self.contacts = ContactGenerator(self.ode_world, self.space, list(self.models.values()),
-                                         self.project.collisions, self._crawler_speed)
+        self.contacts = self._contact_generator()
         self._dynamic = [(sim.body, model.name, sim.link.name)
                          for model in self.models.values() for sim in model.links if sim.body is not None]
         self._drive_list = list(self.drives.values())
@@ -87,9 +88,26 @@ class World:
         self.tick = 0
         self.failed: str | None = None
 
+    def _contact_generator(self) -> ContactGenerator:
+        models = list(self.models.values())
+        if self.project.world.collision == "service":
+            from simserver.remote_contacts import RemoteContacts
+
+            return RemoteContacts(self.ode_world, self.space, models, self.project.collisions, self._crawler_speed,
+                                  nameserver=self.nameserver)
+        return ContactGenerator(self.ode_world, self.space, models, self.project.collisions, self._crawler_speed)
+
+    def close(self) -> None:
+        """Let go of outside resources (the collision service's connection)."""
+        if self.contacts is not None:
+            self.contacts.group.empty()
+            closer = getattr(self.contacts, "close", None)
+            if closer is not None:
+                closer()
+
     def reset(self) -> None:
         """Back to the initial state of the project (rebuilds every ODE object)."""
-        self.contacts.group.empty()
+        self.close()
         self._build()
 
     def rebuild(self, project: Project, bodies: dict[str, Body]) -> None:
