@@ -84,12 +84,18 @@ class PairContacts:
     depth: np.ndarray  # (k,)
 
 
+def place_bodies(scene: Scene, pairs: list[LinkPair]) -> None:
+    """Pose the ODE geometry of every body the pairs name (once per query, not per pair)."""
+    for name in {p.body1 for p in pairs} | {p.body2 for p in pairs}:
+        geometry_of(scene.bodies[name])
+
+
 def _link_geoms(scene: Scene, body: str, link: int) -> list[ode.GeomObject]:
-    return geometry_of(scene.bodies[body]).links[link].geoms
+    return scene.bodies[body].extra["ode"].links[link].geoms  # placed by place_bodies
 
 
 def pair_contacts(scene: Scene, pair: LinkPair, max_per_geom_pair: int = 0) -> PairContacts | None:
-    """ODE contacts between the geoms of the two links; None when they do not touch."""
+    """ODE contacts between the geoms of the two links (placed); None when they do not touch."""
     rows: list[tuple] = []
     for g1 in _link_geoms(scene, pair.body1, pair.link1):
         for g2 in _link_geoms(scene, pair.body2, pair.link2):
@@ -109,7 +115,9 @@ def pair_contacts(scene: Scene, pair: LinkPair, max_per_geom_pair: int = 0) -> P
 
 def contacts(scene: Scene, pairs: dict[LinkPair, float], max_per_geom_pair: int = 0) -> list[PairContacts]:
     out = []
-    for pair in scene.near_pairs(pairs):
+    near = scene.near_pairs(pairs)
+    place_bodies(scene, near)
+    for pair in near:
         found = pair_contacts(scene, pair, max_per_geom_pair)
         if found is not None:
             out.append(found)
@@ -117,7 +125,7 @@ def contacts(scene: Scene, pairs: dict[LinkPair, float], max_per_geom_pair: int 
 
 
 def pair_touches(scene: Scene, pair: LinkPair) -> bool:
-    """Whether ODE finds any contact between the two links (stops at the first)."""
+    """Whether ODE finds any contact between the two links (placed; stops at the first)."""
     for g1 in _link_geoms(scene, pair.body1, pair.link1):
         for g2 in _link_geoms(scene, pair.body2, pair.link2):
             if ode.collide(g1, g2):

@@ -25,7 +25,9 @@ def contacts(scene: Scene, pairs: dict[LinkPair, float], max_per_geom_pair: int 
 def intersecting(scene: Scene, pairs: dict[LinkPair, float]) -> list[dict[str, Any]]:
     """The pairs that overlap, or (with a tolerance) come closer than their tolerance."""
     out = []
-    for pair in scene.near_pairs(pairs, margin=pairs):
+    near = scene.near_pairs(pairs, margin=pairs)
+    odescene.place_bodies(scene, near)
+    for pair in near:
         tolerance = pairs[pair]
         if odescene.pair_touches(scene, pair) or (tolerance > 0 and _separation(scene, pair) <= tolerance):
             out.append(scene.describe(pair))

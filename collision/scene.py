@@ -97,6 +97,7 @@ class Scene:
     def __init__(self) -> None:
         self.bodies: dict[str, SceneBody] = {}
         self.pairs: dict[LinkPair, float] = {}  # -> tolerance
+        self._layout_cache: _PairLayout | None = None
 
     # --- bodies ---
 
@@ -243,20 +244,45 @@ class Scene:
 
     def near_pairs(self, pairs: Iterable[LinkPair], margin: dict[LinkPair, float] | None = None) -> list[LinkPair]:
         """The pairs whose bounding spheres come within their tolerance (links without shapes drop out)."""
-        pairs = list(pairs)
+        pairs = tuple(pairs)
         if not pairs:
             return []
-        centres = {name: b.world_bound_centers() for name, b in self.bodies.items()}
-        c1 = np.array([centres[p.body1][p.link1] for p in pairs])
-        c2 = np.array([centres[p.body2][p.link2] for p in pairs])
-        r1 = np.array([self.bodies[p.body1].bound_radii[p.link1] for p in pairs])
-        r2 = np.array([self.bodies[p.body2].bound_radii[p.link2] for p in pairs])
-        tol = np.array([(margin or {}).get(p, 0.0) for p in pairs])
-        has_shapes = (r1 >= 0) & (r2 >= 0)
+        layout = self._layout(pairs)
+        centres = {name: self.bodies[name].world_bound_centers() for name in layout.bodies}
+        radii = {name: self.bodies[name].bound_radii for name in layout.bodies}
+        c1, c2 = np.empty((len(pairs), 3)), np.empty((len(pairs), 3))
+        r1, r2 = np.empty(len(pairs)), np.empty(len(pairs))
+        for (b1, b2), (rows, i1, i2) in layout.groups.items():
+            c1[rows], r1[rows] = centres[b1][i1], radii[b1][i1]
+            c2[rows], r2[rows] = centres[b2][i2], radii[b2][i2]
+        reach = r1 + r2 + 1e-9
+        if margin:
+            reach += np.array([margin.get(p, 0.0) for p in pairs])
         with np.errstate(invalid="ignore"):
-            near = np.linalg.norm(c1 - c2, axis=1) <= r1 + r2 + tol + 1e-9
-        near |= np.isinf(r1) | np.isinf(r2)
-        return [p for p, ok in zip(pairs, near & has_shapes, strict=True) if ok]
+            near = np.einsum("ij,ij->i", c1 - c2, c1 - c2) <= np.where(np.isinf(reach), np.inf, reach * reach)
+        near &= (r1 >= 0) & (r2 >= 0)
+        return [pairs[k] for k in np.flatnonzero(near)]
+
+    def _layout(self, pairs: tuple[LinkPair, ...]) -> _PairLayout:
+        """Index arrays per body pair; the last one is kept, since a simulator asks for the same pairs each tick."""
+        cached = self._layout_cache
+        if cached is not None and cached.pairs == pairs:
+            return cached
+        grouped: dict[tuple[str, str], list[tuple[int, int, int]]] = {}
+        for row, p in enumerate(pairs):
+            grouped.setdefault((p.body1, p.body2), []).append((row, p.link1, p.link2))
+        groups = {key: tuple(np.array(col, dtype=np.intp) for col in zip(*items, strict=True))
+                  for key, items in grouped.items()}
+        layout = _PairLayout(pairs, groups, {b for key in groups for b in key})
+        self._layout_cache = layout
+        return layout
+
+
+@dataclass
+class _PairLayout:
+    pairs: tuple[LinkPair, ...]
+    groups: dict[tuple[str, str], tuple[np.ndarray, np.ndarray, np.ndarray]]  # rows, links of body1, of body2
+    bodies: set[str]
 
 
 def checked_tolerance(value: Any) -> float:
