@@ -89,7 +89,8 @@ class _ColladaReader:
             self.problems.raise_if_any()
         joints = read_joints(model, self.doc)
         self.klinks = read_links(model, joints, self.doc)
-        self.problems.raise_if_any()
+        if not self.klinks:
+            self.problems.raise_if_any()
         self.frames = [self._bodyinfo_frame(k) for k in self.klinks]
         self.sid_to_index = {k.sid: i for i, k in enumerate(self.klinks)}
         links = [self._link(i, k) for i, k in enumerate(self.klinks)]

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 from lxml import etree
 
-from modelloader.urdf_xml import Problems, axis_angle_matrix, floats, parse_xml, read_file
+from modelloader.urdf_xml import Problems, axis_angle_matrix, floats, integer, parse_xml, read_file
 
 TRANSFORM_TAGS = ("translate", "rotate", "matrix", "scale")
 
@@ -155,7 +155,9 @@ def _primitive_triangles(
     primitive: etree._Element, vertex_input: etree._Element, document: Document
 ) -> np.ndarray | None:
     problems = document.problems
-    offsets = [int(i.get("offset", "0")) for i in primitive.findall("input")]
+    offsets = [integer(i.get("offset", "0"), problems, i, "input offset") for i in primitive.findall("input")]
+    if any(o is None for o in offsets):
+        return None
     stride = max(offsets) + 1
     offset = int(vertex_input.get("offset", "0"))
     polygons: list[np.ndarray] = []
@@ -177,6 +179,9 @@ def _primitive_triangles(
         counts = floats(vcount_element.text if vcount_element is not None else "", None, problems, primitive, "vcount")
         if counts is None:
             return None
+        if np.any(counts < 0) or np.any(counts != np.round(counts)):
+            problems.add(primitive, "vcount holds a negative or fractional vertex count")
+            return None
         flat = np.concatenate(polygons)
         if flat.size != int(counts.sum()) * stride:
             problems.add(primitive, "vcount does not match the number of indices in <p>")
@@ -197,7 +202,9 @@ def _source_points(source: etree._Element | None, where: etree._Element, documen
         return None
     array = source.find("float_array")
     accessor = source.find("technique_common/accessor")
-    stride = int(accessor.get("stride", "3")) if accessor is not None else 3
+    stride = 3 if accessor is None else integer(accessor.get("stride", "3"), document.problems, accessor, "stride", 1)
+    if stride is None:
+        return None
     values = floats(array.text if array is not None else None, None, document.problems, source, "float_array")
     if values is None:
         return None

@@ -120,6 +120,19 @@ def number(
     return None if values is None else float(values[0])
 
 
+def integer(text: str | None, problems: Problems, element: etree._Element, field: str, minimum: int = 0) -> int | None:
+    """A whole number >= ``minimum`` from an attribute, or None after recording why not."""
+    try:
+        value = int((text or "").strip())
+    except ValueError:
+        problems.add(element, f"{field} {text!r} is not a whole number")
+        return None
+    if value < minimum:
+        problems.add(element, f"{field} {value} is below {minimum}")
+        return None
+    return value
+
+
 def rpy_matrix(rpy: np.ndarray) -> np.ndarray:
     """URDF roll-pitch-yaw: R = Rz(yaw) Ry(pitch) Rx(roll) (fixed axes X, then Y, then Z)."""
     roll, pitch, yaw = (float(v) for v in rpy)
