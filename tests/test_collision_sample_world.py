@@ -4,14 +4,19 @@ against the same run with ``builtin``."""
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
 from pathlib import Path
 
 import numpy as np
 import ode
 import pytest
-from collision_helpers import MODELS, collision_service
+from collision_helpers import MODELS, collision_service, wait_registered
+from collision_helpers import pose as pose_at
+from process_helpers import HRPSIM, REPO, spawn
 
+from hrpsim.errors import ModelError, SimulationError
 from hrpsim.project import CollisionPair, ModelConfig, Project, WorldConfig
 from modelloader import load_body
 from simserver.remote_contacts import RemoteContacts, model_link_poses
@@ -34,7 +39,7 @@ def initial_joints(robot) -> dict[str, float]:
 
 
 def sample_world(tmp: Path, bodies, *, self_collision: bool = False, waist: float = WAIST_HEIGHT,
-                 collision: str = "builtin") -> World:
+                 collision: str = "builtin", nameserver: str | None = None) -> World:
     joints = initial_joints(bodies["robot"])
     models = [ModelConfig("floor", str(FLOOR), static=True, position=[0.0, 0.0, -0.1]),
               ModelConfig("robot", str(SAMPLE1), position=[0.0, 0.0, waist], joints=joints, drive="high_gain")]
@@ -43,18 +48,10 @@ def sample_world(tmp: Path, bodies, *, self_collision: bool = False, waist: floa
         pairs.append(CollisionPair("robot", "robot", self_collision=True))
     project = Project(path=str(tmp / "sample.yaml"), world=WorldConfig(timestep=0.001, collision=collision),
                       models=models, collisions=pairs)
-    world = World(project, bodies)
+    world = World(project, bodies, nameserver=nameserver)
     robot = world.model("robot")
     world.command("robot", q_ref=np.array([joints[n] for n in robot.joint_names]))
     return world
-
-
-def use_service(world: World, nameserver: str) -> RemoteContacts:
-    """What ``world: {collision: service}`` does: the contact source is the collision service."""
-    remote = RemoteContacts(world.ode_world, world.space, list(world.models.values()), world.project.collisions,
-                            world._crawler_speed, nameserver=nameserver)
-    world.contacts = remote
-    return remote
 
 
 def builtin_geom_contacts(world: World) -> list[tuple[str, np.ndarray, np.ndarray, float]]:
@@ -111,13 +108,16 @@ def test_sample_world_self_collision_counts_match_the_builtin_generator(nameserv
     world = sample_world(tmp_path, bodies, self_collision=True, waist=WAIST_HEIGHT - 0.005)
     world.collide()
     builtin = world.contacts.count
+    assert builtin > 0
     with collision_service(nameserver, tmp_path):
-        remote = use_service(world, nameserver)
+        service = sample_world(tmp_path, bodies, self_collision=True, waist=WAIST_HEIGHT - 0.005,
+                               collision="service", nameserver=nameserver)
         try:
-            assert remote.collide() == builtin
-            assert builtin > 0
+            assert isinstance(service.contacts, RemoteContacts)
+            service.collide()
+            assert service.contacts.count == builtin
         finally:
-            remote.close()
+            service.close()
 
 
 def test_sample_world_queries(nameserver, tmp_path, bodies):
@@ -150,9 +150,9 @@ def test_sample_world_queries(nameserver, tmp_path, bodies):
 def test_runs_in_both_modes_agree(nameserver, tmp_path, bodies):
     """Same contacts tick by tick, robot ends within 1 mm, with ``collision: builtin`` and ``service``."""
     builtin = sample_world(tmp_path, bodies, waist=WAIST_HEIGHT + 0.01)  # drops 1 cm onto its feet
-    service = sample_world(tmp_path, bodies, waist=WAIST_HEIGHT + 0.01)
     with collision_service(nameserver, tmp_path):
-        remote = use_service(service, nameserver)
+        service = sample_world(tmp_path, bodies, waist=WAIST_HEIGHT + 0.01, collision="service",
+                               nameserver=nameserver)
         try:
             counts = []
             for _ in range(400):
@@ -160,10 +160,69 @@ def test_runs_in_both_modes_agree(nameserver, tmp_path, bodies):
                 service.step()
                 counts.append((builtin.contacts.count, service.contacts.count))
         finally:
-            remote.close()
+            service.close()
     assert any(b > 0 for b, _ in counts), "the robot lands on the floor"
     assert [b for b, _ in counts] == [s for _, s in counts]
     end_b = builtin.state("robot")["root_position"]
     end_s = service.state("robot")["root_position"]
     assert np.linalg.norm(end_b - end_s) < 1e-3
     assert end_b[2] < WAIST_HEIGHT + 0.005  # it did come down
+
+
+def test_a_world_asking_for_the_service_without_one_says_so(nameserver, tmp_path, bodies):
+    with pytest.raises(SimulationError, match=r"no collision service named 'collision'.*hrpsim run collision"):
+        sample_world(tmp_path, bodies, collision="service", nameserver=nameserver)
+
+
+LAUNCH_PROJECT = """\
+world: {{timestep: 0.002, gravity: [0, 0, -9.8], end_time: 0.6, solver: step, collision: {mode}}}
+models:
+  - {{name: floor, file: {floor}, static: true, position: [0, 0, -0.1]}}
+  - {{name: robot, file: {robot}, position: [0, 0, 0.7335], drive: high_gain}}
+collisions:
+  - {{a: floor, b: robot, friction: 0.5, restitution: 0.0}}
+"""
+
+
+def launch(tmp: Path, mode: str) -> dict:
+    project = tmp / f"stand_{mode}.yaml"
+    project.write_text(LAUNCH_PROJECT.format(mode=mode, floor=FLOOR, robot=SAMPLE1))
+    summary = tmp / f"{mode}.json"
+    done = subprocess.run([*HRPSIM, "launch", str(project), "--summary", str(summary), "--nameserver",
+                           "tcp://127.0.0.1:*", "--run-dir", str(tmp / f"run_{mode}"), "--quiet"],
+                          cwd=REPO, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(summary.read_text())
+
+
+def test_launched_runs_in_both_modes_agree(tmp_path):
+    """The whole stack (hrpsim launch starts the collision process for ``collision: service``)."""
+    builtin, service = launch(tmp_path, "builtin"), launch(tmp_path, "service")
+    assert builtin["error"] is None and service["error"] is None
+    assert builtin["ticks"] == service["ticks"] == 300
+    end_b = np.array(builtin["robots"]["robot"]["root_end"])
+    end_s = np.array(service["robots"]["robot"]["root_end"])
+    assert end_b[2] < 0.7335 - 0.005  # the robot came down onto its feet ...
+    assert np.linalg.norm(end_b - end_s) < 1e-3  # ... the same way in both modes
+    assert (tmp_path / "run_service" / "collision.log").exists()
+    assert not (tmp_path / "run_builtin" / "collision.log").exists()
+
+
+def test_bodies_added_by_model_file_through_the_modelloader(nameserver, tmp_path):
+    loader = spawn(["run", "modelloader", "--nameserver", nameserver], tmp_path / "modelloader.log")
+    try:
+        wait_registered(nameserver, "modelloader", loader)
+        with collision_service(nameserver, tmp_path) as client:
+            added = client.call("add_body", name="robot", file=str(SAMPLE1))
+            assert added["model"] == "SampleRobot" and len(added["links"]) == 30
+            client.call("add_body", name="floor", file=str(FLOOR))
+            client.call("set_poses", poses={"floor": np.array([pose_at([0.0, 0.0, -0.1])])})
+            down = client.call("ray", origin=[0.0, 0.0, 1.0], direction=[0.0, 0.0, -1.0], bodies=["floor"])
+            np.testing.assert_allclose(down["distance"], 1.0, atol=1e-9)
+            broken = tmp_path / "broken.wrl"
+            broken.write_text("#VRML V2.0 utf8\nDEF X Transform { children [ \n")
+            with pytest.raises(ModelError, match=r"broken\.wrl"):
+                client.call("add_body", name="broken", file=str(broken))
+            assert [b["name"] for b in client.call("bodies")] == ["robot", "floor"]
+    finally:
+        loader.stop()
