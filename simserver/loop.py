@@ -115,7 +115,7 @@ class TickLoop:
         for name, model in world.models.items():
             entry: dict[str, Any] = {"poses": model.link_poses()}
             if not model.static:
-                entry["q"] = np.array([model.joint_value(js) for js in model.joints])
+                entry["q"] = model.joint_values()
             bodies[name] = entry
         return {"time": world.time, "tick": world.tick, "bodies": bodies}
 

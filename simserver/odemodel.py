@@ -10,6 +10,7 @@ positions from the pose they were created in, so each joint keeps the initial va
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -87,6 +88,17 @@ class OdeModel:
             self.links.append(self._build_link(index, link, poses[index], world, joint_limits))
         self.joints = [self.links[lk_index] for lk_index in self._controller_order()]
         self.joint_names = [js.link.joint_label for js in self.joints]
+        # Bound ODE getters per controller-order joint, so a state read is one call per value.
+        self._value_readers = [_reader(js, "value") for js in self.joints]
+        self._rate_readers = [_reader(js, "rate") for js in self.joints]
+
+    def joint_values(self) -> np.ndarray:
+        """Joint values in controller order."""
+        return np.array([read() + offset for read, offset in self._value_readers])
+
+    def joint_rates(self) -> np.ndarray:
+        """Joint rates in controller order."""
+        return np.array([read() for read, _ in self._rate_readers])
 
     def _controller_order(self) -> list[int]:
         by_id = sorted((lk.joint_id, i) for i, lk in enumerate(self.info.links) if lk.joint_id >= 0)
@@ -175,7 +187,7 @@ class OdeModel:
             return np.zeros(3), np.zeros(3)
         r = np.array(sim.body.getRotation()).reshape(3, 3)
         w = np.array(sim.body.getAngularVel())
-        return np.array(sim.body.getLinearVel()) - np.cross(w, r @ sim.com), w
+        return np.array(sim.body.getLinearVel()) - cross(w, r @ sim.com), w
 
     def joint_value(self, sim: LinkSim) -> float:
         if sim.kind == "hinge":
@@ -195,13 +207,18 @@ class OdeModel:
         """Torque (force) the joint's constraints apply along its axis in the last step: motor and stops."""
         if sim.kind not in ("hinge", "slider"):
             return 0.0
-        f1, t1, _, _ = sim.joint.getFeedback()
-        axis = np.array(sim.joint.getAxis())
+        # Plain float arithmetic: this runs per joint per state read, where numpy's overhead dominates.
+        f, t, _, _ = sim.joint.getFeedback()
+        ax, ay, az = sim.joint.getAxis()
         if sim.kind == "slider":
-            return float(np.dot(f1, axis))
-        anchor = np.array(sim.joint.getAnchor())
-        moment = np.array(t1) + np.cross(np.array(sim.body.getPosition()) - anchor, np.array(f1))
-        return float(moment @ axis)
+            return f[0] * ax + f[1] * ay + f[2] * az
+        px, py, pz = sim.joint.getAnchor()
+        cx, cy, cz = sim.body.getPosition()
+        rx, ry, rz = cx - px, cy - py, cz - pz
+        mx = t[0] + ry * f[2] - rz * f[1]
+        my = t[1] + rz * f[0] - rx * f[2]
+        mz = t[2] + rx * f[1] - ry * f[0]
+        return mx * ax + my * ay + mz * az
 
     def link_poses(self) -> np.ndarray:
         """(links, 7): position xyz and rotation as a quaternion wxyz, for observers."""
@@ -217,6 +234,23 @@ class OdeModel:
                 out[i, :3] = np.array(sim.body.getPosition()) - r @ sim.com
                 out[i, 3:] = q
         return out
+
+
+def _zero() -> float:
+    return 0.0
+
+
+def _reader(sim: LinkSim, what: str) -> tuple[Callable[[], float], float]:
+    if sim.kind == "hinge":
+        return (sim.joint.getAngle, sim.offset) if what == "value" else (sim.joint.getAngleRate, 0.0)
+    if sim.kind == "slider":
+        return (sim.joint.getPosition, sim.offset) if what == "value" else (sim.joint.getPositionRate, 0.0)
+    return _zero, 0.0
+
+
+def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A 3-vector cross product without numpy's general-case overhead (hot path)."""
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
 
 
 def _quaternion(r: np.ndarray) -> np.ndarray:

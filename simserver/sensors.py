@@ -24,14 +24,39 @@ from simserver.odemodel import LinkSim, OdeModel
 log = logging.getLogger("hrpsim.simserver")
 
 
+Vec = tuple[float, float, float]
+
+
+def _to_link(r: tuple[float, ...], x: float, y: float, z: float) -> Vec:
+    """R^T v for ODE's row-major 3x3 ``r``: a world vector in the link frame (plain floats: hot path)."""
+    return (r[0] * x + r[3] * y + r[6] * z, r[1] * x + r[4] * y + r[7] * z, r[2] * x + r[5] * y + r[8] * z)
+
+
+class _Mount:
+    """Where a sensor sits on its link body: its offset from the COM and its rotation, link frame."""
+
+    def __init__(self, sensor: Sensor, sim: LinkSim) -> None:
+        self.name = sensor.name
+        self.sim = sim
+        self.offset = tuple(float(v) for v in np.asarray(sensor.translation, float) - sim.com)
+        rotation = np.asarray(sensor.rotation, float)
+        self.rotation_t = None if np.allclose(rotation, np.eye(3), atol=1e-12) else rotation.T.copy()
+
+    def output(self, values: list[float]) -> np.ndarray:
+        out = np.array(values)
+        if self.rotation_t is not None:
+            out = (self.rotation_t @ out.reshape(-1, 3).T).T.reshape(-1)
+        return out
+
+
 class SensorSet:
     def __init__(self, model: OdeModel, timestep: float, gravity: np.ndarray) -> None:
         self.model = model
         self.dt = timestep
-        self.gravity = np.asarray(gravity, float)
-        self.force: list[tuple[Sensor, LinkSim]] = []
-        self.gyro: list[tuple[Sensor, LinkSim]] = []
-        self.accel: list[tuple[Sensor, LinkSim, tuple[float, float, float]]] = []
+        self.gravity = tuple(float(v) for v in gravity)
+        self.force: list[_Mount] = []
+        self.gyro: list[_Mount] = []
+        self.accel: list[_Mount] = []
         for sensor in model.info.sensors:
             sim = model.links[sensor.link]
             if sim.body is None:
@@ -40,47 +65,49 @@ class SensorSet:
                 if sim.joint is None:
                     log.warning("force sensor %r of %s has no joint to measure: it reads zeros",
                                 sensor.name, model.where(sim.index))
-                self.force.append((sensor, sim))
+                self.force.append(_Mount(sensor, sim))
             elif sensor.type == "gyro":
-                self.gyro.append((sensor, sim))
+                self.gyro.append(_Mount(sensor, sim))
             elif sensor.type == "accel":
-                local = tuple(float(v) for v in np.asarray(sensor.translation, float) - sim.com)
-                self.accel.append((sensor, sim, local))
-        self._previous = [np.array(sim.body.getRelPointVel(local)) for _, sim, local in self.accel]
+                self.accel.append(_Mount(sensor, sim))
+        self._previous: list[Vec] = [m.sim.body.getRelPointVel(m.offset) for m in self.accel]
 
     def before_step(self) -> None:
         """Keep each accelerometer point's velocity for the difference after the step."""
         previous = self._previous
-        for k, (_, sim, local) in enumerate(self.accel):
-            previous[k] = sim.body.getRelPointVel(local)
+        for k, mount in enumerate(self.accel):
+            previous[k] = mount.sim.body.getRelPointVel(mount.offset)
 
     def read(self) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
-        for sensor, sim in self.force:
-            out[sensor.name] = self._force(sensor, sim)
-        for sensor, sim in self.gyro:
-            r = _sensor_rotation(sim, sensor)
-            out[sensor.name] = r.T @ np.array(sim.body.getAngularVel())
-        for k, (sensor, sim, local) in enumerate(self.accel):
-            velocity = np.array(sim.body.getRelPointVel(local))
-            acceleration = (velocity - np.asarray(self._previous[k])) / self.dt - self.gravity
-            out[sensor.name] = _sensor_rotation(sim, sensor).T @ acceleration
+        for mount in self.force:
+            out[mount.name] = self._force(mount)
+        for mount in self.gyro:
+            body = mount.sim.body
+            out[mount.name] = mount.output(list(_to_link(body.getRotation(), *body.getAngularVel())))
+        inv_dt, (gx, gy, gz) = 1.0 / self.dt, self.gravity
+        for k, mount in enumerate(self.accel):
+            body = mount.sim.body
+            vx, vy, vz = body.getRelPointVel(mount.offset)
+            px, py, pz = self._previous[k]
+            acceleration = _to_link(body.getRotation(), (vx - px) * inv_dt - gx, (vy - py) * inv_dt - gy,
+                                    (vz - pz) * inv_dt - gz)
+            out[mount.name] = mount.output(list(acceleration))
         return out
 
-    def _force(self, sensor: Sensor, sim: LinkSim) -> np.ndarray:
-        if sim.joint is None:
+    @staticmethod
+    def _force(mount: _Mount) -> np.ndarray:
+        joint = mount.sim.joint
+        if joint is None:
             return np.zeros(6)
-        f1, t1, _, _ = sim.joint.getFeedback()
-        f1, t1 = np.array(f1), np.array(t1)
-        r_link = np.array(sim.body.getRotation()).reshape(3, 3)
-        com = np.array(sim.body.getPosition())
-        point = com + r_link @ (np.asarray(sensor.translation, float) - sim.com)
-        # The joint pushes the link with f1 (torque t1 about its COM); the parent gets the reaction.
-        force = -f1
-        moment = -(t1 + np.cross(com - point, f1))
-        r = r_link @ np.asarray(sensor.rotation, float)
-        return np.concatenate([r.T @ force, r.T @ moment])
-
-
-def _sensor_rotation(sim: LinkSim, sensor: Sensor) -> np.ndarray:
-    return np.array(sim.body.getRotation()).reshape(3, 3) @ np.asarray(sensor.rotation, float)
+        f1, t1, _, _ = joint.getFeedback()
+        r = mount.sim.body.getRotation()
+        fx, fy, fz = _to_link(r, *f1)
+        tx, ty, tz = _to_link(r, *t1)
+        dx, dy, dz = mount.offset  # sensor point minus COM, link frame
+        # The joint pushes the link with f1 (torque t1 about its COM); the parent gets the reaction,
+        # whose moment about the sensor point is -(t1 + (com - point) x f1) = -(t1 - d x f1).
+        mx = -(tx - (dy * fz - dz * fy))
+        my = -(ty - (dz * fx - dx * fz))
+        mz = -(tz - (dx * fy - dy * fx))
+        return mount.output([-fx, -fy, -fz, mx, my, mz])

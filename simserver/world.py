@@ -78,8 +78,8 @@ class World:
                 self._extra.extend(build_extra_joint(model, extra, self.ode_world))
         self.robots = [name for name, m in self.models.items() if not m.static]
         self.contacts = self._contact_generator()
-        self._dynamic = [(sim.body, model.name, sim.link.name)
-                         for model in self.models.values() for sim in model.links if sim.body is not None]
+        self._velocity_readers = [(sim.body.getLinearVel, sim.body.getAngularVel, model.name, sim.link.name)
+                                  for model in self.models.values() for sim in model.links if sim.body is not None]
         self._drive_list = list(self.drives.values())
         self._sensor_list = [s for s in self.sensors.values() if s.accel]
         self._external: dict[tuple[str, int], tuple[tuple[float, ...], tuple[float, ...]]] = {}
@@ -172,12 +172,12 @@ class World:
         self.integrate()
 
     def _guard(self) -> None:
-        for body, model, link in self._dynamic:
-            vx, vy, vz = body.getLinearVel()
-            wx, wy, wz = body.getAngularVel()
+        v_max, w_max = MAX_LINEAR_SPEED**2, MAX_ANGULAR_SPEED**2
+        for linear, angular, model, link in self._velocity_readers:
+            vx, vy, vz = linear()
+            wx, wy, wz = angular()
             # NaN fails both comparisons, so this catches non-finite values too.
-            if not (abs(vx) + abs(vy) + abs(vz) < MAX_LINEAR_SPEED
-                    and abs(wx) + abs(wy) + abs(wz) < MAX_ANGULAR_SPEED):
+            if not (vx * vx + vy * vy + vz * vz < v_max and wx * wx + wy * wy + wz * wz < w_max):
                 self.failed = (f"simulation stopped at t={self.time:.6g} s (tick {self.tick}): model {model!r} "
                                f"link {link!r} has a non-finite or exploding velocity "
                                f"(linear {vx:.3g} {vy:.3g} {vz:.3g} m/s, angular {wx:.3g} {wy:.3g} {wz:.3g} rad/s)")
@@ -198,15 +198,14 @@ class World:
         model = self._robot(robot)
         if self.failed is not None and robot in self._last_state:
             return self._last_state[robot]
-        joints = model.joints
         root = model.links[0]
         p, r = model.link_origin(root)
         v, w = model.link_velocity(root)
         state = {
             "time": self.time,
             "tick": self.tick,
-            "q": np.array([model.joint_value(js) for js in joints], dtype=np.float64),
-            "dq": np.array([model.joint_rate(js) for js in joints], dtype=np.float64),
+            "q": model.joint_values(),
+            "dq": model.joint_rates(),
             "tau": self.drives[robot].applied(),
             "root_position": p,
             "root_rotation": r,
