@@ -30,14 +30,36 @@ def _load_with_trimesh(path: Path) -> tuple[np.ndarray, np.ndarray]:
     import trimesh  # imported here: it is slow to import and only mesh files need it
 
     try:
-        mesh = trimesh.load(str(path), force="mesh", process=False)
+        loaded = trimesh.load(str(path), process=False)
+        parts = _parts(loaded)
     except Exception as exc:  # trimesh raises many unrelated types for unreadable files
         raise MeshError(f"{path}: cannot read mesh: {exc}") from None
-    vertices = np.asarray(getattr(mesh, "vertices", np.zeros((0, 3))), dtype=np.float64).reshape(-1, 3)
-    faces = np.asarray(getattr(mesh, "faces", np.zeros((0, 3))), dtype=np.int32).reshape(-1, 3)
-    if vertices.size == 0 or faces.size == 0:
+    vertices, faces, count = [], [], 0
+    for points, triangles in parts:
+        vertices.append(points)
+        faces.append(triangles + count)
+        count += len(points)
+    if count == 0 or sum(len(f) for f in faces) == 0:
         raise MeshError(f"{path}: mesh file holds no triangles")
-    return vertices, faces
+    return np.concatenate(vertices), np.concatenate(faces).astype(np.int32)
+
+
+def _parts(loaded) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(vertices, faces) of each placed geometry. Only geometry is read: merging through
+    trimesh would copy materials too, and textures need image libraries we do not use."""
+    if hasattr(loaded, "graph"):
+        parts = []
+        for node in loaded.graph.nodes_geometry:
+            matrix, name = loaded.graph[node]
+            geometry = loaded.geometry[name]
+            if not hasattr(geometry, "faces"):
+                continue
+            points = np.asarray(geometry.vertices, dtype=np.float64) @ matrix[:3, :3].T + matrix[:3, 3]
+            parts.append((points, np.asarray(geometry.faces, dtype=np.int64).reshape(-1, 3)))
+        return parts
+    if not hasattr(loaded, "faces"):
+        return []
+    return [(np.asarray(loaded.vertices, dtype=np.float64), np.asarray(loaded.faces, dtype=np.int64).reshape(-1, 3))]
 
 
 def _load_dae(path: Path) -> tuple[np.ndarray, np.ndarray]:

@@ -51,11 +51,13 @@ class _UrdfWriter:
         robot = etree.Element("robot", name=self.body.name or self.path.stem)
         robot.append(etree.Comment(f" written by hrpsim from {self.body.format or 'a model'} {self.body.source} "))
         root = self.body.root
-        if root.joint_type == "fixed" or not _is_identity(root):
+        # a root called "world" is the ground itself; any other fixed or placed root hangs from it
+        anchored = root.name != "world" and (root.joint_type == "fixed" or not _is_identity(root))
+        if anchored:
             robot.append(etree.Element("link", name="world"))
         for link in self.body.links:
             robot.append(self._link(link))
-        if root.joint_type == "fixed" or not _is_identity(root):
+        if anchored:
             robot.append(self._root_joint(root))
         for link in self._joint_order():
             robot.append(self._joint(link))

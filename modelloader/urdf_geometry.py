@@ -90,9 +90,9 @@ def read_shape(holder: etree._Element, ctx: GeometryContext, appearance: Appeara
     shape = _primitive_or_mesh(kinds[0], ctx)
     if shape is None:
         return None
-    if shape.kind == "cylinder":
+    if shape.kind in ("cylinder", "capsule"):
         rotation = rotation @ CYLINDER_TO_Y
-    shape.rotation = rotation
+    shape.rotation = rotation @ shape.rotation
     shape.translation = translation
     if appearance is not None:
         shape.appearance = appearance
@@ -114,10 +114,30 @@ def _primitive_or_mesh(element: etree._Element, ctx: GeometryContext) -> Shape |
         if radius is None or length is None:
             return None
         return Shape(kind="cylinder", radius=radius, height=length)
+    if kind == "capsule":  # an extension some simulators read: axis Z like the cylinder
+        radius = number(element.get("radius"), problems, element, "radius")
+        length = number(element.get("length"), problems, element, "length")
+        if radius is None or length is None:
+            return None
+        return Shape(kind="capsule", radius=radius, height=length)
+    if kind == "plane":  # the same kind of extension: an infinite plane through the origin
+        normal = floats(element.get("normal", "0 0 1"), 3, problems, element, "normal")
+        if normal is None or not np.linalg.norm(normal):
+            return None
+        return Shape(kind="plane", rotation=_z_onto(normal / np.linalg.norm(normal)))
     if kind == "mesh":
         return _mesh(element, ctx)
     problems.add(element, f"unknown geometry <{kind}> (expected box, cylinder, sphere or mesh)")
     return None
+
+
+def _z_onto(normal: np.ndarray) -> np.ndarray:
+    """A rotation taking +Z onto ``normal`` (a unit vector)."""
+    z = np.array([0.0, 0.0, 1.0])
+    axis = np.cross(z, normal)
+    if np.linalg.norm(axis) < 1e-12:
+        return np.eye(3) if normal[2] > 0 else axis_angle_matrix(np.array([1.0, 0.0, 0.0]), math.pi)
+    return axis_angle_matrix(axis, math.acos(float(np.clip(normal @ z, -1.0, 1.0))))
 
 
 def _mesh(element: etree._Element, ctx: GeometryContext) -> Shape | None:
@@ -146,7 +166,7 @@ def resolve_resource(url: str, urdf_path: Path) -> tuple[Path | None, list[Path]
     ``package://NAME/REST`` is looked for in each ROS_PACKAGE_PATH entry (as ENTRY/NAME/REST, or
     ENTRY/REST when the entry is itself the package), then in the folders above the URDF file
     (a folder called NAME, or one holding NAME). ``file://`` urls are absolute; anything else is
-    relative to the URDF file."""
+    relative to the URDF file's folder, or failing that to a folder above it."""
     candidates = _candidates(url, urdf_path)
     for candidate in candidates:
         if candidate.is_file():
@@ -159,7 +179,10 @@ def _candidates(url: str, urdf_path: Path) -> list[Path]:
         return [Path(url[len("file://") :])]
     if not url.startswith("package://"):
         relative = Path(url)
-        return [relative if relative.is_absolute() else urdf_path.parent / relative]
+        if relative.is_absolute():
+            return [relative]
+        # relative to the file; then, as simulators with a search path do, to the folders above it
+        return [folder / relative for folder in [urdf_path.parent, *urdf_path.parent.resolve().parents]]
     package, _, rest = url[len("package://") :].lstrip("/").partition("/")
     paths: list[Path] = []
     for entry in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep):

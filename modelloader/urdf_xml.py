@@ -4,6 +4,7 @@ problems (file:line and element path), numeric attributes, and rotation helpers.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -64,7 +65,7 @@ def parse_xml(data: bytes, path: Path, what: str) -> etree._Element:
 
     Real files start with whitespace before the XML declaration or end in NUL bytes; both are
     harmless and are trimmed rather than refused."""
-    data = data.lstrip().rstrip(b"\x00 \t\r\n")
+    data = _without_declaration(data.lstrip().rstrip(b"\x00 \t\r\n"))
     parser = etree.XMLParser(remove_comments=True, resolve_entities=False, no_network=True, huge_tree=True)
     try:
         return etree.fromstring(data, parser)
@@ -72,6 +73,26 @@ def parse_xml(data: bytes, path: Path, what: str) -> etree._Element:
         line, column = exc.position if exc.position else (0, 0)
         message = f"{path}:{line}:{column}: malformed XML: {exc.msg}"
         raise ModelError(f"cannot load {what}: {message}", [message]) from None
+
+
+_DECLARATION = re.compile(rb"^<\?xml[^>]*\?>")
+_ENCODING = re.compile(rb"""encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
+
+
+def _without_declaration(data: bytes) -> bytes:
+    """The document as UTF-8 without its XML declaration, which real files get wrong (version
+    "0.0"); dropping it on its own line keeps every line number."""
+    match = _DECLARATION.match(data)
+    if match is None:
+        return data
+    encoding = _ENCODING.search(match.group(0))
+    body = data[match.end() :]
+    if encoding is not None and encoding.group(1).lower() not in (b"utf-8", b"utf8", b"us-ascii", b"ascii"):
+        try:
+            body = body.decode(encoding.group(1).decode()).encode("utf-8")
+        except (LookupError, UnicodeDecodeError):
+            pass  # let the parser report the bytes it cannot read
+    return body
 
 
 def read_file(path: Path, what: str) -> bytes:

@@ -97,16 +97,16 @@ def test_every_problem_is_collected_with_its_own_line(tmp_path: Path):
         '<inertial><mass value="-1"/><inertia ixx="1" iyy="1" izz="1"/></inertial></link>\n'
         '<link name="b"><visual><origin xyz="0 nan 0"/><geometry><box size="1 1"/></geometry></visual></link>\n'
         '<joint name="j" type="revolute"><parent link="a"/><child link="b"/>\n'
-        '<limit lower="1" upper="-1"/><mimic joint="nobody"/></joint>\n'
+        '<limit lower="one" upper="1"/><mimic joint="nobody"/></joint>\n'
         '<joint name="k" type="screw"><parent link="a"/><child link="b"/></joint>'
     )
     path, problems = _problems(tmp_path, text)
     lines = {int(p.split(":")[1]) for p in problems}
     assert len(problems) >= 6
-    expected_lines = {_line_of(text, n) for n in ('<mass value="-1"', "nan", '<limit lower="1"', 'name="k"')}
+    expected_lines = {_line_of(text, n) for n in ('<mass value="-1"', "nan", '<limit lower="one"', 'name="k"')}
     assert expected_lines <= lines
     joined = "\n".join(problems)
-    for expected in ("not positive", "non-finite", "has 2 numbers, expected 3", "above upper limit",
+    for expected in ("not positive", "non-finite", "has 2 numbers, expected 3", "lower 'one' is not a list of numbers",
                      "mimic names 'nobody'", "unknown joint type 'screw'"):
         assert expected in joined
     assert all(p.startswith(str(path)) for p in problems)

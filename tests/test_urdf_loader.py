@@ -150,3 +150,26 @@ def test_ros_package_path_is_searched_first(tmp_path: Path, monkeypatch):
     text = robot('<link name="a"><collision><geometry><mesh filename="package://parts/big.stl"/></geometry></collision></link>')
     body = load_urdf(write(tmp_path / "elsewhere", "a.urdf", text))
     assert np.allclose(body.links[0].shapes[0].vertices.max(axis=0), [1.5, 1.5, 1.5])
+
+
+def test_forgiving_where_real_files_differ_from_the_spec(tmp_path: Path):
+    """Real files write version="0.0" declarations, lower > upper for "no limit", capsules and
+    planes: read them, with a warning where the meaning is a guess."""
+    text = (
+        '<?xml version="0.0" ?>\n'
+        + robot(
+            '<link name="a"><collision><geometry><plane normal="1 0 0"/></geometry></collision></link>'
+            '<link name="b"><collision><geometry><capsule radius="0.1" length="0.5"/></geometry></collision></link>'
+            '<joint name="j" type="revolute"><parent link="a"/><child link="b"/>\n'
+            '<limit lower="1" upper="-1" effort="1" velocity="1"/></joint>'
+        )
+    )
+    body = load_urdf(write(tmp_path, "f.urdf", text))
+    plane, capsule = body.links[0].shapes[0], body.links[1].shapes[0]
+    assert plane.kind == "plane" and np.allclose(plane.rotation @ [0, 0, 1], [1, 0, 0])
+    assert (capsule.kind, capsule.radius, capsule.height) == ("capsule", 0.1, 0.5)
+    assert np.allclose(capsule.rotation @ [0, 1, 0], [0, 0, 1])
+    joint = body.links[1]
+    assert (joint.q_lower, joint.q_upper) == (-math.inf, math.inf)
+    (warning,) = body.metadata["warnings"]
+    assert ":4: " in warning and "taken as unlimited" in warning
