@@ -24,6 +24,8 @@ from collision.kinematics import link_poses
 from hrpsim.bodyinfo import Body, Shape
 from hrpsim.errors import NotFound, RequestError
 
+ROTATION_TOLERANCE = 1e-6  # how far R R^T may be from I in a link pose
+
 
 class LinkPair(NamedTuple):
     body1: str
@@ -163,6 +165,12 @@ class Scene:
         if bad.any():
             links = [entry.body.links[i].name for i in np.flatnonzero(bad)]
             raise RequestError(f"poses[{name!r}]: non-finite values for link(s) {', '.join(links)}")
+        rotations = arr[:, :3, :3]
+        error = np.abs(np.einsum("nij,nkj->nik", rotations, rotations) - np.eye(3)).max(axis=(1, 2))
+        bad = (error > ROTATION_TOLERANCE) | (np.linalg.det(rotations) < 0)
+        if bad.any():
+            links = [entry.body.links[i].name for i in np.flatnonzero(bad)]
+            raise RequestError(f"poses[{name!r}]: the 3x3 block of link(s) {', '.join(links)} is not a rotation")
         return arr.copy()
 
     # --- pairs ---

@@ -179,6 +179,10 @@ def test_bad_input_is_named_and_the_service_keeps_serving(two_boxes):
     bad[0, 0, 3] = np.nan
     with pytest.raises(RequestError, match=r"poses\['b'\].*non-finite.*BASE"):
         two_boxes.call("contacts", poses={"b": bad})
+    skewed = pose()[None].copy()
+    skewed[0, 0, 1] = 0.5
+    with pytest.raises(RequestError, match=r"poses\['a'\].*BASE is not a rotation"):
+        two_boxes.call("intersect", poses={"a": skewed})
     with pytest.raises(NotFound, match="ghost"):
         two_boxes.call("distance", poses={"ghost": pose()[None]})
     with pytest.raises(RequestError, match="direction"):
@@ -191,6 +195,8 @@ def test_bad_input_is_named_and_the_service_keeps_serving(two_boxes):
         two_boxes.call("add_pair", body1="a", body2="b", tolerance=-1.0)
     with pytest.raises(RequestError, match="unknown operation"):
         two_boxes.call("explode")
+    with pytest.raises(RequestError, match="max_contacts"):
+        two_boxes.call("contacts", max_contacts=-2)
     # a rejected query leaves the stored poses alone, and the service still answers
     found = two_boxes.call("contacts", poses=at(pose(), pose([0.9, 0.0, 0.0])))
     np.testing.assert_allclose(found[0]["depth"], 0.1, atol=1e-9)
@@ -218,3 +224,35 @@ def test_removing_a_body_drops_its_pairs(two_boxes):
     assert [b["name"] for b in two_boxes.call("bodies")] == ["a"]
     with pytest.raises(RequestError, match="already"):
         two_boxes.call("add_body", name="a", body=one_link_body("a", box([1, 1, 1])).to_wire())
+
+
+def test_pairs_can_be_removed_and_everything_cleared(two_boxes):
+    two_boxes.call("add_body", name="c", body=one_link_body("c", box([1, 1, 1])).to_wire())
+    two_boxes.call("add_pair", body1="c", body2="a", tolerance=0.01)
+    assert {(p["body1"], p["body2"], p["tolerance"]) for p in two_boxes.call("pairs")} == {
+        ("a", "b", 0.0), ("c", "a", 0.01)}
+    assert two_boxes.call("remove_pair", body1="a", body2="c")["removed"] == 1  # either order names it
+    found = two_boxes.call("contacts", poses={"c": pose([0.5, 0, 0])[None]})
+    assert [(r["body1"], r["body2"]) for r in found] == [("a", "b")]  # c overlaps a but is unpaired now
+    assert two_boxes.call("clear") is True
+    assert two_boxes.call("bodies") == [] and two_boxes.call("pairs") == []
+
+
+def test_contacts_can_be_capped_per_geom_pair(two_boxes):
+    (capped,) = two_boxes.call("contacts", poses=at(pose(), pose([0.9, 0.0, 0.0])), max_contacts=1)
+    assert len(capped["depth"]) == 1
+
+
+def test_a_malformed_message_gets_an_error_and_the_service_keeps_serving(service):
+    import zmq
+
+    sock = zmq.Context.instance().socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.connect(service.endpoint)
+    try:
+        sock.send(b"\xc1 not msgpack")
+        assert sock.poll(10_000), "no reply to a malformed message"
+        assert b"ProtocolError" in sock.recv()
+    finally:
+        sock.close()
+    assert service.call("ping")["kind"] == "collision"
