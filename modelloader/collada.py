@@ -22,7 +22,7 @@ from lxml import etree
 from hrpsim.bodyinfo import Actuator, Appearance, Body, Link, Manipulator, Mimic, Sensor, Shape
 from hrpsim.errors import ModelError
 from modelloader.collada_geometry import Document, parse_document, read_geometry, scene_roots, transform
-from modelloader.collada_kinematics import KinLink, last_part, read_formulas, read_joints, read_links
+from modelloader.collada_kinematics import KinLink, read_formulas, read_joints, read_links
 from modelloader.collada_sensors import sensor_params, sensor_types
 from modelloader.collada_system import (
     interface_type,
@@ -419,4 +419,4 @@ class _ColladaReader:
             body.actuators.append(Actuator(link.joint_name, spec.name, spec.params))
 
 
-__all__ = ["last_part", "load_collada"]
+__all__ = ["load_collada"]

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 from lxml import etree
 
-from hrpsim.bodyinfo import Body, Link, Mimic, Shape
+from hrpsim.bodyinfo import Body, Link, Mimic
 from modelloader.urdf_geometry import GeometryContext, collect_materials, material_of, read_origin, read_shape
 from modelloader.urdf_xml import Problems, floats, number, parse_xml, read_file
 
@@ -327,4 +327,4 @@ def _copy_joint(source: Link, target: Link) -> None:
         setattr(target, name, getattr(source, name))
 
 
-__all__ = ["Shape", "load_urdf"]
+__all__ = ["load_urdf"]

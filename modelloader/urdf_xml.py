@@ -117,7 +117,7 @@ def floats(
         problems.add(element, f"missing {field}")
         return None
     try:
-        values = np.array([float(token) for token in text.replace(",", " ").split()], dtype=np.float64)
+        values = np.array(text.replace(",", " ").split(), dtype=np.float64)
     except ValueError:
         problems.add(element, f"{field} {text.strip()!r} is not a list of numbers")
         return None
