@@ -156,3 +156,31 @@ def test_zae_without_manifest_uses_its_only_dae(tmp_path: Path):
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("slider.dae", MINIMAL)
     assert load_collada(path).name == "slider"
+
+
+def _world_frames(body):
+    frames = []
+    for link in body.links:
+        local = np.eye(4)
+        local[:3, :3], local[:3, 3] = link.rotation, link.translation
+        frames.append(local if link.parent < 0 else frames[link.parent] @ local)
+    return frames
+
+
+@pytest.mark.parametrize("path", [PUMA, WAM], ids=["puma", "wam"])
+def test_link_geometry_at_zero_pose_matches_the_visual_scene(path: Path, tmp_path: Path):
+    """Kinematics (links and joints) and the visual scene agree: every mesh placed through the
+    link frames lands where the document's scene puts it."""
+    from modelloader.collada_geometry import read_dae_mesh
+
+    body = load_collada(path)
+    placed = []
+    for link, frame in zip(body.links, _world_frames(body), strict=True):
+        for shape in link.shapes:
+            pose = frame[:3, :3] @ shape.rotation
+            placed.append(shape.vertices @ pose.T + frame[:3, :3] @ shape.translation + frame[:3, 3])
+    dae = tmp_path / (path.stem + ".dae")
+    with zipfile.ZipFile(path) as archive:
+        dae.write_bytes(archive.read(dae.name))
+    scene_vertices, _triangles = read_dae_mesh(dae)
+    assert np.allclose(np.concatenate(placed), scene_vertices, atol=1e-9)

@@ -173,3 +173,15 @@ def test_forgiving_where_real_files_differ_from_the_spec(tmp_path: Path):
     assert (joint.q_lower, joint.q_upper) == (-math.inf, math.inf)
     (warning,) = body.metadata["warnings"]
     assert ":4: " in warning and "taken as unlimited" in warning
+
+
+def test_collada_mesh_files_are_read_with_their_scene_transforms(tmp_path: Path):
+    from test_collada_extensions import DOC
+
+    (tmp_path / "part.dae").write_text(DOC)
+    mesh = '<mesh filename="part.dae" scale="2 2 2"/>'
+    text = robot(f'<link name="a"><collision><geometry>{mesh}</geometry></collision></link>')
+    shape = load_urdf(write(tmp_path, "m.urdf", text)).links[0].shapes[0]
+    assert shape.kind == "mesh" and len(shape.triangles) == 3
+    # the scene places the part at (0.5, 0, 1); the URDF scale doubles that
+    assert np.allclose(shape.vertices.min(axis=0), [1.0, 0.0, 2.0])
