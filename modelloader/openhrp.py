@@ -74,7 +74,7 @@ class _BodyBuilder:
 
     def build(self, parsed: ParsedFile) -> Body:
         self.inline_stack.append(parsed.path)
-        humanoids = _find_top_level(parsed.statements, "Humanoid")
+        humanoids = _find_top_level(parsed.statements, ("Humanoid",))
         name = Path(parsed.path).stem
         humanoid_info: dict[str, object] = {}
         if not humanoids:
@@ -93,9 +93,11 @@ class _BodyBuilder:
                 self._visit(child, np.eye(4), None)
             if not self.links:
                 self.problems.append(f"{humanoid.where}: Humanoid {name!r} has no Joint in humanoidBody")
-        for node in _find_top_level(parsed.statements, "ExtraJoint"):
+        for node in _find_top_level(parsed.statements, ("ExtraJoint",)):
             if all(node is not seen for seen in self.extra_nodes):
                 self.extra_nodes.append(node)
+        for node in _find_top_level(parsed.statements, tuple(SENSOR_PROTOS)):
+            self._sensor(node, np.eye(4), None)
         self._finish_links()
         self._check_joint_ids()
         body = Body(name=name, links=self.links, source=parsed.path, format="vrml")
@@ -403,13 +405,13 @@ def _nearest_inertia(inertia: np.ndarray) -> np.ndarray:
     return (vectors * np.clip(values, 0.0, None)) @ vectors.T
 
 
-def _find_top_level(statements: list[object], node_type: str) -> list[Node]:
-    """Nodes of ``node_type`` at the top level, or inside top-level grouping nodes."""
+def _find_top_level(statements: list[object], node_types: tuple[str, ...]) -> list[Node]:
+    """Nodes of ``node_types`` at the top level, or inside top-level grouping nodes."""
     found: list[Node] = []
     stack = [s for s in reversed(statements) if isinstance(s, Node)]
     while stack:
         node = stack.pop()
-        if node.type == node_type:
+        if node.type in node_types:
             found.append(node)
         elif node.type in ("Group", "Transform"):
             children = node.get("children")

@@ -112,7 +112,10 @@ class _TreeBuilder(Transformer):
     def route(self, items: list[Any]) -> tuple[str]:
         return ("route",)
 
-    def kind(self, items: list[Any]) -> str:
+    def field_kind(self, items: list[Any]) -> str:
+        return items[0].value
+
+    def event_kind(self, items: list[Any]) -> str:
         return items[0].value
 
     def interface_decl(self, items: list[Any]) -> Interface:
