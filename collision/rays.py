@@ -148,5 +148,5 @@ def _moller_trumbore(origins: np.ndarray, directions: np.ndarray, tri: np.ndarra
         q = np.cross(s, edge1[None, :, :])
         v = np.einsum("rk,rtk->rt", directions, q) * inv
         t = np.einsum("tk,rtk->rt", edge2, q) * inv
-    ok = (np.abs(det) > 1e-12) & (u >= 0) & (v >= 0) & (u + v <= 1) & (t >= 0)
+        ok = (np.abs(det) > 1e-12) & (u >= 0) & (v >= 0) & (u + v <= 1) & (t >= 0)
     return np.where(ok, t, np.inf)

@@ -169,6 +169,29 @@ def test_runs_in_both_modes_agree(nameserver, tmp_path, bodies):
     assert end_b[2] < WAIST_HEIGHT + 0.005  # it did come down
 
 
+def test_the_walking_pattern_runs_the_same_in_both_modes(nameserver, tmp_path, bodies):
+    """SampleController's joint pattern (high-gain) for 1.5 s: feet lift and land, contacts come and go."""
+    rows = [np.array([float(v) for v in line.split()[1:]]) for line in SAMPLE_POS.read_text().splitlines()[:750]]
+    builtin = sample_world(tmp_path, bodies)
+    with collision_service(nameserver, tmp_path):
+        service = sample_world(tmp_path, bodies, collision="service", nameserver=nameserver)
+        try:
+            counts = []
+            for tick in range(1500):
+                for world in (builtin, service):
+                    world.command("robot", q_ref=rows[tick // 2])  # the pattern's rows are 2 ms apart
+                    world.step()
+                counts.append((builtin.contacts.count, service.contacts.count))
+        finally:
+            service.close()
+    seen = {b for b, _ in counts}
+    assert 0 in seen and max(seen) >= 2, "contacts came and went"
+    assert [b for b, _ in counts] == [s for _, s in counts]
+    start, end_b = np.array([0.0, 0.0, WAIST_HEIGHT]), builtin.state("robot")["root_position"]
+    assert np.linalg.norm(end_b[:2] - start[:2]) > 0.02  # the robot moved
+    assert np.linalg.norm(end_b - service.state("robot")["root_position"]) < 1e-3
+
+
 def test_a_world_asking_for_the_service_without_one_says_so(nameserver, tmp_path, bodies):
     with pytest.raises(SimulationError, match=r"no collision service named 'collision'.*hrpsim run collision"):
         sample_world(tmp_path, bodies, collision="service", nameserver=nameserver)
