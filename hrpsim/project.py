@@ -34,6 +34,7 @@ class WorldConfig:
     quickstep_iterations: int = 50
     collision: str = "builtin"
     publish_every: int = 10  # ticks between world-state frames on the PUB stream
+    joint_limits: bool = False  # the models' joint limits as ODE stops
     erp: float = 0.2
     cfm: float = 1e-10
 
@@ -177,6 +178,11 @@ def _world(c: _Checker, data: dict[str, Any]) -> WorldConfig:
                 setattr(w, key, data[key])
             else:
                 c.bad(f"world.{key}", f"must be a positive integer, got {data[key]!r}")
+    if "joint_limits" in data:
+        if isinstance(data["joint_limits"], bool):
+            w.joint_limits = data["joint_limits"]
+        else:
+            c.bad("world.joint_limits", f"must be true or false, got {data['joint_limits']!r}")
     return w
 
 

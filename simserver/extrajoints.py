@@ -24,6 +24,7 @@ from simserver.odemodel import OdeModel
 
 SUPPORTED = ("ball", "xyz", "xy", "piston")
 LINK_MASS = 1e-3  # kg of the intermediate body of xy/piston joints
+LINK_RADIUS = 0.05  # m: gives it inertia enough that redundant planar loops stay well conditioned (ODE aborts on NaN)
 
 
 def _world_point(model: OdeModel, link_name: str, point: np.ndarray, what: str) -> tuple[int, np.ndarray]:
@@ -59,7 +60,7 @@ def build_extra_joint(model: OdeModel, extra: ExtraJoint, world: ode.World) -> l
     axis = tuple(float(v) for v in axis / max(np.linalg.norm(axis), 1e-12))
     middle = ode.Body(world)
     mass = ode.Mass()
-    mass.setSphereTotal(LINK_MASS, 0.01)
+    mass.setSphereTotal(LINK_MASS, LINK_RADIUS)
     middle.setMass(mass)
     middle.setPosition(anchor)
     slider = ode.SliderJoint(world)

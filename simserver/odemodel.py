@@ -39,6 +39,8 @@ class LinkSim:
     joint: ode.Joint | None = None
     kind: str = "none"  # "hinge", "slider", "fixed", "none"
     offset: float = 0.0  # joint value at creation (ODE reads 0 there)
+    turns: float = 0.0  # whole turns (as radians) a hinge has made beyond ODE's (-pi, pi] reading
+    last_angle: float = 0.0  # ODE's hinge reading at the last turn count
     com: np.ndarray = field(default_factory=lambda: np.zeros(3))
     axis: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))  # in the link frame
     geoms: list[ode.GeomObject] = field(default_factory=list)
@@ -91,14 +93,33 @@ class OdeModel:
         # Bound ODE getters per controller-order joint, so a state read is one call per value.
         self._value_readers = [_reader(js, "value") for js in self.joints]
         self._rate_readers = [_reader(js, "rate") for js in self.joints]
+        self._hinges = [(sim, sim.joint.getAngle) for sim in self.links if sim.kind == "hinge"]
 
     def joint_values(self) -> np.ndarray:
         """Joint values in controller order."""
-        return np.array([read() + offset for read, offset in self._value_readers])
+        return np.array([read() + sim.offset + sim.turns for read, sim in self._value_readers])
 
     def joint_rates(self) -> np.ndarray:
         """Joint rates in controller order."""
         return np.array([read() for read, _ in self._rate_readers])
+
+    def track_turns(self) -> None:
+        """Count hinge turns each step (ODE's angle wraps at +-pi; a wheel's value must not)."""
+        for sim, angle in self._hinges:
+            raw = angle()
+            jump = raw - sim.last_angle
+            if jump > np.pi:
+                sim.turns -= 2.0 * np.pi
+            elif jump < -np.pi:
+                sim.turns += 2.0 * np.pi
+            sim.last_angle = raw
+
+    def sync_turns(self, values: np.ndarray) -> None:
+        """After the links were moved by hand: make each hinge read its value (per link) again."""
+        for sim, angle in self._hinges:
+            raw = angle()
+            sim.turns = 2.0 * np.pi * round((values[sim.index] - sim.offset - raw) / (2.0 * np.pi))
+            sim.last_angle = raw
 
     def _controller_order(self) -> list[int]:
         by_id = sorted((lk.joint_id, i) for i, lk in enumerate(self.info.links) if lk.joint_id >= 0)
@@ -136,18 +157,19 @@ class OdeModel:
         link = sim.link
         parent = self.links[link.parent].body if link.parent >= 0 else ode.environment
         axis_world = tuple(float(v) for v in r @ sim.axis)
-        sim.offset = self.initial_values[sim.index]
         if link.joint_type == "rotate":
             joint = ode.HingeJoint(world)
             joint.attach(sim.body, parent)
             joint.setAnchor(tuple(float(v) for v in p))
             joint.setAxis(axis_world)
             sim.kind = "hinge"
+            sim.offset = self.initial_values[sim.index]
         elif link.joint_type == "slide":
             joint = ode.SliderJoint(world)
             joint.attach(sim.body, parent)
             joint.setAxis(axis_world)
             sim.kind = "slider"
+            sim.offset = self.initial_values[sim.index]
         elif link.joint_type in ("fixed", "crawler") and link.parent >= 0:
             joint = ode.FixedJoint(world)
             joint.attach(sim.body, parent)
@@ -191,7 +213,7 @@ class OdeModel:
 
     def joint_value(self, sim: LinkSim) -> float:
         if sim.kind == "hinge":
-            return sim.joint.getAngle() + sim.offset
+            return sim.joint.getAngle() + sim.offset + sim.turns
         if sim.kind == "slider":
             return sim.joint.getPosition() + sim.offset
         return 0.0
@@ -240,12 +262,12 @@ def _zero() -> float:
     return 0.0
 
 
-def _reader(sim: LinkSim, what: str) -> tuple[Callable[[], float], float]:
+def _reader(sim: LinkSim, what: str) -> tuple[Callable[[], float], LinkSim]:
     if sim.kind == "hinge":
-        return (sim.joint.getAngle, sim.offset) if what == "value" else (sim.joint.getAngleRate, 0.0)
+        return (sim.joint.getAngle if what == "value" else sim.joint.getAngleRate), sim
     if sim.kind == "slider":
-        return (sim.joint.getPosition, sim.offset) if what == "value" else (sim.joint.getPositionRate, 0.0)
-    return _zero, 0.0
+        return (sim.joint.getPosition if what == "value" else sim.joint.getPositionRate), sim
+    return _zero, sim
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -44,3 +44,4 @@ def place(model: OdeModel, values: np.ndarray, rates: np.ndarray, root_position:
         sim.body.setPosition(tuple(float(x) for x in p + lever))
         sim.body.setLinearVel(tuple(float(x) for x in v + np.cross(w, lever)))
         sim.body.setAngularVel(tuple(float(x) for x in w))
+    model.sync_turns(values)

@@ -65,7 +65,7 @@ class World:
         self.drives: dict[str, Drives] = {}
         self.sensors: dict[str, SensorSet] = {}
         self._extra: list[Any] = []
-        limits = bool(getattr(cfg, "joint_limits", False))
+        limits = cfg.joint_limits
         gravity = np.asarray(cfg.gravity, float)
         for mc in self.project.models:
             model = OdeModel(mc.name, self.bodies[mc.name], mc, self.ode_world, self.space, joint_limits=limits)
@@ -81,6 +81,7 @@ class World:
         self._velocity_readers = [(sim.body.getLinearVel, sim.body.getAngularVel, model.name, sim.link.name)
                                   for model in self.models.values() for sim in model.links if sim.body is not None]
         self._drive_list = list(self.drives.values())
+        self._moving = [self.models[name] for name in self.robots]
         self._sensor_list = [s for s in self.sensors.values() if s.accel]
         self._external: dict[tuple[str, int], tuple[tuple[float, ...], tuple[float, ...]]] = {}
         self._last_state: dict[str, dict[str, Any]] = {}
@@ -164,6 +165,8 @@ class World:
             self.ode_world.quickStep(self.timestep)
         else:
             self.ode_world.step(self.timestep)
+        for model in self._moving:
+            model.track_turns()
         self.tick += 1
         self.time = self.tick * self.timestep
 

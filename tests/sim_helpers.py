@@ -147,3 +147,33 @@ def wait_finished(client, timeout: float = 60.0) -> dict:
             return status
         time.sleep(0.05)
     raise TimeoutError(f"the simulation did not finish within {timeout} s: {status}")
+
+
+def four_bar_body(loop_type: str = "ball") -> Body:
+    """Two 0.5 m rods hanging from a fixed base on parallel Y hinges 0.3 m apart, with a 0.3 m
+    coupler hinged (passive, no jointId) at the first rod's tip; an extra joint of ``loop_type`` closes the loop at the
+    second rod's tip: a parallelogram, so both rods keep the same angle."""
+    from hrpsim.bodyinfo import ExtraJoint
+
+    base = Link("BASE", joint_type="fixed", mass=1.0, inertia=np.eye(3) * 0.01)
+    y_axis = np.array([0.0, 1.0, 0.0])
+    rod_inertia = np.diag([1.0 * 0.25 / 12, 1.0 * 0.25 / 12, 1e-4])
+    rod_a = Link("A", parent=0, joint_type="rotate", joint_axis=y_axis, joint_id=0, mass=1.0,
+                 com=np.array([0.0, 0.0, -0.25]), inertia=rod_inertia)
+    rod_b = Link("B", parent=0, joint_type="rotate", joint_axis=y_axis, joint_id=1, translation=np.array([0.3, 0, 0]),
+                 mass=1.0, com=np.array([0.0, 0.0, -0.25]), inertia=rod_inertia)
+    coupler = Link("C", parent=1, joint_type="rotate", joint_axis=y_axis, translation=np.array([0.0, 0.0, -0.5]), mass=0.5,
+                   com=np.array([0.15, 0.0, 0.0]), inertia=np.eye(3) * 1e-3)
+    loop = ExtraJoint("AB", link1="C", link2="B", type=loop_type, axis=y_axis,
+                      point1=np.array([0.3, 0.0, 0.0]), point2=np.array([0.0, 0.0, -0.5]))
+    return Body("four_bar", links=[base, rod_a, coupler, rod_b], extra_joints=[loop])
+
+
+def crawler_body() -> Body:
+    """A 5 kg chassis riding on a crawler track (a box below it) whose axis is Y."""
+    chassis = Link("CHASSIS", joint_type="free", mass=5.0, inertia=box_inertia(5.0, (0.4, 0.3, 0.1)),
+                   shapes=[Shape("box", size=np.array([0.4, 0.3, 0.1]))])
+    track = Link("TRACK", parent=0, joint_type="crawler", joint_axis=np.array([0.0, 1.0, 0.0]), joint_id=0,
+                 translation=np.array([0.0, 0.0, -0.1]), mass=1.0, inertia=box_inertia(1.0, (0.4, 0.3, 0.05)),
+                 shapes=[Shape("box", size=np.array([0.4, 0.3, 0.05]))])
+    return Body("crawler", links=[chassis, track])
