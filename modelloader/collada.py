@@ -305,9 +305,10 @@ class _ColladaReader:
             return appearance
         for shading in ("phong", "lambert", "blinn", "constant"):
             color = effect.find(f"profile_COMMON/technique/{shading}/diffuse/color")
-            if color is not None and color.text:
-                values = [float(v) for v in color.text.split()[:4]]
-                appearance.diffuse = np.clip(np.array(values[:3]), 0.0, 1.0)
+            if color is not None:
+                values = floats(color.text, None, self.problems, color, "diffuse color")
+                if values is not None and values.size >= 3:
+                    appearance.diffuse = np.clip(values[:3], 0.0, 1.0)
                 break
         return appearance
 

@@ -28,7 +28,14 @@ def sensor_types(definition: etree._Element) -> tuple[str, ...]:
 
 
 def sensor_params(definition: etree._Element, kind: str) -> dict[str, Any]:
-    values = {child.tag: (child.text or "").split() for child in definition if isinstance(child.tag, str)}
+    """OpenHRP-named parameters; values that are not numbers are left out (the sensor is still
+    made: its parameters are descriptive, not structural)."""
+    values = {}
+    for child in definition:
+        if isinstance(child.tag, str):
+            numbers = _numbers_in(child.text)
+            if numbers is not None:
+                values[child.tag] = numbers
     params: dict[str, Any] = {"colladaType": definition.get("type", "")}
     if kind == "range":
         params.update(_range(values))
@@ -42,34 +49,31 @@ def sensor_params(definition: etree._Element, kind: str) -> dict[str, Any]:
     return params
 
 
-def _first(values: dict[str, list[str]], *names: str) -> float | None:
+def _numbers_in(text: str | None) -> list[float] | None:
+    try:
+        numbers = [float(v) for v in (text or "").split()]
+    except ValueError:
+        return None
+    return numbers if numbers and all(math.isfinite(v) for v in numbers) else None
+
+
+def _first(values: dict[str, list[float]], *names: str) -> float | None:
     for name in names:
         if values.get(name):
-            try:
-                return float(values[name][0])
-            except ValueError:
-                return None
+            return values[name][0]
     return None
 
 
-def _numbers(values: dict[str, list[str]], mapping: dict[str, str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for source, target in mapping.items():
-        try:
-            out[target] = [float(v) for v in values.get(source, [])] or None
-        except ValueError:
-            continue
-        if out[target] is None:
-            del out[target]
-    return out
+def _numbers(values: dict[str, list[float]], mapping: dict[str, str]) -> dict[str, Any]:
+    return {target: values[source] for source, target in mapping.items() if source in values}
 
 
-def _range(values: dict[str, list[str]]) -> dict[str, Any]:
+def _range(values: dict[str, list[float]]) -> dict[str, Any]:
     params: dict[str, Any] = {}
     low = _first(values, "angle_min", "minangle")
     high = _first(values, "angle_max", "maxangle")
-    if values.get("angle_range"):
-        low, high = (float(v) for v in values["angle_range"][:2])
+    if len(values.get("angle_range", [])) >= 2:
+        low, high = values["angle_range"][:2]
     if low is not None and high is not None:
         params["scanAngle"] = math.radians(high - low)
     step = _first(values, "angle_increment", "resolution")
@@ -84,14 +88,14 @@ def _range(values: dict[str, list[str]]) -> dict[str, Any]:
     return params
 
 
-def _vision(values: dict[str, list[str]]) -> dict[str, Any]:
+def _vision(values: dict[str, list[float]]) -> dict[str, Any]:
     params: dict[str, Any] = {}
     dims = values.get("image_dimensions", [])
     if len(dims) >= 2:
-        params["width"], params["height"] = int(float(dims[0])), int(float(dims[1]))
-        channels = int(float(dims[2])) if len(dims) > 2 else 3
+        params["width"], params["height"] = int(dims[0]), int(dims[1])
+        channels = int(dims[2]) if len(dims) > 2 else 3
         params["imageType"] = "COLOR" if channels >= 3 else "GRAY"
-    intrinsic = [float(v) for v in values.get("intrinsic", [])]
+    intrinsic = values.get("intrinsic", [])
     if len(intrinsic) >= 5 and "height" in params and intrinsic[4] > 0:
         # OpenHRP's fieldOfView is the vertical angle of view: 2 atan((height / 2) / fy)
         params["fieldOfView"] = 2.0 * math.atan(params["height"] / 2.0 / intrinsic[4])

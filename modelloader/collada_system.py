@@ -13,6 +13,7 @@ from lxml import etree
 
 from modelloader.collada_geometry import Document, transform
 from modelloader.collada_kinematics import last_part
+from modelloader.urdf_xml import floats
 
 
 @dataclass
@@ -149,25 +150,35 @@ def read_manipulators(document: Document) -> list[ManipulatorSpec]:
             if origin is None or tip is None:
                 document.problems.add(extra, "manipulator needs <frame_origin> and <frame_tip>")
                 continue
-            direction = tip.findtext("direction")
+            direction_element = tip.find("direction")
+            direction = None
+            if direction_element is not None:
+                direction = floats(direction_element.text, 3, document.problems, direction_element, "direction")
             spec = ManipulatorSpec(
                 extra,
                 extra.get("name", ""),
                 last_part(origin.get("link")),
                 last_part(tip.get("link")),
                 transform(tip, document),
-                [float(v) for v in direction.split()] if direction else None,
+                None if direction is None else direction.tolist(),
             )
             for gripper in technique.findall("gripper_joint"):
                 spec.gripper_joints.append(last_part(gripper.get("joint")))
-                closing = gripper.find("closing_direction")
-                if closing is None:
-                    closing = gripper.find("chucking_direction")  # OpenRAVE writer's older name
-                value = closing.findtext("float") if closing is not None else None
-                spec.closing_directions.append(float(value) if value else 0.0)
+                spec.closing_directions.append(_closing_direction(gripper, document))
             spec.ik_solvers = [s.get("type", "") for s in technique.findall("iksolver")]
             found.append(spec)
     return found
+
+
+def _closing_direction(gripper: etree._Element, document: Document) -> float:
+    closing = gripper.find("closing_direction")
+    if closing is None:
+        closing = gripper.find("chucking_direction")  # the OpenRAVE writer's older name
+    value = closing.find("float") if closing is not None else None
+    if value is None:
+        return 0.0  # the specification's default
+    number = floats(value.text, 1, document.problems, value, "closing direction")
+    return 0.0 if number is None else float(number[0])
 
 
 def read_sensors(document: Document) -> list[SensorSpec]:

@@ -114,3 +114,24 @@ def test_mutated_puma_gives_a_body_or_a_model_error(tmp_path: Path, data):
         assert exc.problems and all(str(path) in p for p in exc.problems)
     else:
         assert isinstance(result, Body)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_mutated_extension_document_gives_a_body_or_a_model_error(tmp_path: Path, data):
+    """Every OpenRAVE extension read from a damaged document: numbers, references, elements."""
+    from test_collada_extensions import DOC
+
+    original = DOC.encode()
+    references = list(re.finditer(rb'(?:joint|link|url|source|target|axis|body)="[^"]*"|>[^<>]+<', original))
+    match = references[data.draw(st.integers(0, len(references) - 1))]
+    replacement = data.draw(st.sampled_from([b'x="#nowhere"', b">x<", b">nan<", b">-1 0<", b'link="k/l9"', b""]))
+    mutated = original[: match.start()] + replacement + original[match.end() :]
+    path = tmp_path / "mutated.dae"
+    path.write_bytes(mutated)
+    try:
+        result = load_collada(path)
+    except ModelError as exc:
+        assert exc.problems and all(str(path) in p for p in exc.problems)
+    else:
+        assert isinstance(result, Body)
