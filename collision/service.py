@@ -175,7 +175,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--name", default=DEFAULT_NAME, help=f"name to register (default {DEFAULT_NAME!r})")
     args = parser.parse_args(argv)
     setup_logging("collision")
-    service = CollisionService(args.name, bind=args.bind, nameserver=args.nameserver)
-    print(f"collision {args.name!r} serving at {service.endpoint}", flush=True)
-    service.serve_forever()
+    try:
+        service = CollisionService(args.name, bind=args.bind, nameserver=args.nameserver)
+        print(f"collision {args.name!r} serving at {service.endpoint}", flush=True)
+        service.serve_forever()
+    except HrpsimError as exc:  # cannot bind, or no nameserver to register with
+        log.error("collision %r cannot run: %s", args.name, exc)
+        return 1
     return 0

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from collision_helpers import box, box_mesh, chain_body, collision_service, one_link_body, pose, rot_z
+from process_helpers import spawn
 
 from hrpsim.bodyinfo import Shape
 from hrpsim.errors import ModelError, NotFound, RequestError
@@ -256,3 +257,14 @@ def test_a_malformed_message_gets_an_error_and_the_service_keeps_serving(service
     finally:
         sock.close()
     assert service.call("ping")["kind"] == "collision"
+
+
+def test_without_a_nameserver_the_service_exits_naming_it(nameserver_process, tmp_path):
+    address = nameserver_process.address
+    nameserver_process.stop()
+    proc = spawn(["run", "collision", "--nameserver", address], tmp_path / "lonely.log")
+    try:
+        assert proc.popen.wait(timeout=30) == 1
+    finally:
+        proc.stop()
+    assert f"no answer from nameserver at {address}" in proc.log_text()
