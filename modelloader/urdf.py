@@ -64,6 +64,7 @@ class _UrdfReader:
             if joint is not None:
                 joint_links[joint.name] = self._joint_link(joint)
         self._check_mimics(joint_links)
+        self._read_transmissions(joint_links)
         ordered = self._tree_order()
         self.problems.raise_if_any()
         return self._body(ordered, joint_links)
@@ -213,6 +214,23 @@ class _UrdfReader:
             elif target.mimic is not None:
                 self.problems.add(where, f"mimic names {link.mimic.joint!r}, itself a mimic joint")
 
+    def _read_transmissions(self, joint_links: dict[str, Link]) -> None:
+        """A transmission's mechanicalReduction is the joint's gear ratio (OpenHRP gearRatio)."""
+        for transmission in self.robot.findall("transmission"):
+            joint = transmission.find("joint")
+            reduction = transmission.find("actuator/mechanicalReduction")
+            if reduction is None:
+                reduction = transmission.find("mechanicalReduction")  # the older layout
+            if joint is None or reduction is None:
+                continue
+            link = joint_links.get(joint.get("name", ""))
+            if link is None:
+                self.problems.add(joint, f"transmission names unknown joint {joint.get('name')!r}")
+                continue
+            ratio = number(reduction.text, self.problems, reduction, "mechanicalReduction")
+            if ratio is not None:
+                link.gear_ratio = ratio
+
     def _warn(self, element: etree._Element, message: str) -> None:
         self.geometry.warnings.append(f"{self.problems.locate(element)}: {message}")
 
@@ -323,6 +341,7 @@ def _copy_joint(source: Link, target: Link) -> None:
         "torque_lower",
         "torque_upper",
         "mimic",
+        "gear_ratio",
     ):
         setattr(target, name, getattr(source, name))
 

@@ -3,7 +3,8 @@
 Joints are written in controller (joint_id) order first, so that reading the file back gives the
 same controller order. Meshes (and shapes URDF has no primitive for: cones, capsules) are written
 as binary STL files in a ``<name>_meshes`` folder beside the URDF. What URDF cannot say is left
-out: sensors, extra joints (closed loops), motor parameters, planes, and the ``crawler`` joint type
+out: sensors, extra joints (closed loops), motor parameters other than the gear ratio (written as a
+transmission's mechanical reduction), planes, and the ``crawler`` joint type
 (written as ``fixed``). Infinite velocity or effort limits are written as 0, which the hrpsim
 reader takes as "not given"; an infinite position bound as +-1e30, which it takes as none.
 """
@@ -61,6 +62,9 @@ class _UrdfWriter:
             robot.append(self._root_joint(root))
         for link in self._joint_order():
             robot.append(self._joint(link))
+        for link in self._joint_order():
+            if link.gear_ratio != 1.0 and link.joint_type in ("rotate", "slide"):
+                robot.append(_transmission(link))
         return robot
 
     # --- links ---------------------------------------------------------------------------------
@@ -165,6 +169,17 @@ class _UrdfWriter:
     @staticmethod
     def _origin(element: etree._Element, link: Link) -> None:
         etree.SubElement(element, "origin", xyz=_vector(link.translation), rpy=_vector(matrix_rpy(link.rotation)))
+
+
+def _transmission(link: Link) -> etree._Element:
+    """The joint's gear ratio, as a ROS simple transmission's mechanical reduction."""
+    element = etree.Element("transmission", name=f"{link.joint_label}_transmission")
+    etree.SubElement(element, "type").text = "transmission_interface/SimpleTransmission"
+    joint = etree.SubElement(element, "joint", name=link.joint_label)
+    etree.SubElement(joint, "hardwareInterface").text = "hardware_interface/EffortJointInterface"
+    actuator = etree.SubElement(element, "actuator", name=f"{link.joint_label}_motor")
+    etree.SubElement(actuator, "mechanicalReduction").text = _num(link.gear_ratio)
+    return element
 
 
 def _urdf_type(link: Link) -> str:

@@ -57,6 +57,7 @@ def _same_link(original, link, again, back):
         assert np.allclose(back.com, link.com, atol=1e-12), name
         assert np.allclose(back.inertia, link.inertia, rtol=1e-9, atol=1e-15), name
     if link.joint_type in ("rotate", "slide"):
+        assert back.gear_ratio == link.gear_ratio, name
         assert np.allclose(back.joint_axis, link.joint_axis / np.linalg.norm(link.joint_axis)), name
         assert (back.q_lower, back.q_upper) == (link.q_lower, link.q_upper), name
         for low, high, back_low, back_high in (

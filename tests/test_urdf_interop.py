@@ -62,3 +62,20 @@ def test_our_urdf_export_is_read_by_urdfdom(tmp_path: Path):
     from_collada = load_collada(_urdf_to_collada(urdf, tmp_path / "puma.dae"))
     _assert_same_model(from_urdf, from_collada)
     assert from_collada.joint_names == original.joint_names
+
+
+def test_vrml_sample_robot_through_our_urdf_and_urdfdom(tmp_path: Path):
+    """OpenHRP's sample1.wrl written as URDF (with transmissions for its gear ratios) is read by
+    urdfdom; its COLLADA agrees with our reading of that URDF."""
+    from urdf_helpers import MODELS
+
+    from modelloader import load_body
+
+    body = load_body(MODELS / "openhrp3" / "model" / "sample1.wrl")
+    # the tool has no floating joints: put the free root at the origin so none is written
+    body.root.translation[:] = 0.0
+    body.root.rotation[:] = np.eye(3)
+    urdf = write_urdf(body, tmp_path / "sample1.urdf")
+    from_urdf = load_urdf(urdf)
+    assert [lk.gear_ratio for lk in from_urdf.joints] == [lk.gear_ratio for lk in body.joints]
+    _assert_same_model(from_urdf, load_collada(_urdf_to_collada(urdf, tmp_path / "sample1.dae")))
