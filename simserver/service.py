@@ -120,8 +120,8 @@ class SimServer(Service):
         self.running = False
         self.finished = True
         self.loop.pause()
-        if self.hub is not None:
-            self.hub.end_run(error or "the run has ended")
+        # Controllers stay attached until quit (hub.close says bye): a launcher reads the summary
+        # first, and a later start() can go on with them.
         log.info("run %s at t=%.4f s (tick %d)", "stopped" if error else "finished", self.world.time, self.world.tick)
 
     def _wait_for_controllers(self) -> None:
