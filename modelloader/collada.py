@@ -85,8 +85,7 @@ class _ColladaReader:
     def read(self) -> Body:
         model = self._kinematics_model()
         if model is None:
-            self.problems.add(self.doc.root, "no <kinematics_model> in the document")
-            self.problems.raise_if_any()
+            return self._scene_only()
         joints = read_joints(model, self.doc)
         self.klinks = read_links(model, joints, self.doc)
         if not self.klinks:
@@ -102,6 +101,28 @@ class _ColladaReader:
         self._mass(body)
         self._geometry(body, model)
         self._extensions(body, model)
+        return body
+
+    def _scene_only(self) -> Body:
+        """A document without kinematics (a plain mesh scene, an environment): one static link
+        holding everything its visual scene places."""
+        scene = self.doc.root.find("library_visual_scenes/visual_scene")
+        name = (scene.get("name") or scene.get("id")) if scene is not None else None
+        link = Link(name=name or self.path.stem, joint_type="fixed")
+        body = Body(name=link.name, links=[link], static=True, source=str(self.path), format="collada")
+        body.metadata["files"] = [str(self.path)]
+        self.frames, self.node_links = [np.eye(4)], {}
+
+        def place(node: etree._Element, frame: np.ndarray, _link: int) -> None:
+            for instance in node.findall("instance_geometry"):
+                shape = self._shape(instance, frame)
+                if shape is not None:
+                    link.shapes.append(shape)
+
+        for top in scene_roots(self.doc):
+            self._walk(top, np.eye(4), 0, place)
+        if not link.shapes:
+            self.problems.add(self.doc.root, "no <kinematics_model> and no geometry in the visual scene")
         return body
 
     def _kinematics_model(self) -> etree._Element | None:

@@ -184,3 +184,15 @@ def test_link_geometry_at_zero_pose_matches_the_visual_scene(path: Path, tmp_pat
         dae.write_bytes(archive.read(dae.name))
     scene_vertices, _triangles = read_dae_mesh(dae)
     assert np.allclose(np.concatenate(placed), scene_vertices, atol=1e-9)
+
+
+def test_a_scene_without_kinematics_is_one_static_link(tmp_path: Path):
+    from test_collada_extensions import DOC
+
+    start, end = DOC.index("<library_kinematics_models>"), DOC.index("<library_physics_models>")
+    path = tmp_path / "scene.dae"
+    path.write_text(DOC[:start] + DOC[end:])
+    body = load_collada(path)
+    assert body.static and [lk.name for lk in body.links] == ["vs"] and body.root.joint_type == "fixed"
+    (shape,) = body.links[0].shapes
+    assert len(shape.triangles) == 3 and np.allclose(shape.translation, [0.5, 0, 1])
