@@ -162,8 +162,8 @@ def four_bar_body(loop_type: str = "ball") -> Body:
                  com=np.array([0.0, 0.0, -0.25]), inertia=rod_inertia)
     rod_b = Link("B", parent=0, joint_type="rotate", joint_axis=y_axis, joint_id=1, translation=np.array([0.3, 0, 0]),
                  mass=1.0, com=np.array([0.0, 0.0, -0.25]), inertia=rod_inertia)
-    coupler = Link("C", parent=1, joint_type="rotate", joint_axis=y_axis, translation=np.array([0.0, 0.0, -0.5]), mass=0.5,
-                   com=np.array([0.15, 0.0, 0.0]), inertia=np.eye(3) * 1e-3)
+    coupler = Link("C", parent=1, joint_type="rotate", joint_axis=y_axis, translation=np.array([0.0, 0.0, -0.5]),
+                   mass=0.5, com=np.array([0.15, 0.0, 0.0]), inertia=np.eye(3) * 1e-3)
     loop = ExtraJoint("AB", link1="C", link2="B", type=loop_type, axis=y_axis,
                       point1=np.array([0.3, 0.0, 0.0]), point2=np.array([0.0, 0.0, -0.5]))
     return Body("four_bar", links=[base, rod_a, coupler, rod_b], extra_joints=[loop])
@@ -177,3 +177,31 @@ def crawler_body() -> Body:
                  translation=np.array([0.0, 0.0, -0.1]), mass=1.0, inertia=box_inertia(1.0, (0.4, 0.3, 0.05)),
                  shapes=[Shape("box", size=np.array([0.4, 0.3, 0.05]))])
     return Body("crawler", links=[chassis, track])
+
+
+PENDULUM_URDF = """<?xml version="1.0"?>
+<robot name="pendulum">
+  <link name="world"/>
+  <link name="rod">
+    <inertial><origin xyz="0 0 -0.25"/><mass value="1"/>
+      <inertia ixx="0.0209" iyy="0.0209" izz="0.0002" ixy="0" ixz="0" iyz="0"/></inertial>
+  </link>
+  <joint name="swing" type="continuous">
+    <parent link="world"/><child link="rod"/><axis xyz="0 1 0"/>
+  </joint>
+</robot>
+"""
+
+
+def pendulum_urdf_project(folder: Path, *, controller: str, end_time: float, start_angle: float) -> Path:
+    """A torque-driven pendulum (1 kg, 0.5 m) and one controller slot named ``controller``."""
+    (folder / "pendulum.urdf").write_text(PENDULUM_URDF)
+    path = folder / "pendulum.yaml"
+    path.write_text(
+        f"world: {{timestep: 0.001, end_time: {end_time}, sync: lockstep}}\n"
+        "services: {loader: local}\n"
+        f"models:\n  - {{name: pend, file: pendulum.urdf, joints: {{swing: {start_angle}}}}}\n"
+        f"controllers:\n  - {{name: {controller}, robot: pend, command: 'started by the test', period: 0.001,"
+        " deadline: 10.0}\n"
+    )
+    return path

@@ -115,3 +115,27 @@ def test_world_state_stream_is_decimated_and_never_waits_for_subscribers(sim: tu
     finally:
         reader.close()
         idle.close()
+
+
+def test_a_controller_process_drives_the_robot_in_lockstep(tmp_path: Path, nameserver: str) -> None:
+    from process_helpers import REPO, spawn
+    from sim_helpers import pendulum_urdf_project
+
+    project = pendulum_urdf_project(tmp_path, controller="hold", end_time=1.0, start_angle=0.3)
+    proc, client, _ = start_simserver(tmp_path, nameserver, project)
+    controller = spawn(["controller", str(REPO / "examples" / "controllers" / "hold_pose.py"), "--robot", "pend",
+                        "--name", "hold", "--nameserver", nameserver, "-o", "p_gain=400", "-o", "d_gain=20"],
+                       tmp_path / "controller.log")
+    try:
+        client.call("start")  # waits for the project's controller to attach, then runs
+        status = wait_finished(client)
+        assert status["error"] is None, controller.log_text()
+        summary = client.call("summary")
+        assert summary["controllers"]["hold"]["ticks"] == 1000
+        assert summary["controllers"]["hold"]["missed"] == 0
+        # Held by a PD of 400 N m/rad against m g d sin(0.3) = 0.72 N m: off by under 0.01 rad.
+        assert client.call("state", robot="pend")["q"][0] == pytest.approx(0.3, abs=0.01)
+    finally:
+        client.close()
+        proc.stop()
+        controller.stop()
