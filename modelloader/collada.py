@@ -81,6 +81,7 @@ class _ColladaReader:
         self.doc = document
         self.path = path
         self.problems = document.problems
+        self.node_links: dict[etree._Element, int] = {}  # visual scene node -> link index
 
     def read(self) -> Body:
         model = self._kinematics_model()
@@ -111,7 +112,7 @@ class _ColladaReader:
         link = Link(name=name or self.path.stem, joint_type="fixed")
         body = Body(name=link.name, links=[link], static=True, source=str(self.path), format="collada")
         body.metadata["files"] = [str(self.path)]
-        self.frames, self.node_links = [np.eye(4)], {}
+        self.frames = [np.eye(4)]
 
         def place(node: etree._Element, frame: np.ndarray, _link: int) -> None:
             for instance in node.findall("instance_geometry"):
@@ -268,7 +269,7 @@ class _ColladaReader:
             self.problems.add(node, "visual scene nested more than 64 deep (an instance_node cycle?)")
             return
         own = frame @ transform(node, self.doc)
-        link = self.node_links.get(node, link) if hasattr(self, "node_links") else link
+        link = self.node_links.get(node, link)
         visit(node, own, link)
         for child in node:
             if child.tag == "node":
@@ -280,7 +281,6 @@ class _ColladaReader:
 
     def _geometry(self, body: Body, model: etree._Element) -> None:
         names = {link.name: i for i, link in enumerate(body.links)}
-        self.node_links: dict[etree._Element, int] = {}
         for node in self.doc.root.iter("node"):
             if node.get("name") in names:
                 self.node_links[node] = names[node.get("name")]
@@ -307,13 +307,18 @@ class _ColladaReader:
         return ""
 
     def _shape(self, instance: etree._Element, pose: np.ndarray) -> Shape | None:
-        geometry = self.doc.ref(instance.get("url"), instance, "instance_geometry")
+        shape = self._mesh_shape(instance.get("url"), instance, pose)
+        if shape is not None:
+            shape.appearance = self._appearance(instance)
+        return shape
+
+    def _mesh_shape(self, url: str | None, where: etree._Element, pose: np.ndarray) -> Shape | None:
+        geometry = self.doc.ref(url, where, "geometry")
         mesh = read_geometry(geometry, self.doc) if geometry is not None else None
         if mesh is None:
             return None
         shape = Shape(kind="mesh", translation=pose[:3, 3].copy(), rotation=pose[:3, :3].copy())
         shape.vertices, shape.triangles = mesh
-        shape.appearance = self._appearance(instance)
         return shape
 
     def _appearance(self, instance: etree._Element) -> Appearance:
@@ -347,8 +352,7 @@ class _ColladaReader:
             if kind != "environment":
                 continue
             pose = self._local(index, self.klinks[index].frame)
-            fake = etree.Element("instance_geometry", url=url)
-            shape = self._shape(fake, pose)
+            shape = self._mesh_shape(url, element, pose)
             if shape is not None:
                 bound.setdefault(index, []).append(shape)
         for index, shapes in bound.items():
