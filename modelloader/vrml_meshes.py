@@ -50,6 +50,74 @@ def polygons_to_triangles(index: np.ndarray, vertex_count: int, *, ccw: bool = T
     return tris.astype(np.int32)
 
 
+def ear_clip(points: np.ndarray, face: list[int]) -> list[tuple[int, int, int]]:
+    """Triangles of one simple polygon (convex or not) by ear clipping in its own plane.
+
+    Falls back to a fan when the polygon is degenerate or self-intersecting (no ear found).
+    """
+    corners = np.asarray(points[face], dtype=np.float64)
+    normal = np.zeros(3)
+    for a, b in zip(corners, np.roll(corners, -1, axis=0), strict=True):  # Newell's method
+        normal += np.cross(a, b)
+    if np.linalg.norm(normal) < 1e-15:
+        return [(face[0], face[i], face[i + 1]) for i in range(1, len(face) - 1)]
+    drop = int(np.argmax(np.abs(normal)))
+    flat = np.delete(corners, drop, axis=1)
+    if normal[drop] < 0:  # keep the polygon counter-clockwise in the projection
+        flat[:, [0, 1]] = flat[:, [1, 0]]
+    remaining = list(range(len(face)))
+    triangles = []
+    while len(remaining) > 3:
+        for k in range(len(remaining)):
+            i, j, m = remaining[k - 1], remaining[k], remaining[(k + 1) % len(remaining)]
+            if _is_ear(flat, i, j, m, remaining):
+                triangles.append((face[i], face[j], face[m]))
+                remaining.pop(k)
+                break
+        else:
+            break
+    first = face[remaining[0]]
+    triangles += [(first, face[remaining[i]], face[remaining[i + 1]]) for i in range(1, len(remaining) - 1)]
+    return triangles
+
+
+def _is_ear(flat: np.ndarray, i: int, j: int, m: int, remaining: list[int]) -> bool:
+    a, b, c = flat[i], flat[j], flat[m]
+    if (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]) <= 0:
+        return False  # a reflex corner
+    for other in remaining:
+        if other in (i, j, m):
+            continue
+        p = flat[other]
+        d1 = (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0])
+        d2 = (c[0] - b[0]) * (p[1] - b[1]) - (c[1] - b[1]) * (p[0] - b[0])
+        d3 = (a[0] - c[0]) * (p[1] - c[1]) - (a[1] - c[1]) * (p[0] - c[0])
+        if d1 >= 0 and d2 >= 0 and d3 >= 0:
+            return False
+    return True
+
+
+def concave_polygons_to_triangles(index: np.ndarray, points: np.ndarray, *, ccw: bool = True) -> np.ndarray:
+    """Like :func:`polygons_to_triangles` for faces that may be concave (``convex FALSE``)."""
+    fan = polygons_to_triangles(index, len(points), ccw=True)  # validates the indices
+    if fan.size == 0:
+        return fan
+    idx = index.astype(np.int64)
+    triangles: list[tuple[int, int, int]] = []
+    face: list[int] = []
+    for value in [*idx.tolist(), -1]:
+        if value >= 0:
+            face.append(value)
+            continue
+        if len(face) == 3:
+            triangles.append((face[0], face[1], face[2]))
+        elif len(face) > 3:
+            triangles += ear_clip(points, face)
+        face = []
+    tris = np.array(triangles, dtype=np.int32).reshape(-1, 3)
+    return tris if ccw else tris[:, [0, 2, 1]]
+
+
 def elevation_grid(heights: np.ndarray, nx: int, nz: int, dx: float, dz: float, *, ccw: bool = True) -> Mesh:
     if nx < 0 or nz < 0:
         raise GeometryError(f"negative dimensions {nx} x {nz}")

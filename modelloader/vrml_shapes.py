@@ -19,6 +19,7 @@ from modelloader.vrml_meshes import (
     GeometryError,
     Mesh,
     box_mesh,
+    concave_polygons_to_triangles,
     cylinder_mesh,
     elevation_grid,
     extrusion,
@@ -115,7 +116,10 @@ def _polygon_mesh(geometry: Node, fields: FieldReader) -> Mesh:
         if points.size % 3:
             raise GeometryError(f"{points.size} coordinates do not make 3D points")
         vertices = points.reshape(-1, 3)
-        return vertices, polygons_to_triangles(fields.numbers(geometry, "coordIndex"), len(vertices), ccw=ccw)
+        index = fields.numbers(geometry, "coordIndex")
+        if not fields.bool(geometry, "convex", True):
+            return vertices, concave_polygons_to_triangles(index, vertices, ccw=ccw)
+        return vertices, polygons_to_triangles(index, len(vertices), ccw=ccw)
     if geometry.type == "ElevationGrid":
         return elevation_grid(
             fields.numbers(geometry, "height"),

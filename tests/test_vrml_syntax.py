@@ -156,6 +156,21 @@ DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" children [ Segm
     assert len(prism.triangles) == 8 + 2 + 2  # four sides, two caps
 
 
+def test_concave_faces_are_ear_clipped_when_not_convex(tmp_path: Path) -> None:
+    u_shape = "0 0 0, 3 0 0, 3 2 0, 2 2 0, 2 1 0, 1 1 0, 1 2 0, 0 2 0"
+    path = model(tmp_path, f"""
+DEF R Humanoid {{ humanoidBody DEF ROOT Joint {{ jointType "fixed" children [ Segment {{ children [
+  Shape {{ geometry IndexedFaceSet {{ convex FALSE coord Coordinate {{ point [{u_shape}] }}
+     coordIndex [0 1 2 3 4 5 6 7 -1] }} }} ] }} ] }} }}
+""")
+    (shape,) = load_body(path).root.shapes
+    corners = shape.vertices[shape.triangles]
+    normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    assert len(shape.triangles) == 6
+    assert np.all(normals[:, 2] > 0)  # no triangle folds over: each lies inside the U
+    assert normals[:, 2].sum() / 2 == pytest.approx(5.0)
+
+
 @pytest.mark.parametrize(("text", "line", "column", "expected"), [
     ("Transform {\n  children [ Shape { } \n}", 3, 1, "']'"),
     ("Transform { translation 1 2 3 ] }", 1, 31, "'}'"),
