@@ -111,3 +111,35 @@ def test_convert_command_reports_a_broken_input(tmp_path: Path):
     )  # fmt: skip
     assert done.returncode == 1
     assert "broken.urdf:1" in done.stderr and "malformed XML" in done.stderr
+
+
+def test_shapes_urdf_has_no_primitive_for_become_meshes(tmp_path: Path):
+    from hrpsim.bodyinfo import Body, Link, Shape
+    from modelloader.urdf_xml import rpy_matrix
+
+    turned = rpy_matrix(np.array([0.3, -0.2, 1.0]))
+    shapes = [
+        Shape(kind="cylinder", radius=0.1, height=0.4, rotation=turned, translation=np.array([1.0, 2.0, 3.0])),
+        Shape(kind="cone", radius=0.2, height=0.6),
+        Shape(kind="capsule", radius=0.1, height=0.5),
+        Shape(kind="plane"),
+        Shape(kind="sphere", radius=0.3),
+    ]
+    root = Link(name="base", joint_type="fixed", translation=np.array([0.0, 0.0, 0.25]), mass=1.0, shapes=shapes)
+    track = Link(name="track", parent=0, joint_type="crawler", joint_id=0, mass=1.0)
+    slider = Link(name="slider", parent=0, joint_type="slide", joint_id=1, joint_axis=np.array([0.0, 1.0, 0.0]))
+    original = Body(name="shapes", links=[root, track, slider])
+    again = load_urdf(write_urdf(original, tmp_path / "shapes.urdf"))
+    kinds = [s.kind for s in again.links[0].shapes]
+    assert kinds == ["cylinder", "mesh", "mesh", "sphere"]  # the infinite plane is left out
+    cylinder, cone, capsule, _sphere = again.links[0].shapes
+    assert np.allclose(cylinder.rotation, turned) and np.allclose(cylinder.translation, [1, 2, 3])
+    # cones and capsules keep BodyInfo's Y axis and are centred on their origin
+    assert np.allclose(cone.vertices.min(axis=0), [-0.2, -0.3, -0.2], atol=1e-6)
+    assert np.allclose(cone.vertices.max(axis=0), [0.2, 0.3, 0.2], atol=1e-6)
+    assert np.allclose(capsule.vertices.max(axis=0), [0.1, 0.35, 0.1], atol=1e-6)
+    assert again.root.joint_type == "fixed" and np.allclose(again.root.translation, [0, 0, 0.25])
+    assert again.links[again.link_index("track")].joint_type == "fixed"  # URDF has no crawler joint
+    slider_back = again.links[again.link_index("slider")]
+    assert (slider_back.q_lower, slider_back.q_upper) == (-math.inf, math.inf)
+    assert again.joint_names == ["slider"]
