@@ -22,7 +22,7 @@ import time
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from hrpsim.errors import RequestError
+from hrpsim.errors import HrpsimError, RequestError
 from hrpsim.logs import setup_logging
 from hrpsim.service import DEFAULT_BIND, Operation, Service
 from modelloader import load_body
@@ -110,7 +110,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache-size", type=int, default=64, help="bodies kept in the cache (default 64)")
     args = parser.parse_args(argv)
     setup_logging("modelloader")
-    service = ModelLoaderService(args.name, bind=args.bind, nameserver=args.nameserver, cache_size=args.cache_size)
-    print(f"modelloader {args.name!r} serving at {service.endpoint}", flush=True)
-    service.serve_forever()
+    try:
+        service = ModelLoaderService(args.name, bind=args.bind, nameserver=args.nameserver,
+                                     cache_size=args.cache_size)
+        print(f"modelloader {args.name!r} bound to {service.endpoint}", flush=True)
+        service.serve_forever()
+    except HrpsimError as exc:  # cannot bind, or the nameserver cannot be reached to register
+        log.error("modelloader %r cannot run: %s", args.name, exc)
+        return 1
     return 0
