@@ -65,7 +65,7 @@ class HubUnderTest:
     def close(self) -> None:
         self.registration.stop()
         self.hub.close()
-        self.context.term()
+        self.context.destroy(linger=0)  # also closes sockets a test made from it
 
     def __enter__(self) -> HubUnderTest:
         return self
