@@ -1,0 +1,37 @@
+"""URDF and COLLADA models through the real modelloader process: the same Body as a local load,
+and a broken file is an error reply naming file and line while the service goes on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from modelloader_helpers import modelloader_process
+from urdf_helpers import PUMA, SR1, WAM
+
+from hrpsim.bodyinfo import Body, bodies_equal
+from hrpsim.client import Client
+from hrpsim.errors import ModelError
+from modelloader import load_body
+
+
+@pytest.fixture
+def client(nameserver: str, tmp_path: Path):
+    with modelloader_process(nameserver, tmp_path) as proc, Client(proc.address, peer="modelloader", timeout=60.0) as c:
+        yield c
+
+
+def test_urdf_and_collada_bodies_cross_the_wire_unchanged(client):
+    for path in (SR1, PUMA, WAM):
+        remote = Body.from_wire(client.call("load", path=str(path)))
+        assert bodies_equal(remote, load_body(path)), path
+        assert remote.metadata["files"] == [str(path)]
+
+
+def test_a_broken_urdf_is_an_error_reply_and_the_service_goes_on(client, tmp_path: Path):
+    broken = tmp_path / "broken.urdf"
+    broken.write_text('<robot name="b">\n<link name="a"><inertial><mass value="-2"/></inertial></link>\n</robot>\n')
+    with pytest.raises(ModelError) as caught:
+        client.call("load", path=str(broken))
+    assert f"{broken}:2:" in str(caught.value) and "mass -2.0 is not positive" in str(caught.value)
+    assert Body.from_wire(client.call("load", path=str(PUMA))).dof == 6
