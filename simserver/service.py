@@ -115,6 +115,11 @@ class SimServer(Service):
         except SimulationError as exc:
             self.loop.fail(exc)
             self._finish(str(exc))
+        except Exception as exc:  # a bug must stop the run, not the process: the state stays readable
+            log.exception("the tick loop failed")
+            self.loop.fail(SimulationError(f"internal error in the tick loop at t={self.world.time:.6g} s: "
+                                           f"{type(exc).__name__}: {exc}"))
+            self._finish(self.loop.error)
 
     def _finish(self, error: str | None) -> None:
         self.running = False
