@@ -203,16 +203,25 @@ class _UrdfReader:
             link.torque_lower, link.torque_upper = -effort, effort
 
     def _check_mimics(self, joint_links: dict[str, Link]) -> None:
+        """Every mimic names a movable joint; a mimic of a mimic is resolved to the independent
+        joint at the end of the chain (q = m1 (m2 q + o2) + o1), a closed chain is an error."""
         for joint in self.joints:
             link = joint_links[joint.name]
             if link.mimic is None:
                 continue
-            target = joint_links.get(link.mimic.joint)
             where = joint.element.find("mimic")
-            if target is None or target.joint_type not in ("rotate", "slide"):
+            multiplier, offset, seen = link.mimic.multiplier, link.mimic.offset, {joint.name}
+            source = joint_links.get(link.mimic.joint)
+            while source is not None and source.mimic is not None and source.joint_name not in seen:
+                seen.add(source.joint_name)
+                multiplier, offset = multiplier * source.mimic.multiplier, multiplier * source.mimic.offset + offset
+                source = joint_links.get(source.mimic.joint)
+            if source is None or source.joint_type not in ("rotate", "slide"):
                 self.problems.add(where, f"mimic names {link.mimic.joint!r}, not a movable joint")
-            elif target.mimic is not None:
-                self.problems.add(where, f"mimic names {link.mimic.joint!r}, itself a mimic joint")
+            elif source.mimic is not None:
+                self.problems.add(where, f"mimic joints {sorted(seen)} mimic each other in a circle")
+            else:
+                link.mimic = Mimic(source.joint_name, multiplier, offset)
 
     def _read_transmissions(self, joint_links: dict[str, Link]) -> None:
         """A transmission's mechanicalReduction is the joint's gear ratio (OpenHRP gearRatio)."""

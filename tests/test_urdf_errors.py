@@ -144,3 +144,13 @@ def _mutate(original: bytes, data) -> bytes:
     match = numbers[data.draw(st.integers(0, len(numbers) - 1))]
     token = data.draw(st.sampled_from([b"nan", b"-inf", b"-1", b"0", b"1e400", b"x", b""]))
     return original[: match.start()] + token + original[match.end():]
+
+
+def test_mimic_joints_in_a_circle(tmp_path: Path):
+    links = "".join(f'<link name="{n}"/>' for n in "abc")
+    joints = (
+        '<joint name="jb" type="continuous"><parent link="a"/><child link="b"/><mimic joint="jc"/></joint>'
+        '<joint name="jc" type="continuous"><parent link="b"/><child link="c"/><mimic joint="jb"/></joint>'
+    )
+    _path, problems = _problems(tmp_path, robot(links + joints))
+    assert len(problems) == 2 and all("mimic each other in a circle" in p for p in problems)

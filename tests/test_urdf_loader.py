@@ -185,3 +185,18 @@ def test_collada_mesh_files_are_read_with_their_scene_transforms(tmp_path: Path)
     assert shape.kind == "mesh" and len(shape.triangles) == 3
     # the scene places the part at (0.5, 0, 1); the URDF scale doubles that
     assert np.allclose(shape.vertices.min(axis=0), [1.0, 0.0, 2.0])
+
+
+def test_a_mimic_of_a_mimic_is_resolved_to_the_independent_joint(tmp_path: Path):
+    links = "".join(f'<link name="{n}"/>' for n in "abcd")
+    joints = """
+      <joint name="ja" type="continuous"><parent link="a"/><child link="b"/></joint>
+      <joint name="jb" type="continuous"><parent link="b"/><child link="c"/>
+        <mimic joint="ja" multiplier="2" offset="1"/></joint>
+      <joint name="jc" type="continuous"><parent link="c"/><child link="d"/>
+        <mimic joint="jb" multiplier="3" offset="0.5"/></joint>
+    """
+    body = load_urdf(write(tmp_path, "m.urdf", robot(links + joints)))
+    mimic = body.links[body.link_index("d")].mimic
+    assert (mimic.joint, mimic.multiplier, mimic.offset) == ("ja", 6.0, 3.5)  # 3 (2 q + 1) + 0.5
+    assert body.dof == 1
