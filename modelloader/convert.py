@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from hrpsim.bodyinfo import Body
 from hrpsim.errors import ModelError
 
 
@@ -38,7 +39,28 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hrpsim model convert: cannot write {output}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     print(f"{written}: {body.name}, {len(body.links)} links, {body.dof} dof, {body.total_mass:g} kg")
+    for note in left_out(body):
+        print(f"  left out (no URDF form): {note}")
     return 0
+
+
+def left_out(body: Body) -> list[str]:
+    """What of ``body`` a URDF file cannot hold, for the user to know."""
+    notes = []
+    if body.sensors:
+        notes.append(f"{len(body.sensors)} sensors ({', '.join(s.name for s in body.sensors)})")
+    if body.extra_joints:
+        notes.append(f"{len(body.extra_joints)} extra joints ({', '.join(j.name for j in body.extra_joints)})")
+    crawlers = [lk.name for lk in body.links if lk.joint_type == "crawler"]
+    if crawlers:
+        notes.append(f"crawler joints written as fixed ({', '.join(crawlers)})")
+    motors = [lk.joint_label for lk in body.links if lk.rotor_inertia or lk.torque_const != 1.0]
+    if motors:
+        notes.append(f"rotor inertia / torque constant of {len(motors)} joints")
+    planes = sum(1 for lk in body.links for s in lk.shapes if s.kind == "plane")
+    if planes:
+        notes.append(f"{planes} infinite planes")
+    return notes
 
 
 if __name__ == "__main__":

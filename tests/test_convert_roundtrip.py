@@ -102,6 +102,17 @@ def test_convert_command_writes_urdf(tmp_path: Path):
     assert load_urdf(out).dof == load_body(source).dof == 9
 
 
+def test_convert_command_says_what_urdf_cannot_hold(tmp_path: Path):
+    source = MODELS / "openhrp3" / "model" / "sample1.wrl"
+    done = subprocess.run(
+        [sys.executable, "-m", "hrpsim", "model", "convert", str(source), str(tmp_path / "s.urdf")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "left out (no URDF form): 8 sensors" in done.stdout
+    assert "rotor inertia / torque constant of 29 joints" in done.stdout
+
+
 def test_convert_command_reports_a_broken_input(tmp_path: Path):
     broken = tmp_path / "broken.urdf"
     broken.write_text("<robot name='x'><link name='a'></robot>")
