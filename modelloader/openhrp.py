@@ -214,7 +214,7 @@ class _BodyBuilder:
         if parent is None and self.links:
             self.problems.append(f"{node.where}: Joint {name!r} is a second root: a model has one root Joint "
                                  f"({self.links[0].name!r})")
-        local = _rigid(transform) @ _pose(f.vector(node, "translation", (0, 0, 0)), f.rotation(node, "rotation"))
+        local = self._finite_pose(node, transform, f"Joint {name!r}")
         link = Link(name=name, parent=-1 if parent is None else parent, translation=local[:3, 3].copy(),
                     rotation=local[:3, :3].copy())
         link.joint_type = self._joint_type(node, name)
@@ -230,6 +230,17 @@ class _BodyBuilder:
         self.link_where.append(node.where)
         self.parts.append([])
         self._children(node, np.eye(4), index)
+
+    def _finite_pose(self, node: Node, transform: np.ndarray, what: str) -> np.ndarray:
+        """The node's translation/rotation after ``transform``; identity (and a problem) if not finite,
+        since a NaN frame would bring the physics engine down."""
+        f = self.fields
+        pose = _rigid(transform) @ _pose(f.vector(node, "translation", (0, 0, 0)), f.rotation(node, "rotation"))
+        if np.all(np.isfinite(pose)):
+            return pose
+        self.problems.append(f"{node.where}: {what}: translation or rotation is not finite "
+                             f"(translation {pose[:3, 3].tolist()}); read as zero")
+        return _rigid(transform) if np.all(np.isfinite(transform)) else np.eye(4)
 
     def _joint_type(self, node: Node, name: str) -> str:
         written = self.fields.string(node, "jointType", "")
@@ -313,7 +324,7 @@ class _BodyBuilder:
                                  "put it in the children of the Joint it is mounted on")
             return
         f = self.fields
-        pose = _rigid(transform) @ _pose(f.vector(node, "translation", (0, 0, 0)), f.rotation(node, "rotation"))
+        pose = self._finite_pose(node, transform, f"sensor {name!r}")
         sensor = Sensor(name=name, type=sensor_type, id=f.int(node, "sensorId", -1), link=link,
                         translation=pose[:3, 3].copy(), rotation=pose[:3, :3].copy(),
                         params=sensor_params(sensor_type, node, f))

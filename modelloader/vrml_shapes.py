@@ -49,9 +49,25 @@ def shape_of(shape: Node, transform: np.ndarray, fields: FieldReader) -> Shape |
     except GeometryError as exc:
         fields.problems.append(f"{geometry.where}: {geometry.label}: {exc}")
         return None
-    if result is not None:
-        result.appearance = appearance
+    if result is None:
+        return None
+    problem = _primitive_problem(result)
+    if problem:
+        fields.problems.append(f"{geometry.where}: {geometry.label}: {problem}")
+        return None
+    result.appearance = appearance
     return result
+
+
+def _primitive_problem(shape: Shape) -> str:
+    if shape.kind == "mesh":
+        return ""  # vertices were checked when placed
+    numbers = np.concatenate([shape.translation, shape.rotation.ravel(), shape.size, [shape.radius, shape.height]])
+    if not np.all(np.isfinite(numbers)):
+        return "size or pose is not finite"
+    if np.any(shape.size < 0) or shape.radius < 0 or shape.height < 0:
+        return f"negative size (size {shape.size.tolist()}, radius {shape.radius}, height {shape.height})"
+    return ""
 
 
 def appearance_of(node: Node | None, fields: FieldReader) -> Appearance:

@@ -162,3 +162,25 @@ DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "free" children [
 def test_house_models_share_a_def_name_but_load_apart() -> None:
     names = {load_body(MODELS / f"openhrp3/model/house/{n}.main.wrl").name for n in ("house", "floor", "table")}
     assert names == {"longfloor"}
+
+
+def test_bad_geometry_is_reported_where_it_is_written(tmp_path: Path) -> None:
+    path = model(tmp_path, """
+DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" children [ Segment { children [
+  Shape { geometry Box { size -1 1 1 } }
+  Shape { geometry Sphere { radius nan } }
+  Shape { geometry IndexedFaceSet { coord Coordinate { point [0 0 0, 1 0 0, 0 1 0] } coordIndex [0 1 7 -1] } }
+  Shape { geometry Box { size 1 1 1 } }
+] } ] } }
+""")
+    with pytest.raises(ModelError) as caught:
+        load_body(path)
+    problems = caught.value.problems
+    assert len(problems) == 3
+    assert "Box: negative size" in problems[0] and "Sphere: size or pose is not finite" in problems[1]
+    assert "coordIndex refers to vertex 7 but there are only 3" in problems[2]
+    lines = path.read_text().splitlines()
+    assert all(p.startswith(f"{path}:") for p in problems)
+    assert problems[0].split(":")[1] == str(next(i for i, t in enumerate(lines, 1) if "size -1" in t))
+    (kept,) = load_body(path, lenient=True).root.shapes
+    assert kept.size.tolist() == [1, 1, 1]

@@ -49,13 +49,15 @@ DEF R Humanoid { humanoidBody [ DEF ROOT Joint { jointType "free"
         coord Coordinate { point [0 0 0, 1 0 0, 1 1 0, 0 1 0,] } coordIndex [0, 1, 2, 3, -1,] } } }
    DEF J1 Joint { jointType "rotate" jointAxis "Y" jointId 0 ulimit 1.5 llimit [ -1.5 ] translation 0 0 nan } ] } ] }
 """)
+    with pytest.raises(ModelError, match=r"Joint 'J1': translation or rotation is not finite"):
+        load_body(path)
     body = load_body(path, lenient=True)
     root, j1 = body.links
     assert root.mass == 2.0 and root.com == pytest.approx([0, 0, 0.5])
     assert root.shapes[0].triangles.tolist() == [[0, 1, 2], [0, 2, 3]]
     assert j1.joint_axis.tolist() == [0.0, 1.0, 0.0]
     assert (j1.q_lower, j1.q_upper) == (-1.5, 1.5)
-    assert np.isnan(j1.translation[2])
+    assert j1.translation.tolist() == [0, 0, 0] and len(body.metadata["warnings"]) == 1
 
 
 def test_crlf_shift_jis_comment_and_no_header(tmp_path: Path) -> None:
