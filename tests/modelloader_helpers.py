@@ -21,6 +21,34 @@ SENSOR_TYPE_OF_FACT = {"Force": "force", "RateGyro": "gyro", "Acceleration": "ac
                        "Range": "range"}
 
 
+JOINT_PROTO = """
+PROTO Joint [
+  exposedField SFVec3f translation 0 0 0
+  exposedField SFRotation rotation 0 0 1 0
+  exposedField MFNode children []
+  exposedField SFString jointType ""
+  exposedField SFInt32 jointId -1
+  exposedField SFVec3f jointAxis 0 0 1
+  exposedField MFFloat ulimit []
+  exposedField MFFloat llimit []
+] { Transform { translation IS translation rotation IS rotation children IS children } }
+PROTO Segment [
+  exposedField SFVec3f centerOfMass 0 0 0
+  exposedField SFFloat mass 0
+  exposedField MFFloat momentsOfInertia [0 0 0 0 0 0 0 0 0]
+  exposedField MFNode children []
+] { Group { children IS children } }
+PROTO Humanoid [ exposedField MFNode humanoidBody [] exposedField SFString name "" ] { Group {} }
+"""
+
+
+def write_model(tmp_path: Path, body: str, name: str = "m.wrl", header: str = "#VRML V2.0 utf8\n") -> Path:
+    """A model file in ``tmp_path``: the minimal OpenHRP PROTOs, then ``body``."""
+    path = tmp_path / name
+    path.write_text(header + JOINT_PROTO + body)
+    return path
+
+
 def vrml_facts() -> dict[str, dict[str, Any]]:
     models = json.loads((MODELS / "facts.json").read_text())["models"]
     return {rel: facts for rel, facts in models.items() if rel.endswith(".wrl")}

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from modelloader_helpers import HRPSIM, MODELS, REPO
-from test_vrml_syntax import model
+from modelloader_helpers import HRPSIM, MODELS, REPO, write_model
 
 from hrpsim.errors import ModelError
 from modelloader import load_body
@@ -33,7 +32,7 @@ PROTO ForceSensor [ exposedField SFVec3f maxForce -1 -1 -1 exposedField SFVec3f 
 
 
 def test_every_problem_is_reported_at_once_with_its_location(tmp_path: Path) -> None:
-    path = model(tmp_path, SENSOR_PROTO + BROKEN)
+    path = write_model(tmp_path, SENSOR_PROTO + BROKEN)
     with pytest.raises(ModelError) as caught:
         load_body(path)
     problems = caught.value.problems
@@ -54,7 +53,7 @@ def test_every_problem_is_reported_at_once_with_its_location(tmp_path: Path) -> 
 
 
 def test_lenient_load_keeps_going_with_warnings(tmp_path: Path) -> None:
-    path = model(tmp_path, SENSOR_PROTO + BROKEN)
+    path = write_model(tmp_path, SENSOR_PROTO + BROKEN)
     body = load_body(path, lenient=True)
     assert [lk.name for lk in body.links] == ["ROOT", "A", "B", "C"]
     assert body.links[2].joint_type == "free"  # unknown jointType -> free, as OpenHRP does
@@ -64,7 +63,7 @@ def test_lenient_load_keeps_going_with_warnings(tmp_path: Path) -> None:
 
 
 def test_missing_inline_names_the_missing_file_and_the_includer(tmp_path: Path) -> None:
-    path = model(tmp_path, """
+    path = write_model(tmp_path, """
 DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" children [
   Segment { children [ Inline { url "parts/gone.wrl" } ] } ] } }
 """)
@@ -80,7 +79,7 @@ DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" children [
 
 def test_syntax_error_in_an_inline_names_the_inlined_file(tmp_path: Path) -> None:
     (tmp_path / "part.wrl").write_text("Shape { geometry Box { size 1 1 1 }\n")
-    path = model(tmp_path, """
+    path = write_model(tmp_path, """
 DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" children Inline { url "part.wrl" } } }
 """)
     with pytest.raises(ModelError, match=rf"{tmp_path / 'part.wrl'}: syntax error: the file ends early"):
@@ -89,7 +88,7 @@ DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" children Inline
 
 def test_inline_that_includes_itself_is_a_problem_not_a_hang(tmp_path: Path) -> None:
     (tmp_path / "loop.wrl").write_text('Group { children Inline { url "loop.wrl" } }')
-    path = model(tmp_path, """
+    path = write_model(tmp_path, """
 DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" children Inline { url "loop.wrl" } } }
 """)
     with pytest.raises(ModelError, match="includes itself"):
@@ -97,7 +96,7 @@ DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" children Inline
 
 
 def test_use_of_an_unknown_name_and_a_file_without_humanoid(tmp_path: Path) -> None:
-    path = model(tmp_path, "Transform { children USE NOWHERE }\nShape { geometry Box {} }")
+    path = write_model(tmp_path, "Transform { children USE NOWHERE }\nShape { geometry Box {} }")
     with pytest.raises(ModelError) as caught:
         load_body(path)
     text = "\n".join(caught.value.problems)
@@ -113,7 +112,7 @@ def test_unknown_suffix_names_the_file_and_the_known_formats(tmp_path: Path) -> 
 
 
 def test_model_info_reports_problems_on_stderr_with_status_1(tmp_path: Path) -> None:
-    path = model(tmp_path, SENSOR_PROTO + BROKEN)
+    path = write_model(tmp_path, SENSOR_PROTO + BROKEN)
     done = subprocess.run([*HRPSIM, "model", "info", str(path)], cwd=REPO, capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 1 and "unknown jointType 'spin'" in done.stderr and done.stdout == ""
@@ -143,7 +142,7 @@ def test_parallel_axis_rule_merges_segments() -> None:
 
 
 def test_segments_in_transforms_merge_into_the_link_frame(tmp_path: Path) -> None:
-    path = model(tmp_path, """
+    path = write_model(tmp_path, """
 DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "free" children [
   Segment { mass 1 centerOfMass 0 0 0 momentsOfInertia [1 0 0 0 2 0 0 0 3] }
   Transform { translation 0 0 2 rotation 0 0 1 1.5707963267948966 children
@@ -165,7 +164,7 @@ def test_house_models_share_a_def_name_but_load_apart() -> None:
 
 
 def test_bad_geometry_is_reported_where_it_is_written(tmp_path: Path) -> None:
-    path = model(tmp_path, """
+    path = write_model(tmp_path, """
 DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" children [ Segment { children [
   Shape { geometry Box { size -1 1 1 } }
   Shape { geometry Sphere { radius nan } }

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from modelloader_helpers import JOINT_PROTO, write_model
 
 from hrpsim.errors import ModelError
 from modelloader import load_body
@@ -13,35 +14,9 @@ from modelloader.vrml.nodes import Node
 from modelloader.vrml.parser import parse_text
 from modelloader.vrml.scope import instantiate, resolve_file
 
-JOINT_PROTO = """
-PROTO Joint [
-  exposedField SFVec3f translation 0 0 0
-  exposedField SFRotation rotation 0 0 1 0
-  exposedField MFNode children []
-  exposedField SFString jointType ""
-  exposedField SFInt32 jointId -1
-  exposedField SFVec3f jointAxis 0 0 1
-  exposedField MFFloat ulimit []
-  exposedField MFFloat llimit []
-] { Transform { translation IS translation rotation IS rotation children IS children } }
-PROTO Segment [
-  exposedField SFVec3f centerOfMass 0 0 0
-  exposedField SFFloat mass 0
-  exposedField MFFloat momentsOfInertia [0 0 0 0 0 0 0 0 0]
-  exposedField MFNode children []
-] { Group { children IS children } }
-PROTO Humanoid [ exposedField MFNode humanoidBody [] exposedField SFString name "" ] { Group {} }
-"""
-
-
-def model(tmp_path: Path, body: str, name: str = "m.wrl", header: str = "#VRML V2.0 utf8\n") -> Path:
-    path = tmp_path / name
-    path.write_text(header + JOINT_PROTO + body)
-    return path
-
 
 def test_commas_bare_mf_values_trailing_commas_and_nan(tmp_path: Path) -> None:
-    path = model(tmp_path, """
+    path = write_model(tmp_path, """
 DEF R Humanoid { humanoidBody [ DEF ROOT Joint { jointType "free"
   children [ DEF SEG Segment { mass 2, centerOfMass 0, 0, 0.5,
      momentsOfInertia [1 0 0, 0 1 0, 0 0 1,]
@@ -66,7 +41,7 @@ def test_crlf_shift_jis_comment_and_no_header(tmp_path: Path) -> None:
     path = tmp_path / "crlf.wrl"
     path.write_bytes(text.encode("latin-1"))
     assert load_body(path).links[0].name == "ROOT"
-    headerless = model(tmp_path, 'DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" } }',
+    headerless = write_model(tmp_path, 'DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" } }',
                        name="bare.wrl", header="")
     assert load_body(headerless).name == "R"
 
@@ -74,7 +49,7 @@ def test_crlf_shift_jis_comment_and_no_header(tmp_path: Path) -> None:
 def test_def_use_shares_nodes_and_each_file_is_its_own_scope(tmp_path: Path) -> None:
     (tmp_path / "part.wrl").write_text("DEF ROOT Transform { children DEF B Shape { geometry Box { size 1 2 3 } } }\n"
                                        "Transform { translation 0 0 1 children USE B }")
-    path = model(tmp_path, """
+    path = write_model(tmp_path, """
 DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" children [
   DEF S Segment { children [ Inline { url "part.wrl" } ] }
   Transform { translation 1 0 0 children USE S } ] } }
@@ -113,7 +88,7 @@ DEF B Thing { size 4 5 6 }
 
 
 def test_user_proto_geometry_is_expanded(tmp_path: Path) -> None:
-    path = model(tmp_path, """
+    path = write_model(tmp_path, """
 PROTO Wheel [ field SFFloat radius 0.1 ] { Transform { rotation 1 0 0 1.5707963267948966
   children Shape { geometry Cylinder { radius IS radius height 0.05 } } } }
 DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "free" children [
@@ -125,7 +100,7 @@ DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "free" children [
 
 
 def test_transforms_scale_primitives_or_turn_them_into_meshes(tmp_path: Path) -> None:
-    path = model(tmp_path, """
+    path = write_model(tmp_path, """
 DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "free" children [ Segment { children [
   Transform { scale 2 3 4 translation 1 0 0 children Shape { geometry Box { size 1 1 1 } } }
   Transform { scale 2 2 2 center 0 1 0 children Shape { geometry Sphere { radius 0.5 } } }
@@ -143,7 +118,7 @@ DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "free" children [ Segme
 
 
 def test_elevation_grid_and_extrusion_become_meshes(tmp_path: Path) -> None:
-    path = model(tmp_path, """
+    path = write_model(tmp_path, """
 DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" children [ Segment { children [
   Shape { geometry ElevationGrid { xDimension 3 zDimension 2 xSpacing 0.5 zSpacing 2 height [0 1 2 3 4 5] } }
   Shape { geometry Extrusion { crossSection [1 1, 1 -1, -1 -1, -1 1, 1 1] spine [0 0 0, 0 2 0] } }
@@ -160,7 +135,7 @@ DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" children [ Segm
 
 def test_concave_faces_are_ear_clipped_when_not_convex(tmp_path: Path) -> None:
     u_shape = "0 0 0, 3 0 0, 3 2 0, 2 2 0, 2 1 0, 1 1 0, 1 2 0, 0 2 0"
-    path = model(tmp_path, f"""
+    path = write_model(tmp_path, f"""
 DEF R Humanoid {{ humanoidBody DEF ROOT Joint {{ jointType "fixed" children [ Segment {{ children [
   Shape {{ geometry IndexedFaceSet {{ convex FALSE coord Coordinate {{ point [{u_shape}] }}
      coordIndex [0 1 2 3 4 5 6 7 -1] }} }} ] }} ] }} }}
