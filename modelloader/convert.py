@@ -20,6 +20,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("input", help="model file to read")
     parser.add_argument("output", help="URDF file to write (.urdf)")
     parser.add_argument("--lenient", action="store_true", help="let the VRML reader skip what it can")
+    parser.add_argument("--file-urls", action="store_true",
+                        help="name mesh files by absolute file:// urls (for ROS tools) instead of relative paths")
     args = parser.parse_args(argv)
     output = Path(args.output)
     if output.suffix.lower() != ".urdf":
@@ -34,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hrpsim model convert: {exc}", file=sys.stderr)
         return 1
     try:
-        written = write_urdf(body, output)
+        written = write_urdf(body, output, file_urls=args.file_urls)
     except OSError as exc:
         print(f"hrpsim model convert: cannot write {output}: {exc.strerror or exc}", file=sys.stderr)
         return 1

@@ -23,11 +23,14 @@ from modelloader.urdf_geometry import CYLINDER_TO_Y
 from modelloader.urdf_xml import axis_angle_matrix, matrix_rpy
 
 
-def write_urdf(body: Body, path: str | Path) -> Path:
-    """Write ``body`` to ``path`` (meshes beside it); return the path written."""
+def write_urdf(body: Body, path: str | Path, *, file_urls: bool = False) -> Path:
+    """Write ``body`` to ``path`` (meshes beside it); return the path written.
+
+    Mesh files are named relative to the URDF, or as absolute ``file://`` urls with
+    ``file_urls`` (what ROS tools, which do not take relative names, need)."""
     path = Path(path).resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
-    writer = _UrdfWriter(body, path)
+    writer = _UrdfWriter(body, path, file_urls)
     tree = writer.build()
     path.write_bytes(etree.tostring(tree, pretty_print=True, xml_declaration=True, encoding="utf-8"))
     return path
@@ -42,9 +45,10 @@ def _vector(values: np.ndarray) -> str:
 
 
 class _UrdfWriter:
-    def __init__(self, body: Body, path: Path) -> None:
+    def __init__(self, body: Body, path: Path, file_urls: bool) -> None:
         self.body = body
         self.path = path
+        self.file_urls = file_urls
         self.mesh_dir = path.parent / f"{path.stem}_meshes"
         self.mesh_count = 0
 
@@ -124,7 +128,7 @@ class _UrdfWriter:
         target = self.mesh_dir / f"{label}.stl"
         trimesh.Trimesh(vertices=vertices, faces=triangles, process=False).export(target)
         self.mesh_count += 1
-        return f"{self.mesh_dir.name}/{target.name}"
+        return target.as_uri() if self.file_urls else f"{self.mesh_dir.name}/{target.name}"
 
     # --- joints --------------------------------------------------------------------------------
 

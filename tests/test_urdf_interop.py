@@ -57,11 +57,14 @@ def test_sr1_urdf_and_its_collada_agree(tmp_path: Path):
 def test_our_urdf_export_is_read_by_urdfdom(tmp_path: Path):
     """Our URDF of the PUMA arm (from COLLADA) goes through urdfdom and back to the same model."""
     original = load_collada(PUMA)
-    urdf = write_urdf(original, tmp_path / "puma.urdf")
+    urdf = write_urdf(original, tmp_path / "puma.urdf", file_urls=True)  # the tool takes urls only
     from_urdf = load_urdf(urdf)
     from_collada = load_collada(_urdf_to_collada(urdf, tmp_path / "puma.dae"))
     _assert_same_model(from_urdf, from_collada)
     assert from_collada.joint_names == original.joint_names
+    # the tool read every mesh file we wrote
+    triangles = sum(len(s.triangles) for lk in original.links for s in lk.shapes)
+    assert sum(len(s.triangles) for lk in from_collada.links for s in lk.shapes) == triangles
 
 
 def test_vrml_sample_robot_through_our_urdf_and_urdfdom(tmp_path: Path):
