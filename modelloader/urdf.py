@@ -188,10 +188,10 @@ class _UrdfReader:
         if joint.type != "continuous":
             lower = number(limit.get("lower"), self.problems, limit, "lower", default=0.0) or 0.0
             upper = number(limit.get("upper"), self.problems, limit, "upper", default=0.0) or 0.0
-            # URDF cannot write an infinite bound; writers (ours included) use a huge number
             if lower > upper:  # some simulators' way of writing "no limit"
                 self._warn(limit, f"lower limit {lower} is above upper limit {upper}: taken as unlimited")
                 lower, upper = -np.inf, np.inf
+            # URDF cannot write an infinite bound; writers (ours included) use a huge number
             link.q_lower = -np.inf if lower <= -NO_LIMIT else lower
             link.q_upper = np.inf if upper >= NO_LIMIT else upper
         # a velocity or effort of zero (or none) means "not given", not "cannot move"
