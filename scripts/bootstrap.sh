@@ -30,7 +30,12 @@ fi
 stamp=.venv/.hrpsim-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     echo "bootstrap: installing hrpsim and its dependencies into .venv"
-    .venv/bin/python -m pip install -q --upgrade pip
-    .venv/bin/python -m pip install -q -e '.[dev]'
+    log=.venv/pip-install.log
+    if ! { .venv/bin/python -m pip install -q --upgrade pip && .venv/bin/python -m pip install -q -e '.[dev]'; } \
+            >"$log" 2>&1; then
+        cat "$log" >&2
+        echo "bootstrap: pip install failed (log above, also in $log)" >&2
+        exit 1
+    fi
     touch "$stamp"
 fi
