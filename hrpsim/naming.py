@@ -17,6 +17,8 @@ from hrpsim.errors import HrpsimError, NotFound
 
 DEFAULT_NAMESERVER = "tcp://127.0.0.1:2809"
 ENV_NAMESERVER = "HRPSIM_NAMESERVER"
+ENV_ADVERTISE_HOST = "HRPSIM_ADVERTISE_HOST"
+_WILDCARD_HOSTS = ("0.0.0.0", "*", "[::]", "::")
 
 log = logging.getLogger("hrpsim.naming")
 
@@ -24,6 +26,23 @@ log = logging.getLogger("hrpsim.naming")
 def nameserver_address(explicit: str | None = None) -> str:
     """``--nameserver`` if given, else ``$HRPSIM_NAMESERVER``, else OpenHRP's port 2809."""
     return explicit or os.environ.get(ENV_NAMESERVER) or DEFAULT_NAMESERVER
+
+
+def advertised(endpoint: str) -> str:
+    """The endpoint others should connect to. A socket bound to every interface
+    (``tcp://0.0.0.0:PORT``) is advertised at ``$HRPSIM_ADVERTISE_HOST``, else at this host's
+    address, so a peer on another machine can reach it."""
+    scheme, sep, rest = endpoint.partition("://")
+    host, colon, port = rest.rpartition(":")
+    if scheme != "tcp" or not sep or not colon or host not in _WILDCARD_HOSTS:
+        return endpoint
+    advertise = os.environ.get(ENV_ADVERTISE_HOST)
+    if not advertise:
+        try:
+            advertise = socket.gethostbyname(socket.gethostname())
+        except OSError:
+            advertise = "127.0.0.1"
+    return f"tcp://{advertise}:{port}"
 
 
 def new_owner() -> str:

@@ -24,7 +24,7 @@ import zmq
 
 from hrpsim.codec import CODEC, MAX_MESSAGE_BYTES, PROTOCOL_VERSION, Codec
 from hrpsim.errors import HrpsimError, ProtocolError, RequestError
-from hrpsim.naming import Registration
+from hrpsim.naming import Registration, advertised
 
 DEFAULT_BIND = "tcp://127.0.0.1:*"
 
@@ -88,7 +88,7 @@ class Service:
         except zmq.ZMQError as exc:
             self.socket.close(linger=0)
             raise HrpsimError(f"{self.kind} {name!r} cannot bind {bind!r}: {exc}") from None
-        self.endpoint = self.socket.getsockopt_string(zmq.LAST_ENDPOINT)
+        self.endpoint = advertised(self.socket.getsockopt_string(zmq.LAST_ENDPOINT))
         self._stopping = threading.Event()
         self._ops: dict[str, Operation] = {"ping": self._ping, "quit": self._quit}
         self._ops.update(self.operations())

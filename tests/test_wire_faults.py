@@ -196,3 +196,22 @@ def test_a_garbage_reply_is_a_protocol_error_naming_the_peer(tmp_path: Path) -> 
             client.call("ping")
         t.join()
     router.close(0)
+
+
+def test_a_service_bound_to_every_interface_registers_a_reachable_endpoint(
+        nameserver: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hrpsim.service import Service
+
+    monkeypatch.setenv("HRPSIM_ADVERTISE_HOST", "127.0.0.1")
+    service = Service("wide", bind="tcp://0.0.0.0:*", nameserver=nameserver)
+    service.start()
+    try:
+        entry = NameClient(nameserver).resolve("wide")
+        assert entry["endpoint"].startswith("tcp://127.0.0.1:") and entry["endpoint"] == service.endpoint
+        thread = threading.Thread(target=service.serve_pending, args=(5.0,))
+        thread.start()
+        with Client(entry["endpoint"], peer="wide", timeout=5.0) as client:
+            assert client.call("ping")["name"] == "wide"
+        thread.join(5)
+    finally:
+        service.close()
