@@ -43,6 +43,9 @@ EXTRA_JOINT_TYPES = ("xyz", "xy", "z", "ball", "piston")
 _AXIS_LETTERS = {"X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0)}
 _GROUPS = ("Group", "Anchor", "Collision", "Billboard")
 _MAX_PROTO_DEPTH = 32
+# USE can make a small file stand for a huge tree (each level repeating the one below); real
+# models walk a few thousand nodes.
+MAX_NODE_VISITS = 100_000
 
 
 def load_vrml(path: str | Path, *, lenient: bool = False) -> Body:
@@ -69,6 +72,7 @@ class _BodyBuilder:
         self.extra_nodes: list[Node] = []
         self.inline_stack: list[str] = []
         self.proto_depth = 0
+        self.visits = 0
 
     # --- the whole model ---
 
@@ -131,6 +135,10 @@ class _BodyBuilder:
     # --- the node walk ---
 
     def _visit(self, node: Node, transform: np.ndarray, link: int | None) -> None:
+        self.visits += 1
+        if self.visits > MAX_NODE_VISITS:
+            raise ModelError(f"{node.where}: the model expands (through USE, PROTO or Inline) to more than "
+                             f"{MAX_NODE_VISITS} nodes; refusing to read further")
         kind = node.type
         if kind == "Joint":
             self._joint(node, transform, link)

@@ -14,6 +14,9 @@ import numpy as np
 
 Mesh = tuple[np.ndarray, np.ndarray]
 
+# An Extrusion's vertex count is a product of two lists: a small file could ask for gigabytes.
+MAX_SWEEP_VERTICES = 5_000_000
+
 
 class GeometryError(ValueError):
     pass
@@ -141,6 +144,9 @@ def extrusion(cross: np.ndarray, spine: np.ndarray, scales: np.ndarray, orientat
     """VRML Extrusion: ``cross`` (K, 2) in the XZ plane swept along ``spine`` (S, 3)."""
     if len(cross) < 2 or len(spine) < 2:
         return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int32)
+    if len(cross) * len(spine) > MAX_SWEEP_VERTICES:
+        raise GeometryError(f"{len(cross)} cross-section points x {len(spine)} spine points is more than "
+                            f"{MAX_SWEEP_VERTICES} vertices")
     frames = _spine_frames(spine)
     k, s = len(cross), len(spine)
     rings = []

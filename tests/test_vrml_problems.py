@@ -183,3 +183,23 @@ DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" children [ Segm
     assert problems[0].split(":")[1] == str(next(i for i, t in enumerate(lines, 1) if "size -1" in t))
     (kept,) = load_body(path, lenient=True).root.shapes
     assert kept.size.tolist() == [1, 1, 1]
+
+
+def test_use_bombs_and_huge_sweeps_are_refused_not_expanded(tmp_path: Path) -> None:
+    levels = ["DEF L0 Group { }"]
+    levels += [f"DEF L{i} Group {{ children [ USE L{i - 1} USE L{i - 1} USE L{i - 1} USE L{i - 1} ] }}"
+               for i in range(1, 12)]  # 4^11 groups from a few hundred bytes
+    path = write_model(tmp_path, f"""
+DEF R Humanoid {{ humanoidBody DEF ROOT Joint {{ jointType "fixed" children [ Segment {{ children [
+  {" ".join(levels)} ] }} ] }} }}
+""")
+    with pytest.raises(ModelError, match=r"expands .* to more than 100000 nodes"):
+        load_body(path, lenient=True)
+    ring = ", ".join(f"{i} 0" for i in range(3000))
+    spine = ", ".join(f"0 {i} 0" for i in range(3000))
+    sweep = write_model(tmp_path, f"""
+DEF R Humanoid {{ humanoidBody DEF ROOT Joint {{ jointType "fixed" children [ Segment {{ children [
+  Shape {{ geometry Extrusion {{ crossSection [{ring}] spine [{spine}] }} }} ] }} ] }} }}
+""", name="sweep.wrl")
+    with pytest.raises(ModelError, match="more than 5000000 vertices"):
+        load_body(sweep)
