@@ -209,18 +209,17 @@ class ControllerHub:
         """Handle every waiting message, waiting up to ``timeout`` s for the first."""
         if not self._spin_until_ready(timeout):
             return
-        events = dict(self._poller.poll(0))
-        if self._monitor in events:
-            self._handle_disconnects()
-        while True:
+        while True:  # messages first: a controller's bye arrives before its connection drops
             try:
                 frames = self._router.recv_multipart(zmq.NOBLOCK, copy=False)
             except zmq.Again:
-                return
+                break
             if len(frames) != 2:
                 log.warning("dropped a controller message of %d frames (expected 2)", len(frames))
                 continue
             self._handle(frames[0].bytes, frames[1])
+        if self._monitor.poll(0):
+            self._handle_disconnects()
 
     def _spin_until_ready(self, timeout: float) -> bool:
         spin_until = time.perf_counter() + min(timeout, self._spin_s)

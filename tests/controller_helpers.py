@@ -104,3 +104,87 @@ def wait_exit(proc: ManagedProcess, timeout: float = 15.0) -> int:
 
 def joint_vector(body: Body, values: dict[str, float]) -> np.ndarray:
     return np.array([values.get(n, 0.0) for n in body.joint_names])
+
+
+# --- the real stack: modelloader, simserver and controllers as processes ---
+
+def write_project(folder: Path, text: str, name: str = "project.yaml") -> Path:
+    """A project file in ``folder``; ``{models}`` in ``text`` becomes the shared OpenHRP3 model folder."""
+    path = folder / name
+    path.write_text(textwrap.dedent(text).replace("{models}", str(MODELS / "openhrp3" / "model")))
+    return path
+
+
+def wait_registered(nameserver: str, name: str, proc: ManagedProcess, timeout: float = 30.0) -> dict[str, Any]:
+    from hrpsim.errors import NotFound, Timeout
+    from hrpsim.naming import NameClient
+
+    deadline = time.monotonic() + timeout
+    with NameClient(nameserver, timeout=1.0) as ns:
+        while time.monotonic() < deadline:
+            if proc.popen.poll() is not None:
+                raise AssertionError(f"{name} exited with {proc.popen.returncode}:\n{proc.log_text()}")
+            try:
+                return ns.resolve(name)
+            except (NotFound, Timeout):
+                time.sleep(0.05)
+    raise AssertionError(f"{name} did not register within {timeout} s:\n{proc.log_text()}")
+
+
+class Stack:
+    """modelloader + simserver for a project, controllers on demand; every process stopped at the end."""
+
+    def __init__(self, folder: Path, nameserver: str, project: Path, *, until: float | None = None) -> None:
+        from hrpsim.client import Client
+
+        self.folder, self.nameserver, self.project = folder, nameserver, project
+        self.procs: list[ManagedProcess] = []
+        loader = self._spawn(["run", "modelloader", "--nameserver", nameserver], "modelloader")
+        wait_registered(nameserver, "modelloader", loader)
+        extra = ["--until", str(until)] if until is not None else []
+        self.sim_proc = self._spawn(["run", "simserver", "--project", str(project), "--nameserver", nameserver,
+                                     *extra], "simserver")
+        self.sim_entry = wait_registered(nameserver, "simserver", self.sim_proc)
+        self.sim = Client(self.sim_entry["endpoint"], peer="simserver", timeout=10.0)
+
+    def _spawn(self, args: list[str], label: str) -> ManagedProcess:
+        proc = spawn(args, self.folder / f"{label}-{time.monotonic_ns()}.log")
+        self.procs.append(proc)
+        return proc
+
+    def controller(self, spec: Path | str, *, name: str, robot: str = "robot", extra: list[str] | None = None,
+                   wait: bool = True) -> ManagedProcess:
+        args = ["controller", str(spec), "--robot", robot, "--name", name, "--nameserver", self.nameserver,
+                *(extra or [])]
+        proc = self._spawn(args, f"controller-{name}")
+        if wait:
+            wait_registered(self.nameserver, name, proc)
+        return proc
+
+    def run(self, *, until: float | None = None, timeout: float = 120.0) -> dict[str, Any]:
+        """Start the run and wait for it to finish; returns the simserver's summary."""
+        self.sim.call("start", until=until)
+        return self.wait_finished(timeout=timeout)
+
+    def wait_finished(self, *, timeout: float = 120.0) -> dict[str, Any]:
+        """Wait for a started run to finish; returns the simserver's summary."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.sim.call("status")["finished"]:
+                return self.sim.call("summary")
+            time.sleep(0.05)
+        raise AssertionError(f"the run did not finish within {timeout} s:\n{self.sim_proc.log_text()}")
+
+    def logs(self) -> str:
+        return "\n".join(p.log_text() for p in self.procs)
+
+    def close(self) -> None:
+        self.sim.close()
+        for proc in reversed(self.procs):
+            proc.stop()
+
+    def __enter__(self) -> Stack:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

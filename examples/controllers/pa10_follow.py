@@ -2,10 +2,10 @@
 
 angle.dat / vel.dat hold a joint trajectory (a row every 1 ms from t = 0.001 s, 9 columns in
 jointId order: J1..J7, HAND_L, HAND_R); PDgain.dat holds a P and D gain per joint. In ``torque``
-mode the controller sends P (q_ref - q) + D (dq_ref - dq); in ``high_gain`` mode (the default) it
-sends the targets and the simulator tracks them stiffly.
+mode (the default, as OpenHRP3's PA10Controller) the controller sends P (q_ref - q) + D (dq_ref - dq);
+in ``high_gain`` mode it sends the targets and the simulator tracks them stiffly.
 
-    hrpsim controller examples/controllers/pa10_follow.py --robot pa10 [-o mode=torque]
+    hrpsim controller examples/controllers/pa10_follow.py --robot pa10 [-o mode=high_gain]
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ DATA = Path(__file__).resolve().parents[3] / "shared" / "models" / "openhrp3" / 
 
 
 class PA10Follow(Controller):
-    def __init__(self, *, mode: str = "high_gain", data: str = str(DATA)) -> None:
+    def __init__(self, *, mode: str = "torque", data: str = str(DATA)) -> None:
         super().__init__()
         if mode not in ("high_gain", "torque"):
             raise ValueError(f"mode must be high_gain or torque, got {mode!r}")

@@ -8,12 +8,12 @@ What it does, in the order of OpenHRP3's SampleController:
 3. reach forward with the right arm, slowly, until the right wrist force sensor (``rhsensor``)
    feels contact; then stop the arm where it is and hold.
 
-Drive: ``-o mode=high_gain`` (the default) sends joint targets (q_ref, dq_ref) that the simulator
-tracks stiffly; ``-o mode=torque`` computes the PD torques P (q_ref - q) + D (dq_ref - dq) with the
-gains of SR_PDgain.dat here, as OpenHRP3's SampleController does. docs/controllers.md says which the
-demo uses and why.
+Drive: ``-o mode=torque`` (the default) computes the PD torques P (q_ref - q) + D (dq_ref - dq) with
+the gains of SR_PDgain.dat, as OpenHRP3's SampleController does; the simulator adds each joint's
+reflected rotor inertia in joint space, which is what makes these stiff gains stable.
+``-o mode=high_gain`` sends the joint targets (q_ref, dq_ref) instead, tracked stiffly by the simulator.
 
-    hrpsim controller examples/controllers/sample_walk.py --robot robot [-o mode=torque] [-o data=DIR]
+    hrpsim controller examples/controllers/sample_walk.py --robot robot [-o mode=high_gain] [-o data=DIR]
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def min_jerk(s: float) -> float:
 
 
 class SampleWalk(Controller):
-    def __init__(self, *, mode: str = "high_gain", data: str = str(DATA)) -> None:
+    def __init__(self, *, mode: str = "torque", data: str = str(DATA)) -> None:
         super().__init__()
         if mode not in ("high_gain", "torque"):
             raise ValueError(f"mode must be high_gain or torque, got {mode!r}")
