@@ -78,25 +78,7 @@ class _BodyBuilder:
 
     def build(self, parsed: ParsedFile) -> Body:
         self.inline_stack.append(parsed.path)
-        humanoids = _find_top_level(parsed.statements, ("Humanoid",))
-        name = Path(parsed.path).stem
-        humanoid_info: dict[str, object] = {}
-        if not humanoids:
-            self.problems.append(f"{parsed.path}: no Humanoid node: an OpenHRP model is a Humanoid with Joints "
-                                 "(a lenient load reads the whole scene as one fixed link)")
-            self._scene_as_link(parsed, name)
-        else:
-            humanoid = humanoids[0]
-            if len(humanoids) > 1:
-                self.problems.append(f"{humanoids[1].where}: a second Humanoid node; a model file holds one")
-            name = humanoid.def_name or self.fields.string(humanoid, "name") or name
-            humanoid_info = {"name": self.fields.string(humanoid, "name"),
-                             "version": self.fields.string(humanoid, "version"),
-                             "info": self.fields.strings(humanoid, "info")}
-            for child in self.fields.nodes(humanoid, "humanoidBody"):
-                self._visit(child, np.eye(4), None)
-            if not self.links:
-                self.problems.append(f"{humanoid.where}: Humanoid {name!r} has no Joint in humanoidBody")
+        name, humanoid_info = self._humanoid(parsed)
         for node in _find_top_level(parsed.statements, ("ExtraJoint",)):
             if all(node is not seen for seen in self.extra_nodes):
                 self.extra_nodes.append(node)
@@ -112,6 +94,26 @@ class _BodyBuilder:
         body.metadata = {"files": list(self.loader.files), "file_sha256": dict(self.loader.digests),
                          "humanoid": humanoid_info}
         return self._verdict(body)
+
+    def _humanoid(self, parsed: ParsedFile) -> tuple[str, dict[str, object]]:
+        """Walk the model's Humanoid; its name and descriptive fields."""
+        humanoids = _find_top_level(parsed.statements, ("Humanoid",))
+        if not humanoids:
+            self.problems.append(f"{parsed.path}: no Humanoid node: an OpenHRP model is a Humanoid with Joints "
+                                 "(a lenient load reads the whole scene as one fixed link)")
+            self._scene_as_link(parsed, Path(parsed.path).stem)
+            return Path(parsed.path).stem, {}
+        humanoid = humanoids[0]
+        if len(humanoids) > 1:
+            self.problems.append(f"{humanoids[1].where}: a second Humanoid node; a model file holds one")
+        name = humanoid.def_name or self.fields.string(humanoid, "name") or Path(parsed.path).stem
+        for child in self.fields.nodes(humanoid, "humanoidBody"):
+            self._visit(child, np.eye(4), None)
+        if not self.links:
+            self.problems.append(f"{humanoid.where}: Humanoid {name!r} has no Joint in humanoidBody")
+        return name, {"name": self.fields.string(humanoid, "name"),
+                      "version": self.fields.string(humanoid, "version"),
+                      "info": self.fields.strings(humanoid, "info")}
 
     def _verdict(self, body: Body) -> Body:
         if self.problems and not self.lenient:
