@@ -70,6 +70,12 @@ class ContactGenerator:
         self._surface: Surface | None = None
         self.count = 0
 
+    def release(self) -> None:
+        """Destroy this step's contact joints and drop every ODE reference (see World.close)."""
+        self.group.empty()
+        self.models, self.self_colliding, self._surface = {}, [], None
+        self.world = self.space = None
+
     def collide(self) -> int:
         """Empty last step's contacts and make this step's; returns how many were made."""
         self.group.empty()

@@ -37,6 +37,10 @@ class TickLoop:
         self._sim_start = self.world.time
         self._roots = self._root_records()
 
+    def close(self) -> None:
+        """Drop the root bodies held for tracking (ODE objects must not outlive the world's close)."""
+        self._roots = {}
+
     def _root_records(self) -> dict[str, dict[str, Any]]:
         out = {}
         for name in self.world.robots:

@@ -149,7 +149,8 @@ class SimServer(Service):
         if self.hub is not None:
             self.hub.close()
         self.publisher.close()
-        self.world.close()
+        self.loop.close()
+        self.world.release()
         super().close()
 
     # --- run control ---

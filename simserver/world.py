@@ -91,24 +91,48 @@ class World:
 
     def _contact_generator(self) -> ContactGenerator:
         models = list(self.models.values())
+        drives = self.drives
+
+        # A closure over the drives, not a bound method: the generator must not point back at the
+        # World, or the World becomes cyclic garbage (see close()).
+        def crawler_speed(robot: str, joint_index: int) -> float:
+            return drives[robot].crawler_speed(joint_index)
+
         if self.project.world.collision == "service":
             from simserver.remote_contacts import RemoteContacts
 
-            return RemoteContacts(self.ode_world, self.space, models, self.project.collisions, self._crawler_speed,
+            return RemoteContacts(self.ode_world, self.space, models, self.project.collisions, crawler_speed,
                                   nameserver=self.nameserver)
-        return ContactGenerator(self.ode_world, self.space, models, self.project.collisions, self._crawler_speed)
+        return ContactGenerator(self.ode_world, self.space, models, self.project.collisions, crawler_speed)
 
     def close(self) -> None:
-        """Let go of outside resources (the collision service's connection)."""
+        """Let go of outside resources (the collision service's connection); the state stays readable."""
+        closer = getattr(self.contacts, "close", None)
+        if closer is not None:
+            closer()
+
+    def release(self) -> None:
+        """Close, then drop every ODE object: the end of this world's life (or of a build, on reset).
+
+        pyode objects must die by reference counting: when the cycle collector clears them, a
+        world can be destroyed before its bodies, whose own destruction then crashes the process.
+        So nothing here may stay reachable from a reference cycle (a service's bound methods,
+        say): every reference is dropped now, contact joints first.
+        """
+        self.close()
         if self.contacts is not None:
-            self.contacts.group.empty()
-            closer = getattr(self.contacts, "close", None)
-            if closer is not None:
-                closer()
+            self.contacts.release()
+        self.contacts = None
+        self._drive_list, self._sensor_list, self._velocity_readers, self._moving = [], [], [], []
+        self._extra, self._external, self._last_state = [], {}, {}
+        self.drives, self.sensors = {}, {}
+        self.models = {}
+        self.space = None
+        self.ode_world = None
 
     def reset(self) -> None:
         """Back to the initial state of the project (rebuilds every ODE object)."""
-        self.close()
+        self.release()
         self._build()
 
     def rebuild(self, project: Project, bodies: dict[str, Body]) -> None:
@@ -138,9 +162,6 @@ class World:
         if model.static:
             raise RequestError(f"model {name!r} is static: it has no joints or state to command")
         return model
-
-    def _crawler_speed(self, robot: str, joint_index: int) -> float:
-        return self.drives[robot].crawler_speed(joint_index)
 
     # --- the tick ---
 

@@ -212,3 +212,38 @@ def test_exploding_state_stops_with_an_error_naming_model_and_link(tmp_path: Pat
     world.reset()
     run(world, 0.01)
     assert world.failed is None
+
+
+def test_released_worlds_in_reference_cycles_are_collected_without_crashing(tmp_path: Path) -> None:
+    # ODE objects freed by the cycle collector in the wrong order crash the process, so this
+    # runs in a child process: a World held by a cycle (as a service's bound methods make one),
+    # released and then collected, many times over.
+    import subprocess
+    import sys
+
+    script = (
+        "import gc, sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n"
+        "from pathlib import Path\n"
+        "from sim_helpers import box_body, floor_body, model, project\n"
+        "from simserver.world import World\n"
+        "class Holder:\n"
+        "    def __init__(self, world):\n"
+        "        self.world, self.me = world, self\n"
+        "for _ in range(30):\n"
+        "    proj, bodies = project(Path('.'), [(model('floor', static=True), floor_body()),\n"
+        "                                      (model('box', position=(0, 0, 0.2)), box_body())])\n"
+        "    holder = Holder(World(proj, bodies))\n"
+        "    for _ in range(20):\n"
+        "        holder.world.step()\n"
+        "    holder.world.reset()\n"
+        "    holder.world.step()\n"
+        "    holder.world.contacts.me = holder.world.contacts  # a cycle through the contact joints too\n"
+        "    holder.world.release()\n"
+        "    del holder\n"
+        "    gc.collect()\n"
+        "print('collected')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                            cwd=Path(__file__).resolve().parents[1])
+    assert result.returncode == 0 and "collected" in result.stdout, result.stderr[-2000:]

@@ -41,6 +41,8 @@ def test_box_drop_run_gives_a_summary_that_shows_the_fall(sim: tuple) -> None:
     assert summary["ticks"] == 1500 and summary["error"] is None and summary["controllers"] == {}
     assert client.call("ping")["kind"] == "simserver"  # still serving after the run
     assert proc.popen.poll() is None
+    client.call("quit")
+    assert proc.popen.wait(15) == 0, proc.log_text()
 
 
 def test_step_state_link_data_and_kinematics_ops(sim: tuple) -> None:
