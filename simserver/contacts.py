@@ -110,7 +110,8 @@ class ContactGenerator:
 
     def _make_contacts(self, g1: ode.GeomObject, g2: ode.GeomObject) -> None:
         b1, b2 = g1.getBody(), g2.getBody()
-        if b1 is None and b2 is None:
+        # A fixed root is a kinematic body: against the environment or another one, nothing can move.
+        if (b1 is None or b1.isKinematic()) and (b2 is None or b2.isKinematic()):
             return
         contacts = ode.collide(g1, g2)
         if not contacts:
