@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from hrpsim.errors import RequestError
+from hrpsim.errors import ConfigError, RequestError
 from simserver import odeparams
 from simserver.odemodel import LinkSim, OdeModel
 
@@ -50,8 +50,8 @@ class Drives:
             return dict.fromkeys(model.joint_names, drive)
         unknown = sorted(set(drive) - set(self.index))
         if unknown:
-            raise RequestError(f"model {model.name!r}: drive names unknown joint(s) {', '.join(unknown)} "
-                               f"(joints: {', '.join(model.joint_names)})")
+            raise ConfigError(f"model {model.name!r}: drive names unknown joint(s) {', '.join(unknown)} "
+                              f"(joints: {', '.join(model.joint_names)})")
         return dict(drive)
 
     # --- commands ---

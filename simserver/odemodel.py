@@ -17,7 +17,7 @@ import numpy as np
 import ode
 
 from hrpsim.bodyinfo import Body, Link
-from hrpsim.errors import ConfigError
+from hrpsim.errors import ConfigError, RequestError
 from hrpsim.odegeom import Frame, make_geoms, ode_rotation
 from hrpsim.project import ModelConfig
 from simserver import odeparams
@@ -84,7 +84,10 @@ class OdeModel:
         self.space.model_name = name
         self.links: list[LinkSim] = []
         position, rotation = root_pose(config)
-        self.initial_values = link_values(body, config.joints)
+        try:
+            self.initial_values = link_values(body, config.joints)
+        except RequestError as exc:
+            raise ConfigError(f"model {name!r}: joints: {exc}") from None
         poses = forward_kinematics(body, position, rotation, self.initial_values)
         for index, link in enumerate(body.links):
             self.links.append(self._build_link(index, link, poses[index], world, joint_limits))

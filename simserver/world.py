@@ -47,8 +47,8 @@ class World:
         self._build()
 
     @classmethod
-    def build(cls, project: Project, bodies: dict[str, Body]) -> World:
-        return cls(project, bodies)
+    def build(cls, project: Project, bodies: dict[str, Body], *, nameserver: str | None = None) -> World:
+        return cls(project, bodies, nameserver=nameserver)
 
     def _build(self) -> None:
         cfg = self.project.world

@@ -247,3 +247,14 @@ def test_released_worlds_in_reference_cycles_are_collected_without_crashing(tmp_
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
                             cwd=Path(__file__).resolve().parents[1])
     assert result.returncode == 0 and "collected" in result.stdout, result.stderr[-2000:]
+
+
+def test_project_naming_unknown_joints_is_a_config_error_naming_model_and_joint(tmp_path: Path) -> None:
+    from hrpsim.errors import ConfigError
+
+    proj, bodies = project(tmp_path, [(model("pend", joints={"KNEE": 0.1}), pendulum_body())])
+    with pytest.raises(ConfigError, match=r"model 'pend'.*'KNEE'"):
+        World(proj, bodies)
+    proj, bodies = project(tmp_path, [(model("pend", drive={"ELBOW": "torque"}), pendulum_body())])
+    with pytest.raises(ConfigError, match=r"model 'pend': drive names unknown joint.*ELBOW"):
+        World(proj, bodies)
