@@ -100,6 +100,11 @@ def _shape_problems(shape: Shape) -> list[str]:
         return ["non-finite pose or size"]
     if (dims < 0).any():
         return ["negative size"]
+    # ODE aborts the process on round shapes without radius or (cylinders) height; boxes it can take
+    if shape.kind in ("sphere", "cylinder", "cone", "capsule") and shape.radius <= 0:
+        return ["radius must be positive"]
+    if shape.kind in ("cylinder", "cone") and shape.height <= 0:
+        return ["height must be positive"]
     if shape.kind == "mesh":
         return _mesh_problems(shape)
     return []

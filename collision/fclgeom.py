@@ -1,10 +1,11 @@
 """BodyInfo shapes as python-fcl objects, for the queries ODE has no answer to: distance and
 closest points.
 
-Primitives stay primitives (fcl's GJK/EPA is exact for them and gives a signed distance when
-they overlap). A pair in which either side is a mesh is measured mesh against mesh: python-fcl
-0.7 reports the closest points of a primitive-versus-mesh query in the wrong frames and order,
-while mesh-versus-mesh is right, so the primitive side is tessellated for that pair only.
+Primitives stay primitives (fcl's GJK is exact for them); only the unsigned query is used, since
+fcl's penetration depth (EPA) can loop forever. A pair in which either side is a mesh is measured
+mesh against mesh: python-fcl 0.7 reports the closest points of a primitive-versus-mesh query in
+the wrong frames and order, while mesh-versus-mesh is right, so the primitive side is tessellated
+for that pair only. A mesh is a surface to fcl: a shape wholly inside a mesh is at a positive distance from it.
 
 A plane (BodyInfo: normal along the shape's local +Z) becomes a thick slab whose top face is the
 plane: fcl's Halfspace distance query crashes the process in this version.
@@ -60,26 +61,38 @@ def _primitive(shape: Shape) -> fcl.CollisionGeometry | None:
 
 
 def triangles_of(shape: Shape) -> tuple[np.ndarray, np.ndarray]:
-    """Vertices and triangles of the shape in its fcl frame (see :func:`shape_frame`)."""
+    """Vertices and triangles of the shape in its fcl frame (see :func:`shape_frame`).
+
+    Primitives are unit solids scaled to size, so that a zero or tiny dimension squashes the
+    triangles instead of losing them (trimesh drops degenerate faces, and fcl crashes on a BVH
+    without any).
+    """
     kind = shape.kind
     if kind == "mesh":
         return np.asarray(shape.vertices, dtype=np.float64), np.asarray(shape.triangles, dtype=np.int64)
+    r, h = float(shape.radius), float(shape.height)
     if kind == "box":
-        mesh = trimesh.creation.box(extents=shape.size)
+        mesh, scale = trimesh.creation.box(extents=[1.0, 1.0, 1.0]), np.asarray(shape.size, dtype=np.float64)
     elif kind == "sphere":
-        mesh = trimesh.creation.icosphere(subdivisions=SPHERE_SUBDIVISIONS, radius=shape.radius)
+        mesh, scale = trimesh.creation.icosphere(subdivisions=SPHERE_SUBDIVISIONS), np.array([r, r, r])
     elif kind == "cylinder":
-        mesh = trimesh.creation.cylinder(radius=shape.radius, height=shape.height, sections=ROUND_SECTIONS)
+        mesh, scale = trimesh.creation.cylinder(radius=1.0, height=1.0, sections=ROUND_SECTIONS), np.array([r, r, h])
     elif kind == "cone":
-        mesh = trimesh.creation.cone(radius=shape.radius, height=shape.height, sections=ROUND_SECTIONS)
-        mesh.apply_translation([0.0, 0.0, -shape.height / 2])  # trimesh puts the base at z = 0
+        mesh = trimesh.creation.cone(radius=1.0, height=1.0, sections=ROUND_SECTIONS)
+        mesh.apply_translation([0.0, 0.0, -0.5])  # trimesh puts the base at z = 0
+        scale = np.array([r, r, h])
     elif kind == "capsule":
-        mesh = trimesh.creation.capsule(height=shape.height, radius=shape.radius, count=[ROUND_SECTIONS, 24])
+        # a sphere of the radius whose halves are pushed apart by the cylinder's height
+        mesh = trimesh.creation.icosphere(subdivisions=SPHERE_SUBDIVISIONS)
+        vertices = np.asarray(mesh.vertices) * r
+        vertices[:, 2] += np.where(mesh.vertices[:, 2] >= 0.0, h / 2, -h / 2)
+        return vertices, np.asarray(mesh.faces, dtype=np.int64)
     elif kind == "plane":
-        mesh = trimesh.creation.box(extents=[2 * PLANE_HALF_EXTENT, 2 * PLANE_HALF_EXTENT, PLANE_THICKNESS])
+        mesh = trimesh.creation.box(extents=[1.0, 1.0, 1.0])
+        scale = np.array([2 * PLANE_HALF_EXTENT, 2 * PLANE_HALF_EXTENT, PLANE_THICKNESS])
     else:
         raise ValueError(f"unknown shape kind {kind!r}")
-    return np.asarray(mesh.vertices, dtype=np.float64), np.asarray(mesh.faces, dtype=np.int64)
+    return np.asarray(mesh.vertices, dtype=np.float64) * scale, np.asarray(mesh.faces, dtype=np.int64)
 
 
 def _bvh(vertices: np.ndarray, triangles: np.ndarray) -> fcl.BVHModel:
@@ -127,16 +140,18 @@ def link_shapes(shapes: list[Shape]) -> list[FclShape]:
 class Separation:
     """The distance between two links and a closest point on each (world frame).
 
-    ``distance`` is negative when two primitives overlap (the penetration depth, and the two
-    points are the deepest points); a mesh pair that overlaps reports 0 and a shared point.
+    When the shapes overlap, ``overlapping`` is set and ``distance`` is 0: fcl's penetration
+    depth (its EPA) can loop forever (two concentric spheres, a zero-sized shape), so the depth
+    is left to ODE's contacts (see collision.queries).
     """
 
     distance: float
     point1: np.ndarray
     point2: np.ndarray
+    overlapping: bool = False
 
 
-_REQUEST = fcl.DistanceRequest(enable_nearest_points=True, enable_signed_distance=True)
+_REQUEST = fcl.DistanceRequest(enable_nearest_points=True)  # unsigned: GJK only, never EPA
 
 
 def shape_separation(a: FclShape, pose_a: np.ndarray, b: FclShape, pose_b: np.ndarray) -> Separation:
@@ -146,9 +161,11 @@ def shape_separation(a: FclShape, pose_a: np.ndarray, b: FclShape, pose_b: np.nd
     result = fcl.DistanceResult()
     distance = fcl.distance(obj_a, obj_b, _REQUEST, result)
     p1, p2 = (np.array(p, dtype=np.float64) for p in result.nearest_points)
-    if as_mesh and distance < 0:
-        distance = 0.0  # fcl signs only primitive pairs; a mesh overlap has no depth here
-    return Separation(float(distance), p1, p2)
+    if distance > 0.0:
+        return Separation(float(distance), p1, p2)
+    if not as_mesh:  # fcl gives no point for overlapping primitives: take the middle of the two
+        p1 = p2 = ((pose_a @ a.frame)[:3, 3] + (pose_b @ b.frame)[:3, 3]) / 2
+    return Separation(0.0, p1, p2, overlapping=True)
 
 
 def link_separation(
@@ -161,4 +178,6 @@ def link_separation(
             sep = shape_separation(a, pose_a, b, pose_b)
             if best is None or sep.distance < best.distance:
                 best = sep
+            if sep.overlapping:
+                return sep
     return best

@@ -48,14 +48,24 @@ def _link_separation(scene: Scene, pair: LinkPair):
 def distances(scene: Scene, pairs: dict[LinkPair, float]) -> list[dict[str, Any]]:
     """Per pair (links without shapes left out): ``distance`` and a closest point on each link.
 
-    The distance is negative when two primitives overlap (penetration depth); a mesh pair that
-    overlaps reports 0.
+    Overlapping links get minus the depth of their deepest ODE contact (the penetration the
+    contacts report), both points at that contact; 0 and a point in the overlap when ODE sees
+    no contact there (its geometry differs: a cone is a cylinder, a mesh may be its box).
     """
     out = []
     for pair in pairs:
         sep = _link_separation(scene, pair)
-        if sep is not None:
-            out.append({**scene.describe(pair), "distance": sep.distance, "point1": sep.point1, "point2": sep.point2})
+        if sep is None:
+            continue
+        distance, point1, point2 = sep.distance, sep.point1, sep.point2
+        if sep.overlapping:
+            odescene.place_bodies(scene, [pair])
+            found = odescene.pair_contacts(scene, pair)
+            if found is not None:
+                deepest = int(np.argmax(found.depth))
+                distance = -float(found.depth[deepest])
+                point1 = point2 = found.position[deepest]
+        out.append({**scene.describe(pair), "distance": distance, "point1": point1, "point2": point2})
     return out
 
 

@@ -104,3 +104,35 @@ def test_link_poses_agree_with_the_simulators_kinematics():
     for mine, (p, r) in zip(ours, theirs, strict=True):
         np.testing.assert_allclose(mine[:3, 3], p, atol=1e-12)
         np.testing.assert_allclose(mine[:3, :3], r, atol=1e-12)
+
+
+@pytest.mark.parametrize(("shape", "expected"), [
+    (Shape("box", size=np.array([0.4, 1.0, 0.4])), 2.0 - 0.5 - 0.5),
+    (Shape("sphere", radius=0.5), 2.0 - 0.5 - 0.5),
+    (Shape("cylinder", radius=0.2, height=1.0), 2.0 - 0.5 - 0.5),
+    (Shape("capsule", radius=0.2, height=1.0), 2.0 - 0.7 - 0.5),
+    (Shape("cone", radius=0.2, height=1.0), 2.0 - 0.5 - 0.5),
+])
+def test_primitives_against_a_mesh_are_tessellated_true_to_size(shape, expected):
+    scene = Scene()
+    scene.add_body("thing", one_link_body("thing", shape))
+    scene.add_body("wall", one_link_body("wall", box_mesh([1.0, 1.0, 1.0])))
+    scene.set_poses({"wall": pose([0.0, 2.0, 0.0])[None]})
+    (result,) = queries.distances(scene, scene.add_pair("thing", "", "wall", "") and scene.pairs)
+    assert result["distance"] == pytest.approx(expected, abs=2e-3)  # tessellation, tight to a few mm
+    assert result["point2"][1] == pytest.approx(1.5, abs=1e-9)  # on the wall's near face
+
+
+def test_concentric_spheres_overlap_by_both_radii():
+    # fcl's penetration query never returns for this pair; the depth comes from ODE's contact
+    scene = scene_with([0.0, 0.0, 0.0], Shape("sphere", radius=0.5))
+    (result,) = queries.distances(scene, scene.pairs)
+    assert result["distance"] == pytest.approx(-0.6, abs=1e-9)
+    np.testing.assert_allclose(result["point1"], result["point2"])
+
+
+def test_overlapping_boxes_report_the_contacts_depth_as_negative_distance():
+    scene = scene_with([0.55, 0.0, 0.0], box([1, 1, 1]))
+    (result,) = queries.distances(scene, scene.pairs)
+    assert result["distance"] == pytest.approx(-0.05, abs=1e-9)
+    assert 0.45 - 1e-9 <= result["point1"][0] <= 0.5 + 1e-9

@@ -268,3 +268,25 @@ def test_without_a_nameserver_the_service_exits_naming_it(nameserver_process, tm
     finally:
         proc.stop()
     assert f"no answer from nameserver at {address}" in proc.log_text()
+
+
+def test_shapes_of_zero_size_are_answered_or_refused_without_crashing(service):
+    shapes = {"flat": box([0, 0, 0]), "sheet": box([1, 1, 0]), "pill": Shape("capsule", radius=0.1),
+              "ball": Shape("sphere", radius=0.1), "mesh": box_mesh([0, 0, 0])}
+    for name, shape in shapes.items():
+        service.call("add_body", name=name, body=one_link_body(name, shape).to_wire())
+    names = list(shapes)
+    for i, first in enumerate(names):
+        for second in names[i + 1:]:
+            service.call("add_pair", body1=first, body2=second)
+    assert len(service.call("distance")) == len(names) * (len(names) - 1) // 2
+    assert len(service.call("intersect")) > 0  # all at the origin
+    service.call("contacts")
+    service.call("ray", origin=[0, 0, -1], direction=[0, 0, 1])
+    # round shapes without radius (or cylinders without height) would abort ODE: refused by name
+    for name, shape, problem in (("dot", Shape("sphere"), "radius"), ("line", Shape("cylinder", height=1.0), "radius"),
+                                 ("disc", Shape("cylinder", radius=1.0), "height"),
+                                 ("tip", Shape("cone", radius=1.0), "height")):
+        with pytest.raises(ModelError, match=f"link 'BASE' shape 0 \\({shape.kind}\\): {problem} must be positive"):
+            service.call("add_body", name=name, body=one_link_body(name, shape).to_wire())
+    assert service.call("ping")["kind"] == "collision"
