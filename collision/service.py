@@ -22,6 +22,7 @@ from hrpsim.service import DEFAULT_BIND, Operation, Service
 
 DEFAULT_NAME = "collision"
 DEFAULT_MAX_DISTANCE = 100.0  # m, for rays and scans that do not say
+MAX_BEAMS = 10_000  # a scan answers within a second or two; real range sensors have ~1000
 
 log = logging.getLogger("hrpsim.collision")
 
@@ -152,8 +153,8 @@ class CollisionService(Service):
         frame = checks.rigid_pose("pose", pose)
         span = checks.number("angle_range", angle_range, minimum=0.0)
         pitch = checks.number("step", step, positive=True)
-        if span / pitch > 100_000:
-            raise RequestError(f"a scan of {span:g} rad in steps of {pitch:g} rad has too many beams (max 100000)")
+        if span / pitch > MAX_BEAMS:
+            raise RequestError(f"a scan of {span:g} rad in steps of {pitch:g} rad has too many beams (max {MAX_BEAMS})")
         limit = checks.number("max_distance", max_distance, positive=True)
         targets = self._targets(bodies)
         self.scene.set_poses(poses)

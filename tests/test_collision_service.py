@@ -198,6 +198,12 @@ def test_bad_input_is_named_and_the_service_keeps_serving(two_boxes):
         two_boxes.call("explode")
     with pytest.raises(RequestError, match="max_contacts"):
         two_boxes.call("contacts", max_contacts=-2)
+    with pytest.raises(RequestError, match="step must be positive"):
+        two_boxes.call("scan", pose=pose(), angle_range=1.0, step=0.0)
+    with pytest.raises(RequestError, match="too many beams"):
+        two_boxes.call("scan", pose=pose(), angle_range=3.0, step=1e-6)
+    with pytest.raises(RequestError, match="pose: the upper-left 3x3 block is not a rotation"):
+        two_boxes.call("scan", pose=np.diag([2.0, 1.0, 1.0, 1.0]), angle_range=1.0, step=0.1)
     # a rejected query leaves the stored poses alone, and the service still answers
     found = two_boxes.call("contacts", poses=at(pose(), pose([0.9, 0.0, 0.0])))
     np.testing.assert_allclose(found[0]["depth"], 0.1, atol=1e-9)
