@@ -100,26 +100,24 @@ def query_rates(client: Client, bodies) -> dict[str, float]:
             "pairs": float(len(client.call("pairs")))}
 
 
-def sample_world(bodies, tmp: str) -> World:
+def sample_world(bodies, tmp: str, collision: str = "builtin", nameserver: str | None = None) -> World:
     robot = bodies["robot"]
     first = [float(v) for v in SAMPLE_POS.read_text().split("\n", 1)[0].split()[1:]]
     joints = dict(zip(robot.joint_names, first, strict=True))
     models = [ModelConfig("floor", str(FLOOR), static=True, position=[0.0, 0.0, -0.1]),
               ModelConfig("robot", str(SAMPLE1), position=[0.0, 0.0, WAIST_HEIGHT + 0.01], joints=joints,
                           drive="high_gain")]
-    project = Project(path=str(Path(tmp) / "sample.yaml"), world=WorldConfig(timestep=0.001), models=models,
-                      collisions=[CollisionPair("floor", "robot", friction=0.5)])
-    world = World(project, bodies)
+    project = Project(path=str(Path(tmp) / "sample.yaml"), world=WorldConfig(timestep=0.001, collision=collision),
+                      models=models, collisions=[CollisionPair("floor", "robot", friction=0.5)])
+    world = World(project, bodies, nameserver=nameserver)
     world.command("robot", q_ref=np.array([joints[n] for n in world.model("robot").joint_names]))
     return world
 
 
 def tick_costs(nameserver: str, bodies) -> dict[str, float]:
     builtin = sample_world(bodies, "/tmp")
-    service = sample_world(bodies, "/tmp")
-    remote = RemoteContacts(service.ode_world, service.space, list(service.models.values()),
-                            service.project.collisions, service._crawler_speed, nameserver=nameserver)
-    service.contacts = remote
+    service = sample_world(bodies, "/tmp", collision="service", nameserver=nameserver)
+    assert isinstance(service.contacts, RemoteContacts)
     spent = {"builtin": 0.0, "service": 0.0}
     try:
         for _ in range(BLOCKS):
@@ -129,7 +127,7 @@ def tick_costs(nameserver: str, bodies) -> dict[str, float]:
                     world.step()
                 spent[name] += time.perf_counter() - start
     finally:
-        remote.close()
+        service.close()
     ticks = BLOCKS * TICKS_PER_BLOCK
     drift = float(np.linalg.norm(builtin.state("robot")["root_position"] - service.state("robot")["root_position"]))
     return {"service_tick_ratio": spent["service"] / spent["builtin"],

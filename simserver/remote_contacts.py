@@ -22,7 +22,7 @@ import numpy as np
 import ode
 
 from hrpsim.client import Client
-from hrpsim.errors import NotFound, SimulationError
+from hrpsim.errors import HrpsimError, NotFound, SimulationError
 from hrpsim.naming import NameClient
 from hrpsim.project import CollisionPair
 from simserver import odeparams
@@ -54,6 +54,7 @@ class RemoteContacts(ContactGenerator):
                  timeout: float = DEFAULT_TIMEOUT) -> None:
         super().__init__(world, space, models, pairs, crawler_speed)  # surfaces and the default pairs
         self._moving = [m for m in models if not m.static]
+        self._names = [m.name for m in models]
         self._link_index = {m.name: {lk.name: i for i, lk in enumerate(m.info.links)} for m in models}
         with NameClient(nameserver, timeout=timeout) as ns:
             try:
@@ -88,7 +89,19 @@ class RemoteContacts(ContactGenerator):
             self.client.call("add_pair", body1=pair.a, body2=pair.b)
 
     def close(self) -> None:
-        self.client.close()
+        """Take this world's bodies (and so their pairs) out of the service, then disconnect."""
+        try:
+            for name in self._names:
+                self.client.call("remove_body", name=name, timeout=1.0)
+        except HrpsimError as exc:  # the service may be gone already; nothing is left to tidy then
+            log.info("could not remove the world's bodies from the collision service: %s", exc)
+        finally:
+            self.client.close()
+
+    def release(self) -> None:
+        """Drop every ODE reference, as the built-in generator does (see World.release)."""
+        self._moving, self._link_index = [], {}
+        super().release()
 
     def collide(self) -> int:
         """Empty last step's contacts, ask the service for this step's, make their joints."""
@@ -103,7 +116,8 @@ class RemoteContacts(ContactGenerator):
         sim1 = self.models[record["body1"]].links[self._link_index[record["body1"]][record["link1"]]]
         sim2 = self.models[record["body2"]].links[self._link_index[record["body2"]][record["link2"]]]
         b1, b2 = sim1.body, sim2.body
-        if (b1 is None and b2 is None) or not sim1.geoms or not sim2.geoms:
+        # as the built-in generator: nothing moves between the environment and a fixed (kinematic) root
+        if (_immovable(b1) and _immovable(b2)) or not sim1.geoms or not sim2.geoms:
             return
         g1, g2 = sim1.geoms[0], sim2.geoms[0]
         surface = self.surfaces[(record["body1"], record["body2"])]
@@ -117,6 +131,10 @@ class RemoteContacts(ContactGenerator):
             joint = ode.ContactJoint(self.world, self.group, contact)
             joint.attach(b1, b2)
             self.count += 1
+
+
+def _immovable(body: ode.Body | None) -> bool:
+    return body is None or body.isKinematic()
 
 
 def _set_surface(contact: ode.Contact, surface: Surface, b1: ode.Body | None, b2: ode.Body | None) -> None:

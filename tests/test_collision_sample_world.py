@@ -109,15 +109,17 @@ def test_sample_world_self_collision_counts_match_the_builtin_generator(nameserv
     world.collide()
     builtin = world.contacts.count
     assert builtin > 0
-    with collision_service(nameserver, tmp_path):
+    with collision_service(nameserver, tmp_path) as client:
         service = sample_world(tmp_path, bodies, self_collision=True, waist=WAIST_HEIGHT - 0.005,
                                collision="service", nameserver=nameserver)
         try:
             assert isinstance(service.contacts, RemoteContacts)
+            assert {b["name"] for b in client.call("bodies")} == {"floor", "robot"}
             service.collide()
             assert service.contacts.count == builtin
         finally:
             service.close()
+        assert client.call("bodies") == [] and client.call("pairs") == []  # a closed world takes its bodies away
 
 
 def test_sample_world_queries(nameserver, tmp_path, bodies):
