@@ -11,7 +11,7 @@ import zmq
 from sim_helpers import start_simserver, wait_finished, write_box_drop_project
 
 from hrpsim.codec import CODEC
-from hrpsim.errors import NotFound, RequestError, SimulationError
+from hrpsim.errors import ConfigError, NotFound, RequestError, SimulationError
 
 
 @pytest.fixture
@@ -141,3 +141,18 @@ def test_a_controller_process_drives_the_robot_in_lockstep(tmp_path: Path, names
         client.close()
         proc.stop()
         controller.stop()
+
+
+def test_init_loads_another_project_into_the_running_service(sim: tuple, tmp_path: Path) -> None:
+    from sim_helpers import pendulum_urdf_project
+
+    _, client, _ = sim
+    other = pendulum_urdf_project(tmp_path, controller="unused", end_time=0.5, start_angle=0.2)
+    status = client.call("init", project=str(other))
+    assert status["tick"] == 0 and status["end_time"] == pytest.approx(0.5)
+    models = client.call("models")
+    assert set(models) == {"pend"} and models["pend"]["joints"] == ["swing"]
+    assert client.call("state", robot="pend")["q"] == pytest.approx([0.2])
+    with pytest.raises(ConfigError, match="cannot read project file .*missing.yaml"):
+        client.call("init", project=str(tmp_path / "missing.yaml"))
+    assert set(client.call("models")) == {"pend"}  # a failed init leaves the world as it was
