@@ -29,6 +29,7 @@ from simserver.sensors import SensorSet
 
 MAX_LINEAR_SPEED = 1e3  # m/s: beyond this a body is exploding, not moving
 MAX_ANGULAR_SPEED = 1e4  # rad/s
+MAX_DISTANCE = 1e6  # m from the origin: ODE's hash space fails an assertion on far larger coordinates
 CONTACT_SURFACE_LAYER = 1e-4  # m of allowed penetration: keeps resting contacts from chattering
 
 log = logging.getLogger("hrpsim.simserver")
@@ -68,6 +69,9 @@ class World:
         limits = cfg.joint_limits
         gravity = np.asarray(cfg.gravity, float)
         for mc in self.project.models:
+            if not np.linalg.norm(mc.position) < MAX_DISTANCE:
+                raise ConfigError(f"{self.project.path}: model {mc.name!r}: position {mc.position} is beyond "
+                                  f"{MAX_DISTANCE:g} m from the origin, where ODE's collision space fails")
             model = OdeModel(mc.name, self.bodies[mc.name], mc, self.ode_world, self.space, joint_limits=limits)
             self.models[mc.name] = model
             if model.static:
@@ -78,8 +82,9 @@ class World:
                 self._extra.extend(build_extra_joint(model, extra, self.ode_world))
         self.robots = [name for name, m in self.models.items() if not m.static]
         self.contacts = self._contact_generator()
-        self._velocity_readers = [(sim.body.getLinearVel, sim.body.getAngularVel, model.name, sim.link.name)
-                                  for model in self.models.values() for sim in model.links if sim.body is not None]
+        self._velocity_readers = [
+            (sim.body.getPosition, sim.body.getLinearVel, sim.body.getAngularVel, model.name, sim.link.name)
+            for model in self.models.values() for sim in model.links if sim.body is not None]
         self._drive_list = list(self.drives.values())
         self._moving = [self.models[name] for name in self.robots]
         self._sensor_list = [s for s in self.sensors.values() if s.accel]
@@ -196,15 +201,18 @@ class World:
         self.integrate()
 
     def _guard(self) -> None:
-        v_max, w_max = MAX_LINEAR_SPEED**2, MAX_ANGULAR_SPEED**2
-        for linear, angular, model, link in self._velocity_readers:
+        p_max, v_max, w_max = MAX_DISTANCE**2, MAX_LINEAR_SPEED**2, MAX_ANGULAR_SPEED**2
+        for position, linear, angular, model, link in self._velocity_readers:
+            px, py, pz = position()
             vx, vy, vz = linear()
             wx, wy, wz = angular()
-            # NaN fails both comparisons, so this catches non-finite values too.
-            if not (vx * vx + vy * vy + vz * vz < v_max and wx * wx + wy * wy + wz * wz < w_max):
+            # NaN fails every comparison, so this catches non-finite values too.
+            if not (vx * vx + vy * vy + vz * vz < v_max and wx * wx + wy * wy + wz * wz < w_max
+                    and px * px + py * py + pz * pz < p_max):
                 self.failed = (f"simulation stopped at t={self.time:.6g} s (tick {self.tick}): model {model!r} "
-                               f"link {link!r} has a non-finite or exploding velocity "
-                               f"(linear {vx:.3g} {vy:.3g} {vz:.3g} m/s, angular {wx:.3g} {wy:.3g} {wz:.3g} rad/s)")
+                               f"link {link!r} has a non-finite or exploding state (position {px:.3g} {py:.3g} "
+                               f"{pz:.3g} m, linear velocity {vx:.3g} {vy:.3g} {vz:.3g} m/s, angular velocity "
+                               f"{wx:.3g} {wy:.3g} {wz:.3g} rad/s)")
                 log.error("%s", self.failed)
                 raise SimulationError(self.failed)
 
@@ -283,6 +291,8 @@ class World:
         p0, r0 = model.link_origin(model.links[0])
         v0, w0 = model.link_velocity(model.links[0])
         p = p0 if root_position is None else _vector(f"{robot}.root_position", root_position, 3)
+        if np.linalg.norm(p) >= MAX_DISTANCE:
+            raise RequestError(f"{robot}.root_position: {p.tolist()} is beyond {MAX_DISTANCE:g} m from the origin")
         r = r0 if root_rotation is None else _rotation(f"{robot}.root_rotation", root_rotation)
         vel = np.concatenate([v0, w0]) if root_velocity is None else _vector(
             f"{robot}.root_velocity", root_velocity, 6)

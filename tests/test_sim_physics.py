@@ -258,3 +258,20 @@ def test_project_naming_unknown_joints_is_a_config_error_naming_model_and_joint(
     proj, bodies = project(tmp_path, [(model("pend", drive={"ELBOW": "torque"}), pendulum_body())])
     with pytest.raises(ConfigError, match=r"model 'pend': drive names unknown joint.*ELBOW"):
         World(proj, bodies)
+
+
+def test_far_away_positions_are_refused_before_ode_sees_them(tmp_path: Path) -> None:
+    from hrpsim.errors import ConfigError
+
+    proj, bodies = project(tmp_path, [(model("floor", static=True, position=(1e20, 0.0, 0.0)), floor_body())])
+    with pytest.raises(ConfigError, match=r"model 'floor': position .* beyond"):
+        World(proj, bodies)
+    proj, bodies = project(tmp_path, [(model("box", position=(0.0, 0.0, 1.0)), box_body())])
+    world = World(proj, bodies)
+    with pytest.raises(RequestError, match=r"box\.root_position: .* beyond"):
+        world.set_link_data("box", root_position=[1e20, 0.0, 0.0])
+    # Just inside the distance bound and climbing below the speed bound: the distance bound stops it.
+    world.set_link_data("box", root_position=[0.0, 0.0, 999_999.9], root_velocity=[0.0, 0.0, 999.0, 0, 0, 0])
+    with pytest.raises(SimulationError, match="model 'box' link 'BOX' has a non-finite or exploding state"):
+        for _ in range(10):
+            world.step()
