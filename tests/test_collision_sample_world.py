@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import ode
 import pytest
+import yaml
 from collision_helpers import MODELS, collision_service, wait_registered
 from collision_helpers import pose as pose_at
 from process_helpers import HRPSIM, REPO, spawn
@@ -199,36 +200,38 @@ def test_a_world_asking_for_the_service_without_one_says_so(nameserver, tmp_path
         sample_world(tmp_path, bodies, collision="service", nameserver=nameserver)
 
 
-LAUNCH_PROJECT = """\
-world: {{timestep: 0.002, gravity: [0, 0, -9.8], end_time: 0.6, solver: step, collision: {mode}}}
-models:
-  - {{name: floor, file: {floor}, static: true, position: [0, 0, -0.1]}}
-  - {{name: robot, file: {robot}, position: [0, 0, 0.7335], drive: high_gain}}
-collisions:
-  - {{a: floor, b: robot, friction: 0.5, restitution: 0.0}}
-"""
+EXAMPLE_WALK = REPO / "examples" / "sample_walk.yaml"
 
 
-def launch(tmp: Path, mode: str) -> dict:
-    project = tmp / f"stand_{mode}.yaml"
-    project.write_text(LAUNCH_PROJECT.format(mode=mode, floor=FLOOR, robot=SAMPLE1))
+def launch(tmp: Path, mode: str, until: float) -> dict:
+    """The walking example, its paths made absolute, with ``world.collision: mode``, run by hrpsim launch."""
+    project = yaml.safe_load(EXAMPLE_WALK.read_text())
+    project["world"].update(collision=mode, end_time=until)
+    for model in project["models"]:
+        model["file"] = str((EXAMPLE_WALK.parent / model["file"]).resolve())
+    for controller in project.get("controllers", []):
+        controller["cwd"] = str((EXAMPLE_WALK.parent / controller.get("cwd", ".")).resolve())
+    path = tmp / f"walk_{mode}.yaml"
+    path.write_text(yaml.safe_dump(project))
     summary = tmp / f"{mode}.json"
-    done = subprocess.run([*HRPSIM, "launch", str(project), "--summary", str(summary), "--nameserver",
+    done = subprocess.run([*HRPSIM, "launch", str(path), "--summary", str(summary), "--nameserver",
                            "tcp://127.0.0.1:*", "--run-dir", str(tmp / f"run_{mode}"), "--quiet"],
-                          cwd=REPO, capture_output=True, text=True, timeout=180)
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads(summary.read_text())
 
 
-def test_launched_runs_in_both_modes_agree(tmp_path):
-    """The whole stack (hrpsim launch starts the collision process for ``collision: service``)."""
-    builtin, service = launch(tmp_path, "builtin"), launch(tmp_path, "service")
+def test_launched_walks_in_both_modes_agree(tmp_path):
+    """The whole stack on the walking example (sample1 on floor.wrl, SampleController's pattern through
+    a controller process); hrpsim launch starts the collision process for ``collision: service``."""
+    builtin, service = launch(tmp_path, "builtin", 3.0), launch(tmp_path, "service", 3.0)
     assert builtin["error"] is None and service["error"] is None
-    assert builtin["ticks"] == service["ticks"] == 300
+    assert builtin["ticks"] == service["ticks"] == 1500
     end_b = np.array(builtin["robots"]["robot"]["root_end"])
     end_s = np.array(service["robots"]["robot"]["root_end"])
-    assert end_b[2] < 0.7335 - 0.005  # the robot came down onto its feet ...
-    assert np.linalg.norm(end_b - end_s) < 1e-3  # ... the same way in both modes
+    start = np.array(builtin["robots"]["robot"]["root_start"])
+    assert np.linalg.norm(end_b[:2] - start[:2]) > 0.02  # it walked (and stayed up: no error)
+    assert np.linalg.norm(end_b - end_s) < 1e-3
     assert (tmp_path / "run_service" / "collision.log").exists()
     assert not (tmp_path / "run_builtin" / "collision.log").exists()
 
