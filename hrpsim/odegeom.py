@@ -33,6 +33,8 @@ from hrpsim.errors import ModelError
 
 log = logging.getLogger("hrpsim.odegeom")
 
+MAX_EXTENT = 1e6  # m: sizes and offsets past this make ODE's hash space fail an assertion (abort)
+
 # Rotates ODE's local Z (cylinder and capsule axis) onto VRML's local Y.
 Z_TO_Y = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
 
@@ -125,6 +127,8 @@ def _check_shape(shape: Shape, where: str) -> None:
     numbers = [shape.radius, shape.height, *shape.size, *shape.translation, *np.ravel(shape.rotation)]
     if not all(np.isfinite(numbers)):
         raise ModelError(f"{where}: {shape.kind} has a non-finite size or pose")
+    if max(abs(v) for v in numbers) >= MAX_EXTENT:
+        raise ModelError(f"{where}: {shape.kind} reaches beyond {MAX_EXTENT:g} m, where ODE's collision space fails")
     if shape.kind == "mesh" and (len(shape.vertices) == 0 or len(shape.triangles) == 0):
         raise ModelError(f"{where}: mesh has no vertices or no triangles")
 

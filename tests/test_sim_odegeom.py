@@ -51,3 +51,5 @@ def test_plane_on_a_moving_body_and_nan_sizes_are_refused() -> None:
         make_geoms([Shape("plane")], space, body=ode.Body(world), where="model m link L")
     with pytest.raises(ModelError, match="model m link L shape 0: sphere has a non-finite"):
         make_geoms([Shape("sphere", radius=float("nan"))], space, where="model m link L")
+    with pytest.raises(ModelError, match="model m link L shape 0: box reaches beyond"):
+        make_geoms([Shape("box", size=np.array([1e20, 1.0, 1.0]))], space, where="model m link L")
