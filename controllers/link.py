@@ -20,8 +20,10 @@ HEARTBEAT_MS = 1000  # zmq heartbeats find a peer that vanished without closing 
 
 
 class SimulatorLink:
-    def __init__(self, endpoint: str, *, context: zmq.Context | None = None, peer: str = "simulator") -> None:
+    def __init__(self, endpoint: str, *, context: zmq.Context | None = None, peer: str = "simulator",
+                 spin_s: float = 0.0) -> None:
         self.endpoint = endpoint
+        self.spin_s = spin_s  # how long receive() busy-polls before sleeping (lower latency, more CPU)
         self.peer = peer
         ctx = context or zmq.Context.instance()
         self._sock = ctx.socket(zmq.DEALER)
@@ -53,9 +55,16 @@ class SimulatorLink:
     def receive(self, timeout: float) -> dict[str, Any] | None:
         """The next message (welcome/state/error/bye), or None after ``timeout`` s; PeerGone if the link dropped."""
         deadline = time.monotonic() + timeout
+        spin_until = time.perf_counter() + min(self.spin_s, timeout)
+        sock = self._sock
+        while time.perf_counter() < spin_until:  # busy-poll: the next state comes within a tick
+            try:
+                return proto.decode(sock.recv(zmq.NOBLOCK), expect=proto.TO_CONTROLLER)
+            except zmq.Again:
+                pass
         while True:
-            if self._sock.poll(0):  # the hot path: the state is usually already here
-                return proto.decode(self._sock.recv(), expect=proto.TO_CONTROLLER)
+            if sock.poll(0):
+                return proto.decode(sock.recv(), expect=proto.TO_CONTROLLER)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None

@@ -103,7 +103,7 @@ class ControllerHub:
     RunStopped = RunStopped
 
     def __init__(self, world: Any, project: Project, *, context: zmq.Context | None = None,
-                 bind: str = DEFAULT_BIND, spin_s: float = 0.0002) -> None:
+                 bind: str = DEFAULT_BIND, spin_s: float = 0.0005) -> None:
         self.world = world
         self.project = project
         self.lockstep = project.world.sync == "lockstep"
