@@ -254,3 +254,34 @@ def test_bodies_added_by_model_file_through_the_modelloader(nameserver, tmp_path
             assert [b["name"] for b in client.call("bodies")] == ["robot", "floor"]
     finally:
         loader.stop()
+
+
+def crawler_world(tmp: Path, mode: str, nameserver: str | None = None) -> World:
+    """OpenHRP3's SampleCrawler world: crawler.wrl on env.wrl, both tracks driven at 0.5 m/s."""
+    env, crawler = MODELS / "openhrp3" / "model" / "env.wrl", MODELS / "openhrp3" / "model" / "crawler.wrl"
+    models = [ModelConfig("plane", str(env), static=True, position=[0.0, 0.0, -0.1]),
+              ModelConfig("crawler", str(crawler), position=[-1.0, 0.0, 0.1])]
+    project = Project(path=str(tmp / "crawler.yaml"), world=WorldConfig(timestep=0.001, collision=mode),
+                      models=models, collisions=[CollisionPair("plane", "crawler", friction=0.5)])
+    world = World(project, {"plane": load_body(env), "crawler": load_body(crawler)}, nameserver=nameserver)
+    world.command("crawler", torque=[0.5, 0.5])  # a crawler's command is its track speed
+    return world
+
+
+def test_the_crawler_world_runs_the_same_in_both_modes(nameserver, tmp_path):
+    """Crawler tracks move their contacts' surface: the service's contacts must carry that too."""
+    builtin = crawler_world(tmp_path, "builtin")
+    with collision_service(nameserver, tmp_path):
+        service = crawler_world(tmp_path, "service", nameserver)
+        try:
+            counts = []
+            for _ in range(800):
+                builtin.step()
+                service.step()
+                counts.append((builtin.contacts.count, service.contacts.count))
+        finally:
+            service.close()
+    assert [b for b, _ in counts] == [s for _, s in counts]
+    end_b = builtin.state("crawler")["root_position"]
+    assert end_b[0] > -1.0 + 0.3  # driven forward by its tracks
+    assert np.linalg.norm(end_b - service.state("crawler")["root_position"]) < 1e-3
