@@ -99,6 +99,8 @@ class CollisionService(Service):
         return {"name": name, "model": entry.body.name, "links": entry.link_names, "static": entry.body.static}
 
     def set_poses(self, poses: dict[str, Any]) -> int:
+        if not isinstance(poses, dict):
+            raise RequestError(f"set_poses: 'poses' must be a map body name -> (n_links, 4, 4) array, got {poses!r}")
         self.scene.set_poses(poses)
         return len(poses)
 

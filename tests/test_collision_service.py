@@ -196,6 +196,10 @@ def test_bad_input_is_named_and_the_service_keeps_serving(two_boxes):
         two_boxes.call("add_pair", body1="a", body2="b", tolerance=-1.0)
     with pytest.raises(RequestError, match="unknown operation"):
         two_boxes.call("explode")
+    with pytest.raises(RequestError, match="'poses' must be a map"):
+        two_boxes.call("set_poses", poses=None)
+    with pytest.raises(RequestError, match=r"poses\['a'\]: not an array of numbers"):
+        two_boxes.call("set_poses", poses={"a": "upright"})
     with pytest.raises(RequestError, match="max_contacts"):
         two_boxes.call("contacts", max_contacts=-2)
     with pytest.raises(RequestError, match="step must be positive"):
