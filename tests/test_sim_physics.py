@@ -275,3 +275,14 @@ def test_far_away_positions_are_refused_before_ode_sees_them(tmp_path: Path) -> 
     with pytest.raises(SimulationError, match="model 'box' link 'BOX' has a non-finite or exploding state"):
         for _ in range(10):
             world.step()
+
+
+def test_quickstep_solver_when_the_project_asks_for_it(tmp_path: Path) -> None:
+    proj, bodies = project(tmp_path, [(model("floor", static=True), floor_body()),
+                                      (model("box", position=(0.0, 0.0, 0.5)), box_body())],
+                           solver="quickstep", quickstep_iterations=30)
+    world = World(proj, bodies)
+    run(world, 1.0)
+    state = world.state("box")
+    assert state["root_position"][2] == pytest.approx(0.1, abs=3e-3)  # landed and resting
+    assert np.abs(state["root_velocity"]).max() < 1e-2
