@@ -45,6 +45,19 @@ def advertised(endpoint: str) -> str:
     return f"tcp://{advertise}:{port}"
 
 
+def sibling_bind(bind: str, role: str) -> str:
+    """Where a process's second socket binds, beside its main one: the same interface with a
+    free port (tcp), or a path next to the main one (ipc), so that a process bound for other
+    hosts is reachable on all its sockets."""
+    scheme, sep, rest = bind.partition("://")
+    if scheme == "tcp" and sep:
+        host = rest.rpartition(":")[0] or rest
+        return f"tcp://{host}:*"
+    if scheme in ("ipc", "inproc") and sep:
+        return f"{bind}.{role}"
+    return bind
+
+
 def new_owner() -> str:
     """A token that says who registered a name: host, pid and a random part."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"

@@ -30,6 +30,7 @@ from zmq.utils.monitor import parse_monitor_message
 from hrpsim import tick as proto
 from hrpsim.codec import MAX_MESSAGE_BYTES
 from hrpsim.errors import HrpsimError, ProtocolError, RequestError, SimulationError
+from hrpsim.naming import advertised
 from hrpsim.project import ControllerConfig, Project
 
 log = logging.getLogger("hrpsim.simserver.hub")
@@ -126,7 +127,7 @@ class ControllerHub:
         except zmq.ZMQError as exc:
             self._router.close(linger=0)
             raise HrpsimError(f"controller hub cannot bind {bind!r}: {exc}") from None
-        self.endpoint = self._router.getsockopt_string(zmq.LAST_ENDPOINT)
+        self.endpoint = advertised(self._router.getsockopt_string(zmq.LAST_ENDPOINT))
         self._monitor = self._router.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         self._poller = zmq.Poller()
         self._poller.register(self._router, zmq.POLLIN)

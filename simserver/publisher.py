@@ -12,6 +12,7 @@ from typing import Any
 import zmq
 
 from hrpsim.codec import CODEC
+from hrpsim.naming import advertised
 
 TOPIC = b"world"
 SEND_HWM = 4
@@ -23,7 +24,7 @@ class StatePublisher:
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.setsockopt(zmq.SNDHWM, SEND_HWM)
         self.socket.bind(bind)
-        self.endpoint = self.socket.getsockopt_string(zmq.LAST_ENDPOINT)
+        self.endpoint = advertised(self.socket.getsockopt_string(zmq.LAST_ENDPOINT))
         self.sent = 0
         self.dropped = 0
 

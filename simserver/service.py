@@ -32,10 +32,12 @@ import zmq
 
 from hrpsim.errors import HrpsimError, RequestError, SimulationError
 from hrpsim.logs import setup_logging
+from hrpsim.naming import sibling_bind
 from hrpsim.project import Project, load_project
 from hrpsim.runsummary import empty_summary
 from hrpsim.service import DEFAULT_BIND, Operation, Service
 from simserver.bodies import load_bodies
+from simserver.hub import ControllerHub
 from simserver.kinematics import forward_kinematics
 from simserver.loop import TickLoop
 from simserver.placement import current_link_values
@@ -59,8 +61,8 @@ class SimServer(Service):
         self.until = until
         ctx = context or zmq.Context.instance()
         self.world = World(project, load_bodies(project, nameserver), nameserver=nameserver)
-        self.publisher = StatePublisher(ctx)
-        self.hub = _make_hub(self.world, project, ctx)
+        self.publisher = StatePublisher(ctx, bind=sibling_bind(bind, "state"))
+        self.hub = ControllerHub(self.world, project, context=ctx, bind=sibling_bind(bind, "controllers"))
         self.loop = TickLoop(self.world, self.hub, self.publisher, project.world.publish_every)
         self.running = False
         self.finished = False
@@ -288,15 +290,6 @@ class SimServer(Service):
         poses = forward_kinematics(model.info, p, r, values)
         return {"links": [lk.name for lk in model.info.links],
                 "positions": np.array([pp for pp, _ in poses]), "rotations": np.array([rr for _, rr in poses])}
-
-
-def _make_hub(world: World, project: Project, ctx: zmq.Context) -> Any | None:
-    try:
-        from simserver.hub import ControllerHub
-    except ImportError:  # the hub is optional: without it the simulator runs open-loop
-        log.warning("no controller hub in this installation: controllers cannot attach")
-        return None
-    return ControllerHub(world, project, context=ctx)
 
 
 def main(argv: list[str] | None = None) -> int:
