@@ -6,7 +6,7 @@ exactly as it serves the ODE world, and a controller cannot tell the difference 
 
 Each joint follows its drive mode: ``high_gain`` joints sit at ``q_ref`` moving at ``dq_ref``;
 ``velocity`` joints integrate ``dq_ref``; ``torque`` joints are a unit of joint-space inertia
-(the reflected rotor inertia when the model gives one, else 1 kg m^2) with viscous damping.
+(the reflected rotor inertia, at least 1 kg m^2) with viscous damping.
 The root stays where it was placed; force sensors read zero, gyros zero, accelerometers +g.
 """
 
@@ -22,6 +22,7 @@ from hrpsim.tick import DRIVE_MODES
 
 GRAVITY = 9.8
 DAMPING = 1.0  # N m s/rad on torque-driven joints, so a constant torque gives a bounded speed
+MIN_INERTIA = 1.0  # kg m^2: keeps stiff PD gains stable with the explicit update at a 1 ms step
 
 
 class _Robot:
@@ -33,7 +34,7 @@ class _Robot:
         self.q, self.dq, self.tau = q0.astype(np.float64).copy(), np.zeros(n), np.zeros(n)
         self.torque, self.q_ref, self.dq_ref = np.zeros(n), self.q.copy(), np.zeros(n)
         self.modes = np.array(["high_gain"] * n, dtype=object)
-        self.inertia = np.array([lk.reflected_inertia or 1.0 for lk in body.joints])
+        self.inertia = np.array([max(lk.reflected_inertia, MIN_INERTIA) for lk in body.joints])
         self.root_position = root_position.astype(np.float64).copy()
 
 

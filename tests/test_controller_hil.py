@@ -1,0 +1,78 @@
+"""The hardware-in-the-loop stand-in: the same controller program runs against it unchanged."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+from controller_helpers import EXAMPLES, MODELS, wait_registered, write_controller
+from process_helpers import REPO, ManagedProcess, spawn
+
+from hrpsim.client import Client
+
+ANGLES = MODELS / "openhrp3" / "controller" / "PA10Controller" / "etc" / "angle.dat"
+
+
+def run_stand_in(tmp_path, nameserver, extra: list[str], controller, until: float) -> dict:
+    log = tmp_path / "hil.log"
+    with open(log, "wb") as out:
+        popen = subprocess.Popen(
+            [sys.executable, "-m", "controllers.hil", "--project", str(EXAMPLES / "pa10.yaml"), "--robot", "pa10",
+             "--nameserver", nameserver, "--local-loader", "--lockstep", *extra],
+            stdout=out, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True)
+    stand_in = ManagedProcess(popen, log)
+    ctl = None
+    try:
+        entry = wait_registered(nameserver, "hil", stand_in)
+        assert entry["kind"] == "simserver" and entry["metadata"]["hil"] is True
+        ctl = spawn(["controller", str(controller), "--robot", "pa10", "--name", "pa10_follow",
+                     "--nameserver", nameserver], tmp_path / "controller.log")
+        wait_registered(nameserver, "pa10_follow", ctl)
+        with Client(entry["endpoint"], peer="hil", timeout=5.0) as hil_client:
+            hil_client.call("start", until=until)
+            deadline = time.monotonic() + 60
+            while not hil_client.call("status")["finished"]:
+                assert time.monotonic() < deadline, stand_in.log_text()
+                time.sleep(0.05)
+            return hil_client.call("summary")
+    finally:
+        if ctl is not None:
+            ctl.stop()
+        stand_in.stop()
+
+
+def test_the_pa10_controller_runs_unchanged_against_the_stand_in(nameserver, tmp_path):
+    summary = run_stand_in(tmp_path, nameserver, [], EXAMPLES / "controllers" / "pa10_follow.py", 0.5)
+    report = summary["controllers"]["pa10_follow"]
+    assert summary["error"] is None and summary["ticks"] == 500
+    assert report["ticks"] == 500 and report["errors"] == 0 and report["missed"] == 0
+
+
+def test_replayed_angles_reach_the_controller(nameserver, tmp_path):
+    out = tmp_path / "deviation.txt"
+    recorder = write_controller(tmp_path, "recorder", f"""
+        import numpy as np
+        from controllers import Controller
+        from controllers.motion_data import read_motion
+
+        class Recorder(Controller):
+            def start(self, body):
+                self.angles = read_motion({str(ANGLES)!r}, joints=9)
+                self.worst = 0.0
+
+            def control(self, state):
+                if state.tick > 0:
+                    self.worst = max(self.worst, float(np.abs(state.q - self.angles.at(state.time)).max()))
+                return None
+
+            def stop(self):
+                open({str(out)!r}, "w").write(repr(self.worst))
+    """)
+    summary = run_stand_in(tmp_path, nameserver, ["--replay", str(ANGLES)], recorder, 0.3)
+    assert summary["controllers"]["pa10_follow"]["ticks"] == 300
+    deadline = time.monotonic() + 10
+    while not out.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert float(out.read_text()) == pytest.approx(0.0, abs=1e-12)
