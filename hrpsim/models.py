@@ -21,17 +21,19 @@ def fetch_body(
     options: dict[str, Any] | None = None,
     timeout: float = DEFAULT_LOAD_TIMEOUT,
     service: str = "modelloader",
+    wait: float = 10.0,
 ) -> Body:
     """Load ``path`` through the modelloader service registered as ``service``.
 
     The path is made absolute here, since the service may run in another directory. Raises
     ModelError for a model that cannot be loaded, NotFound when no such service is registered,
-    Timeout when it does not answer within ``timeout`` seconds.
+    Timeout when it does not answer within ``timeout`` seconds. A service that is not
+    registered yet is waited for up to ``wait`` seconds.
     """
     text = os.fspath(path)
     absolute = text if text.startswith("file:") else os.path.abspath(text)
     with NameClient(nameserver, timeout=min(timeout, 5.0)) as ns:
-        endpoint = ns.endpoint_of(service)
+        endpoint = ns.wait_for(service, wait)["endpoint"]
     with Client(endpoint, peer=service, timeout=timeout) as client:
         wire = client.call("load", path=absolute, options=options)
     return Body.from_wire(wire)

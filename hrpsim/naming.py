@@ -7,6 +7,7 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 from typing import Any
 
@@ -95,6 +96,18 @@ class NameClient:
     def resolve(self, name: str, *, timeout: float | None = None) -> dict[str, Any]:
         """The entry for ``name``: {name, kind, endpoint, metadata, ...}; NotFound if absent."""
         return self._client.call("resolve", name=name, timeout=timeout)
+
+    def wait_for(self, name: str, timeout: float) -> dict[str, Any]:
+        """Like :meth:`resolve`, but waits up to ``timeout`` seconds for ``name`` to register:
+        components started by hand start in any order."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return self.resolve(name)
+            except NotFound as exc:
+                if time.monotonic() >= deadline:
+                    raise NotFound(f"{exc} (waited {timeout:g} s for it to register)") from None
+            time.sleep(0.1)
 
     def list(self, kind: str | None = None) -> list[dict[str, Any]]:
         return self._client.call("list", kind=kind)

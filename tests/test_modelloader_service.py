@@ -90,5 +90,19 @@ def test_lenient_option_reaches_the_loader(loader, tmp_path: Path) -> None:
 
 
 def test_fetch_body_names_a_missing_service(nameserver: str) -> None:
-    with pytest.raises(NotFound):
-        fetch_body(MODELS / "openhrp3/model/box.wrl", nameserver=nameserver, service="no-such-loader")
+    with pytest.raises(NotFound, match=r"'no-such-loader'.*waited 0\.3 s"):
+        fetch_body(MODELS / "openhrp3/model/box.wrl", nameserver=nameserver, service="no-such-loader", wait=0.3)
+
+
+def test_fetch_body_waits_for_a_loader_that_registers_late(tmp_path, nameserver: str) -> None:
+    import threading
+
+    from modelloader_helpers import modelloader_process
+
+    box = MODELS / "openhrp3/model/box.wrl"
+    result = {}
+    fetcher = threading.Thread(target=lambda: result.update(body=fetch_body(box, nameserver=nameserver, wait=60)))
+    fetcher.start()  # asks before any modelloader exists
+    with modelloader_process(nameserver, tmp_path):
+        fetcher.join(60)
+    assert result["body"].name == "box"
