@@ -168,7 +168,8 @@ class ControllerHub:
                 self._apply(ctl, ctl.answer)
                 ctl.answer = None
         if self._stop_reason is not None:
-            raise RunStopped(self._stop_reason)
+            reason, self._stop_reason = self._stop_reason, None
+            raise RunStopped(reason)
 
     def wait_for_controllers(self, names: list[str], timeout: float) -> list[str]:
         """Wait until every named controller has attached; return the names still missing."""

@@ -154,3 +154,17 @@ def test_a_controller_reattaches_to_a_restarted_simulator(nameserver, tmp_path):
         ctl.stop()
     assert summary["error"] is None and summary["controllers"]["arm"]["ticks"] == 200
     assert ctl.log_text().count("attached arm to robot pa10") == 2
+
+
+def test_a_controller_stopped_with_sigterm_says_bye(nameserver, tmp_path):
+    project = pa10_project(tmp_path, "  - {name: arm, robot: pa10, command: external, policy: hold}")
+    with Stack(tmp_path, nameserver, project) as stack:
+        ctl = stack.controller(PA10_FOLLOW, name="arm", robot="pa10")
+        stack.sim.call("start", until=0.6)
+        wait_sim_time(stack, 0.15)
+        ctl.popen.send_signal(signal.SIGTERM)
+        status = wait_exit(ctl)
+        summary = stack.wait_finished()
+    assert status == 0
+    assert summary["error"] is None and summary["sim_time"] == pytest.approx(0.6)
+    assert any("left (interrupted)" in e for e in summary["controllers"]["arm"]["events"])
