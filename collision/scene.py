@@ -181,7 +181,7 @@ class Scene:
         links2 = self._links(second, link2)
         if first is not second:
             return [LinkPair(first.name, i, second.name, j) for i in links1 for j in links2]
-        explicit = link1 not in ("", None) and link2 not in ("", None)
+        explicit = not _all_links(link1) and not _all_links(link2)
         if explicit:
             self._check_self_pair(first, links1[0], links2[0])
         seen: set[tuple[int, int]] = set()
@@ -196,7 +196,7 @@ class Scene:
         return out
 
     def _links(self, entry: SceneBody, link: Any) -> list[int]:
-        if link in ("", None):
+        if _all_links(link):
             return list(range(len(entry.body.links)))
         if not isinstance(link, str):
             raise RequestError(f"a link must be a link name or '' for all links of {entry.name!r}, got {link!r}")
@@ -291,6 +291,11 @@ class _PairLayout:
     pairs: tuple[LinkPair, ...]
     groups: dict[tuple[str, str], tuple[np.ndarray, np.ndarray, np.ndarray]]  # rows, links of body1, of body2
     bodies: set[str]
+
+
+def _all_links(link: Any) -> bool:
+    """Whether a pair's link field means every link of the body ('' or None)."""
+    return link is None or (isinstance(link, str) and link == "")
 
 
 def checked_tolerance(value: Any) -> float:

@@ -300,3 +300,8 @@ def test_shapes_of_zero_size_are_answered_or_refused_without_crashing(service):
         with pytest.raises(ModelError, match=f"link 'BASE' shape 0 \\({shape.kind}\\): {problem} must be positive"):
             service.call("add_body", name=name, body=one_link_body(name, shape).to_wire())
     assert service.call("ping")["kind"] == "collision"
+
+
+def test_a_link_field_that_is_not_a_name_is_refused(two_boxes):
+    with pytest.raises(RequestError, match="a link must be a link name"):
+        two_boxes.call("add_pair", body1="a", body2="b", link1=np.zeros(3))
