@@ -154,7 +154,7 @@ class ControllerHub:
                 frame = frames[ctl.robot] = proto.state(self.world.state(ctl.robot))
             ctl.outstanding, ctl.answer, ctl.sent_at = tick, None, time.perf_counter()
             if not self._send(ctl.identity, frame):
-                self._lost(ctl, f"could not send the state of tick {tick} (connection gone)")
+                self._lost(ctl, f"its connection dropped (the state of tick {tick} could not be sent)")
 
     def after_collide(self, tick: int) -> None:
         """Collect, check and apply the commands answering ``tick``; apply policies; RunStopped to stop."""
