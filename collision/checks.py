@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from hrpsim.bodyinfo import SHAPE_KINDS, Body, Shape
+from hrpsim.bodyinfo import Body
 from hrpsim.errors import ModelError, RequestError
+from hrpsim.odegeom import shape_problems
 
 
 def number(field: str, value: Any, *, positive: bool = False, minimum: float | None = None) -> float:
@@ -80,45 +81,9 @@ def check_body(body: Body) -> None:
         if pose.shape != (15,) or not np.isfinite(pose).all():
             problems.append(f"{where}: translation, rotation or joint axis is malformed or non-finite")
         for k, shape in enumerate(link.shapes):
-            problems.extend(f"{where} shape {k} ({shape.kind}): {p}" for p in _shape_problems(shape))
+            problems.extend(f"{where} shape {k} ({shape.kind}): {p}" for p in shape_problems(shape))
     if problems:
         head = f"body {body.name!r} cannot be used for collision queries"
         raise ModelError(f"{head}: {problems[0]}" if len(problems) == 1 else head, problems)
 
 
-def _shape_problems(shape: Shape) -> list[str]:
-    if shape.kind not in SHAPE_KINDS:
-        return [f"unknown kind (known: {', '.join(SHAPE_KINDS)})"]
-    try:
-        pose = np.concatenate([np.ravel(shape.translation), np.ravel(shape.rotation)]).astype(np.float64)
-        dims = np.array([shape.radius, shape.height, *np.ravel(shape.size)], dtype=np.float64)
-    except (TypeError, ValueError):
-        return ["pose or size is not numeric"]
-    if pose.shape != (12,) or dims.shape != (5,):
-        return ["translation must have 3 values, rotation 3x3, size 3"]
-    if not (np.isfinite(pose).all() and np.isfinite(dims).all()):
-        return ["non-finite pose or size"]
-    if (dims < 0).any():
-        return ["negative size"]
-    # ODE aborts the process on round shapes without radius or (cylinders) height; boxes it can take
-    if shape.kind in ("sphere", "cylinder", "cone", "capsule") and shape.radius <= 0:
-        return ["radius must be positive"]
-    if shape.kind in ("cylinder", "cone") and shape.height <= 0:
-        return ["height must be positive"]
-    if shape.kind == "mesh":
-        return _mesh_problems(shape)
-    return []
-
-
-def _mesh_problems(shape: Shape) -> list[str]:
-    vertices = np.asarray(shape.vertices)
-    triangles = np.asarray(shape.triangles)
-    if vertices.size and (vertices.ndim != 2 or vertices.shape[1] != 3):
-        return [f"vertices must have shape (N, 3), got {vertices.shape}"]
-    if triangles.size and (triangles.ndim != 2 or triangles.shape[1] != 3):
-        return [f"triangles must have shape (M, 3), got {triangles.shape}"]
-    if vertices.size and not np.isfinite(vertices.astype(np.float64)).all():
-        return ["non-finite vertices"]
-    if triangles.size and (triangles.min() < 0 or triangles.max() >= len(vertices)):
-        return [f"triangle indices must lie in 0..{len(vertices) - 1}"]
-    return []

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import ode
 
-from hrpsim.bodyinfo import Shape
+from hrpsim.bodyinfo import SHAPE_KINDS, Shape
 from hrpsim.errors import ModelError
 
 log = logging.getLogger("hrpsim.odegeom")
@@ -123,14 +123,55 @@ def mesh_trimesh_data(shape: Shape) -> object:
     return data
 
 
+def shape_problems(shape: Shape) -> list[str]:
+    """What about ``shape`` would make ODE fail or abort the process; [] when it is safe."""
+    if shape.kind not in SHAPE_KINDS:
+        return [f"unknown kind (known: {', '.join(SHAPE_KINDS)})"]
+    try:
+        pose = np.concatenate([np.ravel(shape.translation), np.ravel(shape.rotation)]).astype(np.float64)
+        dims = np.array([shape.radius, shape.height, *np.ravel(shape.size)], dtype=np.float64)
+    except (TypeError, ValueError):
+        return ["pose or size is not numeric"]
+    if pose.shape != (12,) or dims.shape != (5,):
+        return ["translation must have 3 values, rotation 3x3, size 3"]
+    if not (np.isfinite(pose).all() and np.isfinite(dims).all()):
+        return ["non-finite size or pose"]
+    if (dims < 0).any():
+        return ["negative size"]
+    if max(np.abs(pose).max(), dims.max()) >= MAX_EXTENT:
+        return [f"reaches beyond {MAX_EXTENT:g} m, where ODE's collision space fails"]
+    # ODE aborts the process on round shapes without radius or (cylinders) height; boxes it can take
+    if shape.kind in ("sphere", "cylinder", "cone", "capsule") and shape.radius <= 0:
+        return ["radius must be positive"]
+    if shape.kind in ("cylinder", "cone") and shape.height <= 0:
+        return ["height must be positive"]
+    if shape.kind == "mesh":
+        return _mesh_problems(shape)
+    return []
+
+
+def _mesh_problems(shape: Shape) -> list[str]:
+    vertices = np.asarray(shape.vertices)
+    triangles = np.asarray(shape.triangles)
+    if vertices.size == 0 or triangles.size == 0:
+        return ["mesh has no vertices or no triangles"]
+    if vertices.ndim != 2 or vertices.shape[1] != 3:
+        return [f"vertices must have shape (N, 3), got {vertices.shape}"]
+    if triangles.ndim != 2 or triangles.shape[1] != 3:
+        return [f"triangles must have shape (M, 3), got {triangles.shape}"]
+    if not np.isfinite(vertices.astype(np.float64)).all():
+        return ["non-finite vertices"]
+    if np.abs(vertices).max() >= MAX_EXTENT:
+        return [f"reaches beyond {MAX_EXTENT:g} m, where ODE's collision space fails"]
+    if triangles.min() < 0 or triangles.max() >= len(vertices):
+        return [f"triangle indices must lie in 0..{len(vertices) - 1}"]
+    return []
+
+
 def _check_shape(shape: Shape, where: str) -> None:
-    numbers = [shape.radius, shape.height, *shape.size, *shape.translation, *np.ravel(shape.rotation)]
-    if not all(np.isfinite(numbers)):
-        raise ModelError(f"{where}: {shape.kind} has a non-finite size or pose")
-    if max(abs(v) for v in numbers) >= MAX_EXTENT:
-        raise ModelError(f"{where}: {shape.kind} reaches beyond {MAX_EXTENT:g} m, where ODE's collision space fails")
-    if shape.kind == "mesh" and (len(shape.vertices) == 0 or len(shape.triangles) == 0):
-        raise ModelError(f"{where}: mesh has no vertices or no triangles")
+    problems = shape_problems(shape)
+    if problems:
+        raise ModelError(f"{where}: {shape.kind}: {problems[0]}")
 
 
 def _create(shape: Shape, space: ode.SpaceBase | None) -> tuple[ode.GeomObject, Frame]:

@@ -49,7 +49,15 @@ def test_plane_on_a_moving_body_and_nan_sizes_are_refused() -> None:
     space = ode.HashSpace()
     with pytest.raises(ModelError, match="plane"):
         make_geoms([Shape("plane")], space, body=ode.Body(world), where="model m link L")
-    with pytest.raises(ModelError, match="model m link L shape 0: sphere has a non-finite"):
+    with pytest.raises(ModelError, match="model m link L shape 0: sphere: non-finite size or pose"):
         make_geoms([Shape("sphere", radius=float("nan"))], space, where="model m link L")
-    with pytest.raises(ModelError, match="model m link L shape 0: box reaches beyond"):
+    with pytest.raises(ModelError, match="model m link L shape 0: box: reaches beyond"):
         make_geoms([Shape("box", size=np.array([1e20, 1.0, 1.0]))], space, where="model m link L")
+
+
+@pytest.mark.parametrize("kind, radius, height", [("sphere", 0.0, 0.0), ("cylinder", 0.0, 1.0), ("cylinder", 0.1, 0.0),
+                                                  ("capsule", 0.0, 0.5), ("cone", 0.1, 0.0)])
+def test_round_shapes_ode_would_abort_on_are_refused_by_name(kind: str, radius: float, height: float) -> None:
+    space = ode.SimpleSpace()
+    with pytest.raises(ModelError, match=f"{kind}: (radius|height) must be positive"):
+        make_geoms([Shape(kind, radius=radius, height=height)], space, where="robot/LINK")
