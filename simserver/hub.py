@@ -247,9 +247,8 @@ class ControllerHub:
             self._on_hello(identity, msg, frame)
         elif ctl is not None:  # bye
             reason = msg.get("reason") or "no reason given"
-            log.info("controller %s left: %s", ctl.name, reason)
             self._detach(ctl)
-            self._apply_policy(ctl, f"left ({reason})")
+            self._apply_policy(ctl, f"left ({reason})", level=logging.INFO)  # a clean goodbye is no fault
 
     def _handle_disconnects(self) -> None:
         while self._monitor.poll(0):
@@ -432,12 +431,12 @@ class ControllerHub:
         if ctl.fd is not None and self._fd_owner.get(ctl.fd) == ctl.identity:
             del self._fd_owner[ctl.fd]
 
-    def _apply_policy(self, ctl: _Controller, reason: str) -> None:
+    def _apply_policy(self, ctl: _Controller, reason: str, *, level: int = logging.WARNING) -> None:
         stats = self._stats[ctl.name]
         stats.policy_applied = ctl.policy
         event = f"tick {int(self.world.tick)}: {reason}; policy {ctl.policy}"
         stats.events.append(event)
-        log.warning("controller %s (robot %s): %s", ctl.name, ctl.robot, event)
+        log.log(level, "controller %s (robot %s): %s", ctl.name, ctl.robot, event)
         if ctl.policy == "stop":
             if self._stop_reason is None:
                 self._stop_reason = f"controller {ctl.name!r} (robot {ctl.robot!r}): {reason}; its policy is stop"
