@@ -11,17 +11,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from hrpsim.bodyinfo import Body, Link
-
-
-def axis_angle_matrix(axis: np.ndarray, angle: float) -> np.ndarray:
-    """Rotation by ``angle`` about ``axis`` (Rodrigues); the axis need not be unit length."""
-    axis = np.asarray(axis, dtype=np.float64)
-    norm = np.linalg.norm(axis)
-    if norm == 0.0 or angle == 0.0:
-        return np.eye(3)
-    x, y, z = axis / norm
-    k = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
-    return np.eye(3) + np.sin(angle) * k + (1.0 - np.cos(angle)) * (k @ k)
+from hrpsim.transforms import axis_angle_matrix
 
 
 def pose(translation: np.ndarray | list[float] = (0.0, 0.0, 0.0), rotation: np.ndarray | None = None) -> np.ndarray:

@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 from lxml import etree
 
-from modelloader.urdf_xml import Problems, axis_angle_matrix, floats, integer, parse_xml, read_file
+from hrpsim.transforms import axis_angle_matrix
+from modelloader.urdf_xml import Problems, floats, integer, parse_xml, read_file
 
 TRANSFORM_TAGS = ("translate", "rotate", "matrix", "scale")
 

@@ -18,9 +18,10 @@ import numpy as np
 from lxml import etree
 
 from hrpsim.bodyinfo import Body, Link, Shape
+from hrpsim.transforms import axis_angle_matrix
 from modelloader.urdf import NO_LIMIT as HUGE_LIMIT  # URDF has no infinite position limits
 from modelloader.urdf_geometry import CYLINDER_TO_Y
-from modelloader.urdf_xml import axis_angle_matrix, matrix_rpy
+from modelloader.urdf_xml import matrix_rpy
 
 
 def write_urdf(body: Body, path: str | Path, *, file_urls: bool = False) -> Path:

@@ -12,8 +12,9 @@ import numpy as np
 from lxml import etree
 
 from hrpsim.bodyinfo import Appearance, Shape
+from hrpsim.transforms import axis_angle_matrix
 from modelloader.meshes import MeshError, load_mesh
-from modelloader.urdf_xml import Problems, axis_angle_matrix, floats, number, rpy_matrix
+from modelloader.urdf_xml import Problems, floats, number, rpy_matrix
 
 # A URDF cylinder's axis is its Z; BodyInfo's (VRML's) is Y: Rx(+90 deg) takes Y onto Z.
 CYLINDER_TO_Y = axis_angle_matrix(np.array([1.0, 0.0, 0.0]), math.pi / 2)

@@ -184,24 +184,6 @@ def matrix_rpy(rotation: np.ndarray) -> np.ndarray:
     return np.array([roll, pitch, yaw])
 
 
-def axis_angle_matrix(axis: np.ndarray, angle: float) -> np.ndarray:
-    """Rotation by ``angle`` radians about ``axis`` (normalised here; a zero axis is no rotation)."""
-    a = np.asarray(axis, dtype=np.float64)
-    norm = float(np.linalg.norm(a))
-    if norm == 0.0 or angle == 0.0:
-        return np.eye(3)
-    x, y, z = a / norm
-    c, s = math.cos(angle), math.sin(angle)
-    t = 1.0 - c
-    return np.array(
-        [
-            [t * x * x + c, t * x * y - s * z, t * x * z + s * y],
-            [t * x * y + s * z, t * y * y + c, t * y * z - s * x],
-            [t * x * z - s * y, t * y * z + s * x, t * z * z + c],
-        ]
-    )
-
-
 def homogeneous(rotation: np.ndarray, translation: np.ndarray) -> np.ndarray:
     m = np.eye(4)
     m[:3, :3] = rotation

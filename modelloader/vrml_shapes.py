@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from hrpsim.bodyinfo import Appearance, Shape
-from modelloader.vrml.fields import FieldReader, axis_angle_matrix
+from hrpsim.transforms import axis_angle_matrix
+from modelloader.vrml.fields import FieldReader
 from modelloader.vrml.files import resolve_url
 from modelloader.vrml.nodes import Node
 from modelloader.vrml_meshes import (
@@ -153,8 +154,7 @@ def _extrusion(geometry: Node, fields: FieldReader, ccw: bool) -> Mesh:
         raise GeometryError("crossSection, spine, scale or orientation has a count that does not fit its type")
     turns = []
     for axis_angle in orientation.reshape(-1, 4) if orientation.size else np.array([[0, 0, 1, 0.0]]):
-        matrix = axis_angle_matrix(axis_angle[:3], axis_angle[3])
-        turns.append(matrix if matrix is not None else np.eye(3))
+        turns.append(axis_angle_matrix(axis_angle[:3], axis_angle[3]))
     return extrusion(cross.reshape(-1, 2), spine.reshape(-1, 3), scale.reshape(-1, 2), turns,
                      begin_cap=fields.bool(geometry, "beginCap", True),
                      end_cap=fields.bool(geometry, "endCap", True), ccw=ccw)

@@ -13,22 +13,7 @@ import numpy as np
 
 from hrpsim.bodyinfo import Body, Link
 from hrpsim.errors import RequestError
-
-
-def axis_angle_matrix(axis: np.ndarray | list[float], angle: float) -> np.ndarray:
-    """Rodrigues' formula; a zero axis means no rotation."""
-    a = np.asarray(axis, dtype=np.float64)
-    norm = np.linalg.norm(a)
-    if norm < 1e-12 or angle == 0.0:
-        return np.eye(3)
-    x, y, z = a / norm
-    c, s = np.cos(angle), np.sin(angle)
-    t = 1.0 - c
-    return np.array([
-        [t * x * x + c, t * x * y - s * z, t * x * z + s * y],
-        [t * x * y + s * z, t * y * y + c, t * y * z - s * x],
-        [t * x * z - s * y, t * y * z + s * x, t * z * z + c],
-    ])
+from hrpsim.transforms import axis_angle_matrix
 
 
 def joint_motion(link: Link, q: float) -> tuple[np.ndarray, np.ndarray]:

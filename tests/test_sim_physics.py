@@ -11,8 +11,8 @@ from sim_helpers import box_body, floor_body, model, pendulum_body, project, sen
 
 from hrpsim.errors import RequestError, SimulationError
 from hrpsim.project import CollisionPair
+from hrpsim.transforms import axis_angle_matrix
 from modelloader.urdf import load_urdf
-from simserver.kinematics import axis_angle_matrix
 from simserver.world import World
 
 G = 9.8

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from modelloader_helpers import HRPSIM, MODELS, REPO, SENSOR_TYPE_OF_FACT, vrml_facts
 
+from hrpsim.transforms import axis_angle_matrix
 from modelloader import load_body
-from modelloader.vrml.fields import axis_angle_matrix
 
 FACTS = vrml_facts()
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from hrpsim.transforms import axis_angle_matrix, is_degenerate_rotation
 from modelloader.vrml.nodes import MF, Node
 
 
@@ -62,11 +63,10 @@ class FieldReader:
         if not np.all(np.isfinite(values)):
             self._bad(node, name, "not finite")
             return np.eye(3)
-        matrix = axis_angle_matrix(values[:3], values[3])
-        if matrix is None:
+        if is_degenerate_rotation(values[:3], values[3]):
             self._bad(node, name, "zero rotation axis with a non-zero angle")
             return np.eye(3)
-        return matrix
+        return axis_angle_matrix(values[:3], values[3])
 
     def bool(self, node: Node, name: str, default: bool) -> bool:
         value = node.get(name)
@@ -116,20 +116,6 @@ class FieldReader:
         if len(found) > 1:
             self._bad(node, name, f"expected one node, got {len(found)}")
         return found[0] if found else None
-
-
-def axis_angle_matrix(axis: np.ndarray, angle: float) -> np.ndarray | None:
-    norm = float(np.linalg.norm(axis))
-    if norm < 1e-12:
-        return np.eye(3) if angle == 0.0 else None
-    x, y, z = np.asarray(axis, dtype=np.float64) / norm
-    c, s = math.cos(angle), math.sin(angle)
-    t = 1.0 - c
-    return np.array([
-        [t * x * x + c, t * x * y - s * z, t * x * z + s * y],
-        [t * x * y + s * z, t * y * y + c, t * y * z - s * x],
-        [t * x * z - s * y, t * y * z + s * x, t * z * z + c],
-    ])
 
 
 def _describe(value: Any) -> str:

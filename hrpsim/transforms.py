@@ -1,0 +1,29 @@
+"""Rotations shared by loaders, the simulator and the collision service."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def axis_angle_matrix(axis: np.ndarray | list[float], angle: float) -> np.ndarray:
+    """Rotation by ``angle`` radians about ``axis`` (Rodrigues). The axis need not be unit
+    length; a zero axis is no rotation (callers that must refuse it check first)."""
+    a = np.asarray(axis, dtype=np.float64)
+    norm = float(np.linalg.norm(a))
+    if norm < 1e-12 or angle == 0.0:
+        return np.eye(3)
+    x, y, z = a / norm
+    c, s = math.cos(angle), math.sin(angle)
+    t = 1.0 - c
+    return np.array([
+        [t * x * x + c, t * x * y - s * z, t * x * z + s * y],
+        [t * x * y + s * z, t * y * y + c, t * y * z - s * x],
+        [t * x * z - s * y, t * y * z + s * x, t * z * z + c],
+    ])
+
+
+def is_degenerate_rotation(axis: np.ndarray | list[float], angle: float) -> bool:
+    """A non-zero angle about a zero axis: a rotation that cannot be meant."""
+    return angle != 0.0 and float(np.linalg.norm(np.asarray(axis, dtype=np.float64))) < 1e-12
