@@ -7,6 +7,9 @@ integrate; the external loop runs the real ControllerHub with the controller as 
 (`hrpsim controller`), over tcp loopback, in lockstep. Blocks of ticks alternate between the two
 worlds so both see the same machine load; the ratio is the median of adjacent blocks' ratios.
 `rtt_p50_us` / `rtt_p99_us`: state sent -> command received, as the hub measures it.
+`lockstep_ratio_raw`: the same with bench/tick_raw_controller.py, a controller that decodes nothing
+but the tick and sends an empty command: the floor set by the transport (ZeroMQ's I/O threads and the
+process wake-ups on each side) on this machine; the SDK's own cost is the gap between the two ratios.
 `ticks_per_s_N`: a world of 8 sample1 robots with N of them driven by N external controllers
 (the others hold their pose in high-gain mode): how the cost per tick grows with controllers.
 The machine has 2 cores shared with other work: the 8-controller figure is CPU-bound.
@@ -34,7 +37,7 @@ from procs import nameserver_process  # noqa: E402
 from tick_pd_controller import pd_torque  # noqa: E402
 
 from hrpsim.naming import Registration  # noqa: E402
-from hrpsim.project import Project, parse_project  # noqa: E402
+from hrpsim.project import ControllerConfig, Project, parse_project  # noqa: E402
 from modelloader import load_body  # noqa: E402
 from simserver.hub import ControllerHub  # noqa: E402
 from simserver.world import World  # noqa: E402
@@ -45,6 +48,7 @@ ROUNDS = 8
 SCALE_TICKS = 300
 SPIN_US = os.environ.get("BENCH_TICK_SPIN_US", "0")
 CONTROLLER = Path(__file__).resolve().parent / "tick_pd_controller.py"
+RAW_CONTROLLER = Path(__file__).resolve().parent / "tick_raw_controller.py"
 
 
 def _project(robots: int, controlled: int) -> Project:
@@ -71,17 +75,22 @@ def _world(project: Project, cache: dict) -> World:
 class External:
     """A world served by the real hub, its controllers as separate processes."""
 
-    def __init__(self, project: Project, nameserver: str, cache: dict, ctx: zmq.Context) -> None:
+    def __init__(self, project: Project, nameserver: str, cache: dict, ctx: zmq.Context, *,
+                 raw: bool = False) -> None:
         self.world = _world(project, cache)
         self.hub = ControllerHub(self.world, project, context=ctx)
         self.reg = Registration("simserver", "simserver", self.hub.endpoint, nameserver=nameserver,
                                 metadata={"controllers": self.hub.endpoint, "robots": self.world.robots})
         self.reg.start()
         env = {**os.environ, "PYTHONPATH": str(REPO), "HRPSIM_LOG_LEVEL": "WARNING"}
-        self.procs = [subprocess.Popen([sys.executable, str(CONTROLLER), "--robot", c.robot, "--name", c.name,
-                                        "--nameserver", nameserver, "--reconnect-wait", "0", "--spin-us", SPIN_US],
-                                       env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                      for c in project.controllers]
+        def argv(c: ControllerConfig) -> list[str]:
+            if raw:
+                return [str(RAW_CONTROLLER), nameserver, c.name, c.robot]
+            return [str(CONTROLLER), "--robot", c.robot, "--name", c.name, "--nameserver", nameserver,
+                    "--reconnect-wait", "0", "--spin-us", SPIN_US]
+
+        self.procs = [subprocess.Popen([sys.executable, *argv(c)], env=env, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL) for c in project.controllers]
         missing = self.hub.wait_for_controllers([c.name for c in project.controllers], 60.0)
         if missing:
             self.close()
@@ -127,9 +136,9 @@ class InProcess:
         return ticks / (time.perf_counter() - start)
 
 
-def _lockstep(nameserver: str, cache: dict, ctx: zmq.Context) -> dict[str, float]:
+def _lockstep(nameserver: str, cache: dict, ctx: zmq.Context, *, raw: bool = False) -> dict[str, float]:
     project = _project(1, 1)
-    inproc, ext = InProcess(project, cache), External(project, nameserver, cache, ctx)
+    inproc, ext = InProcess(project, cache), External(project, nameserver, cache, ctx, raw=raw)
     try:
         inproc.run(50)
         ext.run(50)
@@ -167,6 +176,8 @@ def run() -> dict[str, float]:
     try:
         with nameserver_process() as nameserver:
             figures = _lockstep(nameserver, cache, ctx)
+            time.sleep(3.5)
+            figures["lockstep_ratio_raw"] = _lockstep(nameserver, cache, ctx, raw=True)["lockstep_ratio"]
             time.sleep(3.5)
             figures.update(_scaling(nameserver, cache, ctx))
     finally:
