@@ -119,18 +119,9 @@ class ContactGenerator:
         surface = self._surface
         crawler = self._crawler_of(g1, 1.0) or self._crawler_of(g2, -1.0)
         for contact in contacts:
-            contact.setMode(surface.mode)
-            contact.setMu(surface.mu)
-            if surface.mode & odeparams.CONTACT_BOUNCE:
-                contact.setBounce(surface.bounce)
-            if surface.mode & odeparams.CONTACT_SOFT_ERP:
-                contact.setSoftERP(surface.soft_erp)
-            if surface.mode & odeparams.CONTACT_SOFT_CFM:
-                contact.setSoftCFM(surface.soft_cfm)
-            if surface.sliding_mu is not None and _is_sliding(contact, b1, b2):
-                contact.setMu(surface.sliding_mu)
+            set_surface(contact, surface, b1, b2)
             if crawler is not None:
-                _drive_surface(contact, surface, *crawler)
+                drive_surface(contact, surface, *crawler)
             joint = ode.ContactJoint(self.world, self.group, contact)
             joint.attach(b1, b2)
             self.count += 1
@@ -146,7 +137,21 @@ class ContactGenerator:
         return axis, speed, sign
 
 
-def _drive_surface(contact: ode.Contact, surface: Surface, axis: np.ndarray, speed: float, sign: float) -> None:
+def set_surface(contact: ode.Contact, surface: Surface, b1: ode.Body | None, b2: ode.Body | None) -> None:
+    """The pair's surface parameters on one contact (friction, bounce, softness)."""
+    contact.setMode(surface.mode)
+    contact.setMu(surface.mu)
+    if surface.mode & odeparams.CONTACT_BOUNCE:
+        contact.setBounce(surface.bounce)
+    if surface.mode & odeparams.CONTACT_SOFT_ERP:
+        contact.setSoftERP(surface.soft_erp)
+    if surface.mode & odeparams.CONTACT_SOFT_CFM:
+        contact.setSoftCFM(surface.soft_cfm)
+    if surface.sliding_mu is not None and _is_sliding(contact, b1, b2):
+        contact.setMu(surface.sliding_mu)
+
+
+def drive_surface(contact: ode.Contact, surface: Surface, axis: np.ndarray, speed: float, sign: float) -> None:
     normal = np.array(contact.getContactGeomParams()[1])
     direction = np.cross(axis, normal)
     norm = np.linalg.norm(direction)

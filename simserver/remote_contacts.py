@@ -25,8 +25,7 @@ from hrpsim.client import Client
 from hrpsim.errors import HrpsimError, NotFound, SimulationError
 from hrpsim.naming import NameClient
 from hrpsim.project import CollisionPair
-from simserver import odeparams
-from simserver.contacts import ContactGenerator, Surface, _drive_surface, _is_sliding
+from simserver.contacts import ContactGenerator, drive_surface, set_surface
 from simserver.odemodel import OdeModel
 
 DEFAULT_SERVICE = "collision"
@@ -125,9 +124,9 @@ class RemoteContacts(ContactGenerator):
         for position, normal, depth in zip(record["position"], record["normal"], record["depth"], strict=True):
             contact = ode.Contact()
             contact.setContactGeomParams(tuple(map(float, position)), tuple(map(float, normal)), float(depth), g1, g2)
-            _set_surface(contact, surface, b1, b2)
+            set_surface(contact, surface, b1, b2)
             if crawler is not None:
-                _drive_surface(contact, surface, *crawler)
+                drive_surface(contact, surface, *crawler)
             joint = ode.ContactJoint(self.world, self.group, contact)
             joint.attach(b1, b2)
             self.count += 1
@@ -135,17 +134,3 @@ class RemoteContacts(ContactGenerator):
 
 def _immovable(body: ode.Body | None) -> bool:
     return body is None or body.isKinematic()
-
-
-def _set_surface(contact: ode.Contact, surface: Surface, b1: ode.Body | None, b2: ode.Body | None) -> None:
-    """The pair's surface on one contact, as the built-in generator sets it."""
-    contact.setMode(surface.mode)
-    contact.setMu(surface.mu)
-    if surface.mode & odeparams.CONTACT_BOUNCE:
-        contact.setBounce(surface.bounce)
-    if surface.mode & odeparams.CONTACT_SOFT_ERP:
-        contact.setSoftERP(surface.soft_erp)
-    if surface.mode & odeparams.CONTACT_SOFT_CFM:
-        contact.setSoftCFM(surface.soft_cfm)
-    if surface.sliding_mu is not None and _is_sliding(contact, b1, b2):
-        contact.setMu(surface.sliding_mu)
