@@ -152,7 +152,8 @@ class ControllerHub:
             frame = frames.get(ctl.robot)
             if frame is None:
                 frame = frames[ctl.robot] = proto.state(self.world.state(ctl.robot))
-            ctl.outstanding, ctl.answer, ctl.sent_at = tick, None, time.perf_counter()
+            # an answer that came in since the last tick (realtime) stays: after_collide applies it
+            ctl.outstanding, ctl.sent_at = tick, time.perf_counter()
             if not self._send(ctl.identity, frame):
                 self._lost(ctl, f"its connection dropped (the state of tick {tick} could not be sent)")
 

@@ -101,7 +101,7 @@ def test_a_controller_started_late_joins_at_the_next_tick(nameserver, tmp_path):
         summary = stack.wait_finished()
     report = summary["controllers"]["late"]
     assert summary["error"] is None and summary["ticks"] == 5000
-    assert 0 < report["ticks"] <= summary["ticks"] - joined_by
+    assert 0 < report["ticks"] <= summary["ticks"] - joined_by, (report, stack.logs()[-3000:])
 
 
 def test_wrong_length_commands_from_a_controller_process(nameserver, tmp_path):
