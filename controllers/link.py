@@ -39,7 +39,13 @@ class SimulatorLink:
                policy: str | None = None, deadline: float | None = None) -> proto.Welcome:
         """Say hello and return the welcome; RequestError if the simulator refuses (message says why)."""
         self._sock.send(proto.hello(controller, robot, period=period, policy=policy, deadline=deadline))
-        msg = self.receive(timeout)
+        deadline_at = time.monotonic() + timeout
+        while True:
+            msg = self.receive(max(0.0, deadline_at - time.monotonic()))
+            # states and errors about commands (they carry a tick) may still be on their way from
+            # before this hello: the answer to the hello is a welcome or an error without a tick
+            if msg is None or msg["type"] == proto.WELCOME or (msg["type"] == proto.ERROR and msg.get("tick") is None):
+                break
         if msg is None:
             raise Timeout(f"no welcome from the {self.peer} at {self.endpoint} within {timeout:g} s"
                           + ("" if self._connected else " (never connected: is the simulator running?)"))

@@ -234,6 +234,8 @@ class ControllerRunner:
     def _on_error(self, link: SimulatorLink, msg: dict[str, Any]) -> None:
         log.warning("the simulator reports (field %r, tick %s): %s", msg.get("field"), msg.get("tick"),
                     msg.get("message"))
+        if msg.get("fatal") and msg.get("field") == "controller":  # replaced: going back would evict the other
+            raise RequestError(f"{msg.get('message')}; this one stops (give each controller its own --name)")
         if msg.get("fatal"):
             log.warning("detached by the simulator; attaching again")
             link.attach(self.options.name, self.options.robot, period=self.options.period,

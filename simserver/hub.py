@@ -297,7 +297,8 @@ class ControllerHub:
         old = self._by_name.get(hello.controller)
         if old is not None:
             log.warning("controller %s attached again; the previous connection is dropped", hello.controller)
-            self._send(old.identity, proto.error("another process attached under this name", fatal=True))
+            self._send(old.identity, proto.error(f"another process attached as controller {old.name!r}",
+                                                 field_name="controller", fatal=True))
             self._detach(old)
         ctl = _Controller(
             name=hello.controller, robot=hello.robot, identity=identity,

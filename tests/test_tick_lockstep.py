@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import signal
+import time
+
 import numpy as np
 from controller_helpers import EXAMPLES, HubUnderTest, attach, kinematic_project, sr1_body, start_controller
 
@@ -23,3 +26,51 @@ def test_a_pd_controller_answers_every_tick(nameserver, tmp_path):
     assert summary["missed"] == 0 and summary["errors"] == 0
     assert summary["rtt_p50_us"] > 0
     assert np.all(np.isfinite(sim.world.state("robot")["q"]))
+
+
+def test_a_second_process_under_the_same_name_replaces_the_first(nameserver, tmp_path):
+    body = sr1_body()
+    project = kinematic_project(tmp_path, [{"name": "hold", "policy": "hold"}])
+    spec = EXAMPLES / "controllers" / "hold_pose.py"
+    with HubUnderTest(nameserver, project, body) as sim:
+        first = start_controller(tmp_path, spec, nameserver=nameserver, name="hold", extra=["--reconnect-wait", "0"])
+        second = None
+        try:
+            attach(sim, ["hold"], [first])
+            sim.run(20)
+            second = start_controller(tmp_path, spec, nameserver=nameserver, name="hold")
+            deadline = time.monotonic() + 30
+            while first.popen.poll() is None and time.monotonic() < deadline:
+                sim.run(5)
+                sim.hub.wait_for_controllers(["nobody"], 0.05)
+            sim.run(20)
+            assert first.popen.returncode == 2, first.log_text()
+            assert "another process attached as controller 'hold'" in first.log_text()
+            assert sim.hub.attached == ["hold"] and second.popen.poll() is None
+        finally:
+            first.stop()
+            if second is not None:
+                second.stop()
+
+
+def test_a_controller_detached_after_a_stall_attaches_again(nameserver, tmp_path):
+    body = sr1_body()
+    project = kinematic_project(tmp_path, [{"name": "hold", "policy": "hold", "deadline": 0.3}])
+    with HubUnderTest(nameserver, project, body) as sim:
+        proc = start_controller(tmp_path, EXAMPLES / "controllers" / "hold_pose.py", nameserver=nameserver,
+                                name="hold")
+        try:
+            attach(sim, ["hold"], [proc])
+            sim.run(10)
+            proc.popen.send_signal(signal.SIGSTOP)
+            sim.run(3)  # the first of these waits out the deadline, then the controller is detached
+            proc.popen.send_signal(signal.SIGCONT)
+            attach(sim, ["hold"], [proc])
+            sim.run(10)
+            report = sim.hub.summary()["hold"]
+        finally:
+            proc.popen.send_signal(signal.SIGCONT)
+            proc.stop()
+    assert report["missed"] == 1 and report["policy_applied"] == "hold"
+    assert report["ticks"] >= 20 and report["attached"]
+    assert "attaching again" in proc.log_text()
