@@ -12,7 +12,9 @@ Ending, documented behaviour:
   to ``--reconnect-wait`` seconds (default 10) for a simulator to appear again; it then attaches
   afresh and calls ``start(body)`` again. If none appears in time it exits with status 3;
 - the controller raises: the traceback is logged, bye is sent, exit status 1;
-- the simulator refuses the controller (unknown robot, bad period ...): the message, exit status 2.
+- the simulator detaches it (a missed deadline): it says hello again and goes on;
+- the simulator refuses the controller (unknown robot, bad period ...), or another process attaches
+  under the same name: the message, exit status 2.
 """
 
 from __future__ import annotations
