@@ -117,6 +117,7 @@ class ControllerHub:
         self._held: dict[str, _Held] = {}
         self._joints: dict[str, tuple[list[str], dict[str, int]]] = {}
         self._stop_reason: str | None = None
+        self._ordered: list[_Controller] = []  # attached controllers by name: the order commands apply in
         ctx = context or zmq.Context.instance()
         self._router = ctx.socket(zmq.ROUTER)
         self._router.setsockopt(zmq.LINGER, 0)
@@ -143,7 +144,7 @@ class ControllerHub:
     def before_collide(self, tick: int) -> None:
         """Send the state of ``tick`` to every controller whose turn it is."""
         frames: dict[str, bytes] = {}
-        for ctl in sorted(self._by_name.values(), key=lambda c: c.name):
+        for ctl in self._ordered:
             if not ctl.due(tick):
                 continue
             if ctl.outstanding is not None:  # realtime: still busy with an earlier tick
@@ -164,7 +165,7 @@ class ControllerHub:
         else:
             self._receive(0.0)
             self._check_realtime(tick)
-        for ctl in sorted(self._by_name.values(), key=lambda c: c.name):
+        for ctl in self._ordered:
             if ctl.answer is not None:
                 self._apply(ctl, ctl.answer)
                 ctl.answer = None
@@ -308,6 +309,7 @@ class ControllerHub:
             start_tick=int(self.world.tick))
         self._by_identity[identity] = ctl
         self._by_name[ctl.name] = ctl
+        self._reorder()
         stats = self._stats.setdefault(ctl.name, _Stats())
         stats.attached = True
         return ctl
@@ -429,9 +431,13 @@ class ControllerHub:
             del self._by_identity[ctl.identity]
         if self._by_name.get(ctl.name) is ctl:
             del self._by_name[ctl.name]
+            self._reorder()
             self._stats[ctl.name].attached = False
         if ctl.fd is not None and self._fd_owner.get(ctl.fd) == ctl.identity:
             del self._fd_owner[ctl.fd]
+
+    def _reorder(self) -> None:
+        self._ordered = sorted(self._by_name.values(), key=lambda c: c.name)
 
     def _apply_policy(self, ctl: _Controller, reason: str, *, level: int = logging.WARNING) -> None:
         stats = self._stats[ctl.name]
