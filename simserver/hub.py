@@ -113,7 +113,8 @@ class ControllerHub:
         self._stats: dict[str, _Stats] = {c.name: _Stats() for c in project.controllers}
         self._by_identity: dict[bytes, _Controller] = {}
         self._by_name: dict[str, _Controller] = {}
-        self._fd_owner: dict[int, bytes] = {}
+        self._fd_owner: dict[int, bytes] = {}  # socket number of each controller's connection
+        self._stale_disconnects: dict[int, int] = {}
         self._held: dict[str, _Held] = {}
         self._joints: dict[str, tuple[list[str], dict[str, int]]] = {}
         self._stop_reason: str | None = None
@@ -252,10 +253,25 @@ class ControllerHub:
             self._detach(ctl)
             self._apply_policy(ctl, f"left ({reason})", level=logging.INFO)  # a clean goodbye is no fault
 
+    def _note_connection(self, fd: int, identity: bytes) -> None:
+        previous = self._fd_owner.get(fd)
+        if previous is not None and previous != identity:
+            # The socket number was reused: that connection closed and its disconnect event is
+            # still queued behind this hello. Act on it now, and skip the event when it comes.
+            self._stale_disconnects[fd] = self._stale_disconnects.get(fd, 0) + 1
+            old = self._by_identity.get(previous)
+            if old is not None:
+                self._lost(old, "its connection dropped (the process died or closed its socket)")
+        self._fd_owner[fd] = identity
+
     def _handle_disconnects(self) -> None:
         while self._monitor.poll(0):
             event = parse_monitor_message(self._monitor.recv_multipart())
-            identity = self._fd_owner.pop(int(event["value"]), None)
+            fd = int(event["value"])
+            if self._stale_disconnects.get(fd):
+                self._stale_disconnects[fd] -= 1
+                continue
+            identity = self._fd_owner.pop(fd, None)
             ctl = self._by_identity.get(identity) if identity is not None else None
             if ctl is not None:
                 self._lost(ctl, "its connection dropped (the process died or closed its socket)")
@@ -272,9 +288,10 @@ class ControllerHub:
             return
         try:
             ctl.fd = int(frame.get(zmq.SRCFD))
-            self._fd_owner[ctl.fd] = identity
         except (zmq.ZMQError, ValueError, TypeError):
             ctl.fd = None
+        if ctl.fd is not None:
+            self._note_connection(ctl.fd, identity)
         body = self.world.body(ctl.robot)
         names, _ = self._joint_table(ctl.robot)
         self._send(identity, proto.encode(
@@ -433,8 +450,7 @@ class ControllerHub:
             del self._by_name[ctl.name]
             self._reorder()
             self._stats[ctl.name].attached = False
-        if ctl.fd is not None and self._fd_owner.get(ctl.fd) == ctl.identity:
-            del self._fd_owner[ctl.fd]
+        # _fd_owner keeps the entry: only the connection's disconnect event removes it
 
     def _reorder(self) -> None:
         self._ordered = sorted(self._by_name.values(), key=lambda c: c.name)

@@ -146,3 +146,22 @@ def test_codec_lists_travel_too(sim):
     one_tick(sim, ctl, lambda s: CODEC.encode({"v": 1, "type": "command", "tick": s["tick"],
                                                "q_ref": [0.1] * n, "dq_ref": [0.0] * n}))
     np.testing.assert_allclose(sim.world.state("robot")["q"], 0.1)
+
+
+def test_a_reused_socket_number_does_not_detach_the_newcomer(sim):
+    """A closes; B connects (often on the same socket number) before the hub reads A's disconnect."""
+    import time
+
+    a = RawController(sim, "raw")
+    a.sock.close(linger=0)
+    time.sleep(0.3)  # A's connection closes on the hub's side; its disconnect event waits in the queue
+    b = sim.context.socket(zmq.DEALER)
+    b.setsockopt(zmq.LINGER, 0)
+    b.connect(sim.hub.endpoint)
+    b.send(proto.hello("other", "robot"))
+    time.sleep(0.3)
+    sim.hub.poll()
+    sim.hub.poll()
+    assert sim.hub.attached == ["other"]
+    assert sim.hub.summary()["raw"]["policy_applied"] == "hold"
+    assert any("connection dropped" in e for e in sim.hub.summary()["raw"]["events"])
