@@ -3,6 +3,8 @@ would) gets an error naming the field or joint, and the run goes on under the co
 
 from __future__ import annotations
 
+import time
+
 import msgpack
 import numpy as np
 import pytest
@@ -150,8 +152,6 @@ def test_codec_lists_travel_too(sim):
 
 def test_a_reused_socket_number_does_not_detach_the_newcomer(sim):
     """A closes; B connects (often on the same socket number) before the hub reads A's disconnect."""
-    import time
-
     a = RawController(sim, "raw")
     a.sock.close(linger=0)
     time.sleep(0.3)  # A's connection closes on the hub's side; its disconnect event waits in the queue
