@@ -62,6 +62,7 @@ def test_a_controller_killed_mid_run_gets_its_policy(nameserver, tmp_path, polic
         wait_sim_time(stack, 0.15)
         ctl.kill()  # SIGKILL
         summary = stack.wait_finished()
+        tau = stack.sim.call("state", robot="pa10")["tau"]
     report = summary["controllers"]["arm"]
     assert report["policy_applied"] == policy
     assert any("connection dropped" in e for e in report["events"])
@@ -71,6 +72,10 @@ def test_a_controller_killed_mid_run_gets_its_policy(nameserver, tmp_path, polic
     else:
         assert summary["error"] is None and summary["sim_time"] == pytest.approx(0.6)
         assert 0 < report["ticks"] < 600
+    if policy == "zero":
+        assert not tau.any()  # every joint in torque mode at zero
+    if policy == "hold":
+        assert abs(tau).max() > 1.0  # the last PD torques still hold the arm up
 
 
 def test_a_stalled_controller_misses_its_deadline_and_the_run_goes_on(nameserver, tmp_path):
