@@ -327,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging(f"controller[{args.name or Path(args.spec.split(':')[0]).stem}]")
     try:
         controller = load_controller(args.spec, **_controller_options(args.option))
-    except (ConfigError, TypeError) as exc:
+    except (ConfigError, TypeError, ValueError) as exc:
         log.error("%s", exc)
         return EXIT_REFUSED
     return _run_parsed(controller, args)
@@ -339,7 +339,7 @@ def run_main(cls: type[Controller], argv: list[str] | None = None) -> int:
     setup_logging(f"controller[{args.name or cls.__name__}]")
     try:
         controller = cls(**_controller_options(args.option))
-    except (ConfigError, TypeError) as exc:
+    except (ConfigError, TypeError, ValueError) as exc:
         log.error("cannot create %s: %s", cls.__name__, exc)
         return EXIT_REFUSED
     return _run_parsed(controller, args)
