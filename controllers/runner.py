@@ -198,7 +198,13 @@ class ControllerRunner:
         self.controller.joints = joints
         self.controller.period = welcome.period
         self.controller.timestep = welcome.timestep
-        self.controller.start(Body.from_wire(welcome.body))
+        try:
+            self.controller.start(Body.from_wire(welcome.body))
+        except HrpsimError:
+            raise
+        except Exception:
+            log.exception("controller %s raised in start()", self.options.name)
+            raise SystemExit(EXIT_CRASHED) from None
         self._started = True
         return joints
 

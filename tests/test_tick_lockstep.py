@@ -6,7 +6,16 @@ import signal
 import time
 
 import numpy as np
-from controller_helpers import EXAMPLES, HubUnderTest, attach, kinematic_project, sr1_body, start_controller
+from controller_helpers import (
+    EXAMPLES,
+    HubUnderTest,
+    attach,
+    kinematic_project,
+    sr1_body,
+    start_controller,
+    wait_exit,
+    write_controller,
+)
 
 
 def test_a_pd_controller_answers_every_tick(nameserver, tmp_path):
@@ -74,3 +83,29 @@ def test_a_controller_detached_after_a_stall_attaches_again(nameserver, tmp_path
     assert report["missed"] == 1 and report["policy_applied"] == "hold"
     assert report["ticks"] >= 20 and report["attached"]
     assert "attaching again" in proc.log_text()
+
+
+def test_a_controller_that_raises_exits_with_status_1_and_the_hub_applies_its_policy(nameserver, tmp_path):
+    body = sr1_body()
+    project = kinematic_project(tmp_path, [{"name": "crash", "policy": "hold"}])
+    crashing = write_controller(tmp_path, "crashing", """
+        from controllers import Controller
+
+        class Crashing(Controller):
+            def control(self, state):
+                if state.tick == 5:
+                    raise RuntimeError("boom at tick 5")
+                return None
+    """)
+    with HubUnderTest(nameserver, project, body) as sim:
+        proc = start_controller(tmp_path, crashing, nameserver=nameserver, name="crash")
+        try:
+            attach(sim, ["crash"], [proc])
+            sim.run(10)
+            status = wait_exit(proc)
+            sim.hub.wait_for_controllers(["nobody"], 0.2)
+            report = sim.hub.summary()["crash"]
+        finally:
+            proc.stop()
+    assert status == 1 and "boom at tick 5" in proc.log_text()
+    assert report["ticks"] == 5 and report["policy_applied"] == "hold" and not report["attached"]
