@@ -1,7 +1,7 @@
 """A hardware-in-the-loop stand-in: the simulator's side of the tick protocol for one robot, without
 physics, so a controller runs against it unchanged (same runner, same messages, same nameserver).
 
-    python -m controllers.hil --project P.yaml --robot NAME [--replay FILE.pos] [--until T]
+    hrpsim run hil --project P.yaml --robot NAME [--replay FILE.pos] [--until T]
 
 The joints follow the controller's commands kinematically (controllers/kinematic_world.py), or,
 with ``--replay``, replay recorded joint angles (an OpenHRP motion table: time + one column per
@@ -159,7 +159,7 @@ def _body(project: Project, robot: str, nameserver: str | None, local: bool) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m controllers.hil", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="hrpsim run hil", description=__doc__.split("\n\n")[0])
     p.add_argument("--project", required=True, type=Path, help="project file: the robot's model, placement, "
                    "time step and controllers")
     p.add_argument("--robot", required=True, help="the model to stand in for")

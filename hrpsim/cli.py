@@ -13,7 +13,7 @@ import sys
 COMMANDS: dict[str, tuple[str, str]] = {
     "launch": ("hrpsim.launcher", "start and supervise the stack of a project file"),
     "run": ("", "run one component by hand: " + ", ".join(
-        ["nameserver", "modelloader", "simserver", "collision"])),
+        ["nameserver", "modelloader", "simserver", "collision", "hil"])),
     "ns": ("nameserver.cli", "query the nameserver (ns list)"),
     "model": ("modelloader.cli", "inspect or convert a model file (model info, model convert)"),
     "controller": ("controllers.runner", "run a controller program against a simulator"),
@@ -24,6 +24,7 @@ COMPONENTS: dict[str, str] = {
     "modelloader": "modelloader.service",
     "simserver": "simserver.service",
     "collision": "collision.service",
+    "hil": "controllers.hil",  # a hardware-in-the-loop stand-in for the simulator
 }
 
 

@@ -19,7 +19,7 @@ def run_stand_in(tmp_path, nameserver, extra: list[str], controller, until: floa
     log = tmp_path / "hil.log"
     with open(log, "wb") as out:
         popen = subprocess.Popen(
-            [sys.executable, "-m", "controllers.hil", "--project", str(EXAMPLES / "pa10.yaml"), "--robot", "pa10",
+            [sys.executable, "-m", "hrpsim", "run", "hil", "--project", str(EXAMPLES / "pa10.yaml"), "--robot", "pa10",
              "--nameserver", nameserver, "--local-loader", "--lockstep", *extra],
             stdout=out, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True)
     stand_in = ManagedProcess(popen, log)
