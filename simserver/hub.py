@@ -106,18 +106,12 @@ class ControllerHub:
     def __init__(self, world: Any, project: Project, *, context: zmq.Context | None = None,
                  bind: str = DEFAULT_BIND, spin_s: float = 0.0005) -> None:
         self.world = world
-        self.project = project
-        self.lockstep = project.world.sync == "lockstep"
         self._spin_s = spin_s  # busy-poll this long before sleeping in poll(): answers come back fast
-        self._configs = {c.name: c for c in project.controllers}
-        self._stats: dict[str, _Stats] = {c.name: _Stats() for c in project.controllers}
+        self._configure(project)
         self._by_identity: dict[bytes, _Controller] = {}
         self._by_name: dict[str, _Controller] = {}
         self._fd_owner: dict[int, bytes] = {}  # socket number of each controller's connection
         self._stale_disconnects: dict[int, int] = {}
-        self._held: dict[str, _Held] = {}
-        self._joints: dict[str, tuple[list[str], dict[str, int]]] = {}
-        self._stop_reason: str | None = None
         self._ordered: list[_Controller] = []  # attached controllers by name: the order commands apply in
         ctx = context or zmq.Context.instance()
         self._router = ctx.socket(zmq.ROUTER)
@@ -190,6 +184,21 @@ class ControllerHub:
     @property
     def attached(self) -> list[str]:
         return sorted(self._by_name)
+
+    def _configure(self, project: Project) -> None:
+        self.project = project
+        self.lockstep = project.world.sync == "lockstep"
+        self._configs = {c.name: c for c in project.controllers}
+        self._stats: dict[str, _Stats] = {c.name: _Stats() for c in project.controllers}
+        self._held: dict[str, _Held] = {}
+        self._joints: dict[str, tuple[list[str], dict[str, int]]] = {}
+        self._stop_reason: str | None = None
+
+    def reconfigure(self, project: Project) -> None:
+        """The simulator loaded another project: controllers of the old one are sent away, and
+        the new project's controllers, robots and joints are what attach from now on."""
+        self.end_run("the simulator loaded another project")
+        self._configure(project)
 
     def end_run(self, reason: str = "the run has ended") -> None:
         """Tell every attached controller the run is over (they exit) and detach them."""

@@ -161,6 +161,7 @@ class SimServer(Service):
         self._require_idle("init")
         proj = load_project(project) if project else load_project(self.project.path)
         self.world.rebuild(proj, load_bodies(proj, self.nameserver))
+        self.hub.reconfigure(proj)
         self.project = proj
         self._target = self._end_time(self.until)
         return self.op_reset()

@@ -156,3 +156,22 @@ def test_init_loads_another_project_into_the_running_service(sim: tuple, tmp_pat
     with pytest.raises(ConfigError, match=r"cannot read project file .*missing\.yaml"):
         client.call("init", project=str(tmp_path / "missing.yaml"))
     assert set(client.call("models")) == {"pend"}  # a failed init leaves the world as it was
+
+
+def test_after_init_the_new_projects_controllers_attach_and_run(sim: tuple, tmp_path: Path, nameserver: str) -> None:
+    from process_helpers import REPO, spawn
+    from sim_helpers import pendulum_urdf_project
+
+    _, client, _ = sim
+    client.call("init", project=str(pendulum_urdf_project(tmp_path, controller="swinger", end_time=0.3,
+                                                           start_angle=0.1)))
+    assert set(client.call("summary")["controllers"]) == {"swinger"}, "the old project's controllers are gone"
+    controller = spawn(["controller", str(REPO / "examples" / "controllers" / "hold_pose.py"), "--robot", "pend",
+                        "--name", "swinger", "--nameserver", nameserver], tmp_path / "swinger.log")
+    try:
+        client.call("start")
+        status = wait_finished(client)
+        assert status["error"] is None, controller.log_text()
+        assert client.call("summary")["controllers"]["swinger"]["ticks"] == 300
+    finally:
+        controller.stop()
