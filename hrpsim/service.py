@@ -33,6 +33,21 @@ log = logging.getLogger("hrpsim.service")
 Operation = Callable[..., Any]
 
 
+def bind_router(context: zmq.Context, bind: str, who: str, *, mandatory: bool = False) -> tuple[zmq.Socket, str]:
+    """A ROUTER bound to ``bind`` with hrpsim's limits, and the endpoint peers should use.
+    ``mandatory``: sending to a peer that is gone raises instead of dropping silently."""
+    sock = context.socket(zmq.ROUTER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+    sock.setsockopt(zmq.ROUTER_MANDATORY, int(mandatory))
+    try:
+        sock.bind(bind)
+    except zmq.ZMQError as exc:
+        sock.close(linger=0)
+        raise HrpsimError(f"{who} cannot bind {bind!r}: {exc}") from None
+    return sock, advertised(sock.getsockopt_string(zmq.LAST_ENDPOINT))
+
+
 class _Params:
     """An operation's keyword parameters, checked before the call: a TypeError raised inside an
     operation is a bug of the operation, not a bad request, and must not be reported as one."""
@@ -79,16 +94,7 @@ class Service:
         self.name = name
         self._codec = codec
         self._ctx = context or zmq.Context.instance()
-        self.socket = self._ctx.socket(zmq.ROUTER)
-        self.socket.setsockopt(zmq.LINGER, 0)
-        self.socket.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
-        self.socket.setsockopt(zmq.ROUTER_MANDATORY, 0)
-        try:
-            self.socket.bind(bind)
-        except zmq.ZMQError as exc:
-            self.socket.close(linger=0)
-            raise HrpsimError(f"{self.kind} {name!r} cannot bind {bind!r}: {exc}") from None
-        self.endpoint = advertised(self.socket.getsockopt_string(zmq.LAST_ENDPOINT))
+        self.socket, self.endpoint = bind_router(self._ctx, bind, f"{self.kind} {name!r}")
         self._stopping = threading.Event()
         self._ops: dict[str, Operation] = {"ping": self._ping, "quit": self._quit}
         self._ops.update(self.operations())

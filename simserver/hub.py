@@ -28,14 +28,12 @@ import zmq
 from zmq.utils.monitor import parse_monitor_message
 
 from hrpsim import tick as proto
-from hrpsim.codec import MAX_MESSAGE_BYTES
-from hrpsim.errors import HrpsimError, ProtocolError, RequestError, SimulationError
-from hrpsim.naming import advertised
+from hrpsim.errors import ProtocolError, RequestError, SimulationError
 from hrpsim.project import ControllerConfig, Project
+from hrpsim.service import DEFAULT_BIND, bind_router
 
 log = logging.getLogger("hrpsim.simserver.hub")
 
-DEFAULT_BIND = "tcp://127.0.0.1:*"
 ADHOC_POLICY = "hold"  # for a controller the project does not list
 ADHOC_DEADLINE = 5.0
 
@@ -114,16 +112,7 @@ class ControllerHub:
         self._stale_disconnects: dict[int, int] = {}
         self._ordered: list[_Controller] = []  # attached controllers by name: the order commands apply in
         ctx = context or zmq.Context.instance()
-        self._router = ctx.socket(zmq.ROUTER)
-        self._router.setsockopt(zmq.LINGER, 0)
-        self._router.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
-        self._router.setsockopt(zmq.ROUTER_MANDATORY, 1)
-        try:
-            self._router.bind(bind)
-        except zmq.ZMQError as exc:
-            self._router.close(linger=0)
-            raise HrpsimError(f"controller hub cannot bind {bind!r}: {exc}") from None
-        self.endpoint = advertised(self._router.getsockopt_string(zmq.LAST_ENDPOINT))
+        self._router, self.endpoint = bind_router(ctx, bind, "controller hub", mandatory=True)
         self._monitor = self._router.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         self._poller = zmq.Poller()
         self._poller.register(self._router, zmq.POLLIN)
