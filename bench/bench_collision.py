@@ -26,12 +26,13 @@ from pathlib import Path
 import numpy as np
 from procs import REPO, nameserver_process
 
-from collision.kinematics import link_poses, pose
+from collision.kinematics import link_poses
 from collision.service import CollisionService
 from hrpsim.client import Client
 from hrpsim.errors import NotFound
 from hrpsim.naming import NameClient
 from hrpsim.project import CollisionPair, ModelConfig, Project, WorldConfig
+from hrpsim.transforms import pose
 from modelloader import load_body
 from simserver.remote_contacts import RemoteContacts
 from simserver.world import World

@@ -10,26 +10,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from hrpsim.bodyinfo import Body, Link
-from hrpsim.transforms import axis_angle_matrix
-
-
-def pose(translation: np.ndarray | list[float] = (0.0, 0.0, 0.0), rotation: np.ndarray | None = None) -> np.ndarray:
-    """A 4x4 homogeneous transform."""
-    out = np.eye(4)
-    out[:3, 3] = np.asarray(translation, dtype=np.float64)
-    if rotation is not None:
-        out[:3, :3] = rotation
-    return out
-
-
-def _joint_motion(link: Link, q: float) -> np.ndarray:
-    motion = np.eye(4)
-    if link.joint_type == "rotate":
-        motion[:3, :3] = axis_angle_matrix(link.joint_axis, q)
-    elif link.joint_type == "slide":
-        motion[:3, 3] = np.asarray(link.joint_axis, dtype=np.float64) * q
-    return motion
+from hrpsim.bodyinfo import Body
+from hrpsim.kinematics import forward_kinematics
+from hrpsim.transforms import pose
 
 
 def link_poses(
@@ -43,12 +26,9 @@ def link_poses(
         if link.mimic is not None and link.joint_label not in values:
             master = values.get(link.mimic.joint, 0.0)
             values[link.joint_label] = link.mimic.multiplier * master + link.mimic.offset
-    poses = np.empty((len(body.links), 4, 4))
-    for i, link in enumerate(body.links):
-        if link.parent < 0 and root is not None:
-            poses[i] = np.asarray(root, dtype=np.float64)
-            continue
-        offset = pose(link.translation, link.rotation)
-        parent = np.eye(4) if link.parent < 0 else poses[link.parent]
-        poses[i] = parent @ offset @ _joint_motion(link, values.get(link.joint_label, 0.0))
-    return poses
+    if root is None:
+        root = pose(body.links[0].translation, body.links[0].rotation)
+    root = np.asarray(root, dtype=np.float64)
+    frames = forward_kinematics(body, root[:3, 3], root[:3, :3],
+                                [values.get(link.joint_label, 0.0) for link in body.links])
+    return np.array([pose(p, r) for p, r in frames]).reshape(len(body.links), 4, 4)

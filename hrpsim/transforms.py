@@ -27,3 +27,12 @@ def axis_angle_matrix(axis: np.ndarray | list[float], angle: float) -> np.ndarra
 def is_degenerate_rotation(axis: np.ndarray | list[float], angle: float) -> bool:
     """A non-zero angle about a zero axis: a rotation that cannot be meant."""
     return angle != 0.0 and float(np.linalg.norm(np.asarray(axis, dtype=np.float64))) < 1e-12
+
+
+def pose(translation: np.ndarray | list[float] = (0.0, 0.0, 0.0), rotation: np.ndarray | None = None) -> np.ndarray:
+    """A 4x4 homogeneous transform."""
+    out = np.eye(4)
+    out[:3, 3] = np.asarray(translation, dtype=np.float64)
+    if rotation is not None:
+        out[:3, :3] = rotation
+    return out

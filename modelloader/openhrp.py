@@ -28,6 +28,7 @@ import numpy as np
 
 from hrpsim.bodyinfo import Body, ExtraJoint, Link, Sensor
 from hrpsim.errors import ModelError
+from hrpsim.transforms import pose
 from modelloader.openhrp_mass import MassPart, combine, inertia_problem, place
 from modelloader.openhrp_sensors import SENSOR_PROTOS, duplicate_ids, sensor_params
 from modelloader.vrml.fields import FieldReader
@@ -245,11 +246,11 @@ class _BodyBuilder:
         """The node's translation/rotation after ``transform``; identity (and a problem) if not finite,
         since a NaN frame would bring the physics engine down."""
         f = self.fields
-        pose = _rigid(transform) @ _pose(f.vector(node, "translation", (0, 0, 0)), f.rotation(node, "rotation"))
-        if np.all(np.isfinite(pose)):
-            return pose
+        frame = _rigid(transform) @ pose(f.vector(node, "translation", (0, 0, 0)), f.rotation(node, "rotation"))
+        if np.all(np.isfinite(frame)):
+            return frame
         self.problems.append(f"{node.where}: {what}: translation or rotation is not finite "
-                             f"(translation {pose[:3, 3].tolist()}); read as zero")
+                             f"(translation {frame[:3, 3].tolist()}); read as zero")
         return _rigid(transform) if np.all(np.isfinite(transform)) else np.eye(4)
 
     def _joint_type(self, node: Node, name: str) -> str:
@@ -398,13 +399,6 @@ def transform_matrix(node: Node, fields: FieldReader) -> np.ndarray:
     matrix = np.eye(4)
     matrix[:3, :3] = linear
     matrix[:3, 3] = translation + center - linear @ center
-    return matrix
-
-
-def _pose(translation: np.ndarray, rotation: np.ndarray) -> np.ndarray:
-    matrix = np.eye(4)
-    matrix[:3, :3] = rotation
-    matrix[:3, 3] = translation
     return matrix
 
 

@@ -18,11 +18,11 @@ import ode
 
 from hrpsim.bodyinfo import Body, Link
 from hrpsim.errors import ConfigError, RequestError
+from hrpsim.kinematics import forward_kinematics, link_values
 from hrpsim.odegeom import Frame, make_geoms, ode_rotation
 from hrpsim.project import ModelConfig
 from hrpsim.transforms import axis_angle_matrix
 from simserver import odeparams
-from simserver.kinematics import forward_kinematics, link_values
 
 log = logging.getLogger("hrpsim.simserver")
 

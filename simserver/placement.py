@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from hrpsim.kinematics import forward_kinematics
 from hrpsim.odegeom import ode_rotation
-from simserver.kinematics import forward_kinematics
 from simserver.odemodel import OdeModel
 
 

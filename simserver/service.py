@@ -31,6 +31,7 @@ import numpy as np
 import zmq
 
 from hrpsim.errors import HrpsimError, RequestError, SimulationError
+from hrpsim.kinematics import forward_kinematics
 from hrpsim.logs import setup_logging
 from hrpsim.naming import sibling_bind
 from hrpsim.project import Project, load_project
@@ -38,7 +39,6 @@ from hrpsim.runsummary import empty_summary
 from hrpsim.service import DEFAULT_BIND, Operation, Service
 from simserver.bodies import load_bodies
 from simserver.hub import ControllerHub
-from simserver.kinematics import forward_kinematics
 from simserver.loop import TickLoop
 from simserver.placement import current_link_values
 from simserver.publisher import StatePublisher

@@ -14,6 +14,7 @@ from hrpsim.bodyinfo import Body, Link, Shape
 from hrpsim.client import Client
 from hrpsim.errors import NotFound, Timeout
 from hrpsim.naming import NameClient
+from hrpsim.transforms import pose  # noqa: F401  (tests import it from here)
 
 MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 
@@ -42,14 +43,6 @@ def collision_service(nameserver: str, folder: Path, name: str = "collision") ->
             yield client
     finally:
         proc.stop()
-
-
-def pose(translation=(0.0, 0.0, 0.0), rotation=None) -> np.ndarray:
-    out = np.eye(4)
-    out[:3, 3] = translation
-    if rotation is not None:
-        out[:3, :3] = rotation
-    return out
 
 
 def rot_z(angle: float) -> np.ndarray:

@@ -14,8 +14,8 @@ from collision.kinematics import link_poses
 from collision.rays import ray_triangles, scan_directions
 from collision.scene import Scene
 from hrpsim.bodyinfo import Shape
+from hrpsim.kinematics import forward_kinematics, link_values
 from modelloader import load_body
-from simserver.kinematics import forward_kinematics, link_values
 
 
 def scene_with(probe_at, *shapes: Shape) -> Scene:
