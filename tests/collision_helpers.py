@@ -2,35 +2,24 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 from process_helpers import ManagedProcess, spawn
+from process_helpers import wait_registered as registered_entry
 
 from hrpsim.bodyinfo import Body, Link, Shape
 from hrpsim.client import Client
-from hrpsim.errors import NotFound, Timeout
-from hrpsim.naming import NameClient
 from hrpsim.transforms import pose  # noqa: F401  (tests import it from here)
 
 MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 
 
 def wait_registered(nameserver: str, name: str, proc: ManagedProcess, timeout: float = 20.0) -> str:
-    """The endpoint ``name`` registered, once it has; fails if the process dies first."""
-    deadline = time.monotonic() + timeout
-    with NameClient(nameserver, timeout=2.0) as ns:
-        while time.monotonic() < deadline:
-            if proc.popen.poll() is not None:
-                raise RuntimeError(f"{name} exited with {proc.popen.returncode}:\n{proc.log_text()}")
-            try:
-                return ns.endpoint_of(name)
-            except (NotFound, Timeout):
-                time.sleep(0.05)
-    raise RuntimeError(f"{name} did not register within {timeout} s:\n{proc.log_text()}")
+    """The endpoint ``name`` registered, once it has."""
+    return registered_entry(nameserver, name, proc, timeout)["endpoint"]
 
 
 @contextmanager

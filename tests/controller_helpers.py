@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import zmq
-from process_helpers import REPO, ManagedProcess, spawn
+from process_helpers import REPO, ManagedProcess, spawn, wait_registered
 
 from controllers.kinematic_world import KinematicWorld
 from hrpsim.bodyinfo import Body
@@ -113,22 +113,6 @@ def write_project(folder: Path, text: str, name: str = "project.yaml") -> Path:
     path = folder / name
     path.write_text(textwrap.dedent(text).replace("{models}", str(MODELS / "openhrp3" / "model")))
     return path
-
-
-def wait_registered(nameserver: str, name: str, proc: ManagedProcess, timeout: float = 30.0) -> dict[str, Any]:
-    from hrpsim.errors import NotFound, Timeout
-    from hrpsim.naming import NameClient
-
-    deadline = time.monotonic() + timeout
-    with NameClient(nameserver, timeout=1.0) as ns:
-        while time.monotonic() < deadline:
-            if proc.popen.poll() is not None:
-                raise AssertionError(f"{name} exited with {proc.popen.returncode}:\n{proc.log_text()}")
-            try:
-                return ns.resolve(name)
-            except (NotFound, Timeout):
-                time.sleep(0.05)
-    raise AssertionError(f"{name} did not register within {timeout} s:\n{proc.log_text()}")
 
 
 class Stack:

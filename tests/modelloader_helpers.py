@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from process_helpers import ManagedProcess, spawn
-
-from hrpsim.naming import NameClient
+from process_helpers import wait_registered as registered_entry
 
 REPO = Path(__file__).resolve().parents[1]
 MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
@@ -60,18 +59,7 @@ def vrml_corpus_files() -> list[Path]:
 
 def wait_registered(nameserver: str, name: str, proc: ManagedProcess, timeout: float = 20.0) -> str:
     """The endpoint ``name`` registered, once it has."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    with NameClient(nameserver, timeout=2.0) as ns:
-        while time.monotonic() < deadline:
-            if proc.popen.poll() is not None:
-                raise RuntimeError(f"{name} exited with {proc.popen.returncode}:\n{proc.log_text()}")
-            entries = {e["name"]: e for e in ns.list()}
-            if name in entries:
-                return entries[name]["endpoint"]
-            time.sleep(0.05)
-    raise RuntimeError(f"{name} did not register within {timeout} s:\n{proc.log_text()}")
+    return registered_entry(nameserver, name, proc, timeout)["endpoint"]
 
 
 @contextmanager

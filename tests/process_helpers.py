@@ -81,3 +81,21 @@ def start_nameserver(folder: Path, *, bind: str = "tcp://127.0.0.1:*", ttl: floa
                  folder / f"{name}.log")
     proc.address = wait_for_file(endpoint_file, proc)
     return proc
+
+
+def wait_registered(nameserver: str, name: str, proc: ManagedProcess, timeout: float = 30.0) -> dict:
+    """The nameserver's entry for ``name`` once ``proc`` has registered it; fails (with the
+    process's log) if it exits first or the deadline passes."""
+    from hrpsim.errors import NotFound, Timeout
+    from hrpsim.naming import NameClient
+
+    deadline = time.monotonic() + timeout
+    with NameClient(nameserver, timeout=1.0) as ns:
+        while time.monotonic() < deadline:
+            if proc.popen.poll() is not None:
+                raise AssertionError(f"{name} exited with {proc.popen.returncode}:\n{proc.log_text()}")
+            try:
+                return ns.resolve(name)
+            except (NotFound, Timeout):
+                time.sleep(0.05)
+    raise AssertionError(f"{name} did not register within {timeout} s:\n{proc.log_text()}")
