@@ -74,6 +74,7 @@ class _Reader:
         name, line = item.get("name", ""), item.sourceline or 0
         model: dict[str, Any] = {"name": name, "file": self.url(item.get("url", ""), line), "joints": {}}
         drives: dict[str, str] = {}
+        roots: set[str] = set()
         for prop, value, pline in _properties(item):
             head, _, field = prop.rpartition(".")
             if prop == "isRobot":
@@ -83,6 +84,7 @@ class _Reader:
                                   "hrpsim cannot start; add a `controllers:` entry for an hrpsim controller")
             elif field == "translation" and head and (v := self.number_list(prop, value, pline, 3)):
                 model["position"] = v
+                roots.add(head)
             elif field == "rotation" and head and (v := self.number_list(prop, value, pline, 4)):
                 model["rotation"] = v
             elif field == "angle" and head and (v := self.number_list(prop, value, pline, 1)):
@@ -93,6 +95,7 @@ class _Reader:
                     self.bad(pline, f"property {prop!r}: unknown mode {value!r} (Torque or HighGain)")
                 else:
                     drives[head] = mode
+        drives = {joint: mode for joint, mode in drives.items() if joint not in roots}  # a root has no motor
         if drives:
             model["drive"] = drives
         return model

@@ -146,7 +146,7 @@ class Launch:
     def start_all(self) -> None:
         p = self.project
         for note in p.notes:
-            self.sup.echo(f"launch: note: {note}")
+            print(f"launch: note: {note}", file=sys.stderr)
         self.start_nameserver()
         if p.models:
             self.start_service("modelloader")

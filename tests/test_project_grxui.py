@@ -46,10 +46,13 @@ def test_pa10_initial_pose_root_pose_and_friction(models_dir: Path) -> None:
     assert pair.friction == 0.5 and pair.sliding_friction == 0.5
 
 
-def test_torque_modes_become_drives(models_dir: Path) -> None:
+def test_torque_modes_become_drives_of_joints_not_of_the_root(models_dir: Path) -> None:
     project = load_project(models_dir / "openhrp3/project/closedLink.xml")
     drive = project.models[0].drive
     assert isinstance(drive, dict) and set(drive.values()) == {"torque"} and "J0" in drive
+    crawler = load_project(models_dir / "openhrp3/project/SampleCrawler.xml").model("crawler")
+    assert crawler.position == [-1.0, 0.0, 0.1]
+    assert "BODY" not in (crawler.drive if isinstance(crawler.drive, dict) else {})
 
 
 def test_a_broken_grxui_file_names_file_and_line(tmp_path: Path) -> None:
