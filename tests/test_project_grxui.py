@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,25 @@ def test_a_broken_grxui_file_names_file_and_line(tmp_path: Path) -> None:
     (tmp_path / "broken.xml").write_text("<grxui><mode>")
     with pytest.raises(ConfigError, match=r"broken\.xml: not a readable GrxUI project"):
         load_project(tmp_path / "broken.xml")
+
+
+@pytest.mark.parametrize("name", ["Sample", "PA10Sample", "SampleRobot_inHouse", "closedLink", "SampleCrawler"])
+def test_every_grxui_project_of_the_corpus_launches(models_dir: Path, tmp_path: Path, name: str) -> None:
+    import subprocess
+    import sys
+
+    from process_helpers import REPO
+
+    summary_file = tmp_path / "summary.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "hrpsim", "launch", str(models_dir / f"openhrp3/project/{name}.xml"), "--until", "0.2",
+         "--nameserver", "tcp://127.0.0.1:*", "--quiet", "--run-dir", str(tmp_path / "run"),
+         "--summary", str(summary_file)], cwd=REPO, capture_output=True, text=True, timeout=300)
+    summary = json.loads(summary_file.read_text())
+    assert proc.returncode == 0 and summary["error"] is None, proc.stderr
+    assert summary["sim_time"] == pytest.approx(0.2)
+    project = load_project(models_dir / f"openhrp3/project/{name}.xml")
+    # a model static in the project or in its own file (env.wrl) does not move, so it is not reported
+    assert set(summary["robots"]) <= {m.name for m in project.models if not m.static}
+    for robot in summary["robots"].values():
+        assert len(robot["root_end"]) == 3 and all(math.isfinite(v) for v in robot["root_end"])
