@@ -19,6 +19,7 @@ import numpy as np
 import ode
 
 from collision.scene import LinkPair, Scene, SceneBody
+from hrpsim import odemesh
 from hrpsim.bodyinfo import Shape
 from hrpsim.odegeom import Frame, make_geoms, ode_rotation
 
@@ -99,7 +100,7 @@ def pair_contacts(scene: Scene, pair: LinkPair, max_per_geom_pair: int = 0) -> P
     rows: list[tuple] = []
     for g1 in _link_geoms(scene, pair.body1, pair.link1):
         for g2 in _link_geoms(scene, pair.body2, pair.link2):
-            found = ode.collide(g1, g2)
+            found = odemesh.collide(g1, g2)
             if max_per_geom_pair > 0:
                 found = found[:max_per_geom_pair]
             rows.extend(c.getContactGeomParams()[:3] for c in found)
@@ -128,6 +129,6 @@ def pair_touches(scene: Scene, pair: LinkPair) -> bool:
     """Whether ODE finds any contact between the two links (placed; stops at the first)."""
     for g1 in _link_geoms(scene, pair.body1, pair.link1):
         for g2 in _link_geoms(scene, pair.body2, pair.link2):
-            if ode.collide(g1, g2):
+            if odemesh.collide(g1, g2):
                 return True
     return False

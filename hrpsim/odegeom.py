@@ -10,9 +10,11 @@ Mapping (VRML axes, see hrpsim.bodyinfo):
 - cylinder, capsule: ODE's, whose axis is local Z, turned so that it lies along the shape's Y;
 - cone: ODE has none; a cylinder of the same radius and height stands in for it;
 - plane: ODE's non-placeable plane (static bodies only: a moving plane has no meaning in ODE);
-- mesh: a trimesh when the ODE binding supports them, otherwise the mesh's oriented bounding
-  box. Debian's python3-pyode is built without trimesh support, so the box is what runs here;
-  :data:`TRIMESH_SUPPORTED` says which. Bounding boxes are cached per mesh content.
+- mesh: a trimesh when the ODE binding supports them. Debian's python3-pyode is built without
+  them (:data:`TRIMESH_SUPPORTED` says so) while its libode has them, so here a mesh is its
+  oriented bounding box in the space (the broad phase) carrying an exact libode trimesh in
+  ``geom.exact_mesh`` (hrpsim.odemesh), which :func:`hrpsim.odemesh.collide` uses for the
+  contacts themselves. Without libode's trimesh, the box alone stands in for the mesh.
 
 Every geom gets ``shape_index`` (its index in ``shapes``) as an attribute, so that a collision
 callback can find which shape it hit.
@@ -28,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import ode
 
+from hrpsim import odemesh
 from hrpsim.bodyinfo import SHAPE_KINDS, Shape
 from hrpsim.errors import ModelError
 
@@ -218,6 +221,9 @@ def make_geoms(
             geom, local = _create(shape, space)
             pose = shape_frame.compose(local.translation, local.rotation)
             _place(geom, pose, body)
+            if shape.kind == "mesh" and not TRIMESH_SUPPORTED and odemesh.AVAILABLE:
+                geom.exact_mesh = odemesh.ExactMesh(shape.vertices, shape.triangles)
+                geom.exact_mesh.place(geom, shape_frame.translation, shape_frame.rotation)
             geoms.append(geom)
         geoms[-1].shape_index = index
     return geoms

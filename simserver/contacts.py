@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import ode
 
+from hrpsim import odemesh
 from hrpsim.project import CollisionPair
 from simserver import odeparams
 from simserver.odemodel import OdeModel
@@ -113,7 +114,7 @@ class ContactGenerator:
         # A fixed root is a kinematic body: against the environment or another one, nothing can move.
         if (b1 is None or b1.isKinematic()) and (b2 is None or b2.isKinematic()):
             return
-        contacts = ode.collide(g1, g2)
+        contacts = odemesh.collide(g1, g2)
         if not contacts:
             return
         surface = self._surface
