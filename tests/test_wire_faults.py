@@ -215,3 +215,25 @@ def test_a_service_bound_to_every_interface_registers_a_reachable_endpoint(
         thread.join(5)
     finally:
         service.close()
+
+
+def test_a_service_process_registers_again_with_a_restarted_nameserver(tmp_path: Path) -> None:
+    from process_helpers import spawn, wait_registered
+
+    ns = start_nameserver(tmp_path, ttl=0.6)
+    address = ns.address
+    loader = spawn(["run", "modelloader", "--nameserver", address], tmp_path / "modelloader.log")
+    try:
+        first = wait_registered(address, "modelloader", loader)
+        os.killpg(ns.pid, signal.SIGKILL)
+        ns.popen.wait(5)
+        restarted = start_nameserver(tmp_path, bind=address, ttl=0.6, name="nameserver-restarted")
+        try:
+            again = wait_registered(address, "modelloader", loader, timeout=20)
+            assert again["endpoint"] == first["endpoint"] and again["kind"] == "modelloader"
+            with Client(again["endpoint"], peer="modelloader", timeout=5.0) as client:
+                assert client.call("ping")["kind"] == "modelloader", "the service itself never stopped"
+        finally:
+            restarted.stop()
+    finally:
+        loader.stop()
