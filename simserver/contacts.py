@@ -117,14 +117,17 @@ class ContactGenerator:
         contacts = odemesh.collide(g1, g2)
         if not contacts:
             return
-        surface = self._surface
+        self._join(contacts, self._surface, g1, g2)
+
+    def _join(self, contacts: list[ode.Contact], surface: Surface, g1: ode.GeomObject, g2: ode.GeomObject) -> None:
+        """Contact joints for this step between the geoms' bodies, with the pair's surface."""
+        b1, b2 = g1.getBody(), g2.getBody()
         crawler = self._crawler_of(g1, 1.0) or self._crawler_of(g2, -1.0)
         for contact in contacts:
             set_surface(contact, surface, b1, b2)
             if crawler is not None:
                 drive_surface(contact, surface, *crawler)
-            joint = ode.ContactJoint(self.world, self.group, contact)
-            joint.attach(b1, b2)
+            ode.ContactJoint(self.world, self.group, contact).attach(b1, b2)
             self.count += 1
 
     def _crawler_of(self, geom: ode.GeomObject, sign: float) -> tuple[np.ndarray, float, float] | None:

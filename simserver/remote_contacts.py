@@ -25,7 +25,7 @@ from hrpsim.client import Client
 from hrpsim.errors import HrpsimError, NotFound, SimulationError
 from hrpsim.naming import NameClient
 from hrpsim.project import CollisionPair
-from simserver.contacts import ContactGenerator, drive_surface, set_surface
+from simserver.contacts import ContactGenerator
 from simserver.odemodel import OdeModel
 
 DEFAULT_SERVICE = "collision"
@@ -108,28 +108,22 @@ class RemoteContacts(ContactGenerator):
         self.count = 0
         poses = {m.name: model_link_poses(m) for m in self._moving}
         for record in self.client.call("contacts", poses=poses):
-            self._join(record)
+            self._join_record(record)
         return self.count
 
-    def _join(self, record: dict[str, Any]) -> None:
+    def _join_record(self, record: dict[str, Any]) -> None:
         sim1 = self.models[record["body1"]].links[self._link_index[record["body1"]][record["link1"]]]
         sim2 = self.models[record["body2"]].links[self._link_index[record["body2"]][record["link2"]]]
-        b1, b2 = sim1.body, sim2.body
         # as the built-in generator: nothing moves between the environment and a fixed (kinematic) root
-        if (_immovable(b1) and _immovable(b2)) or not sim1.geoms or not sim2.geoms:
+        if (_immovable(sim1.body) and _immovable(sim2.body)) or not sim1.geoms or not sim2.geoms:
             return
         g1, g2 = sim1.geoms[0], sim2.geoms[0]
-        surface = self.surfaces[(record["body1"], record["body2"])]
-        crawler = self._crawler_of(g1, 1.0) or self._crawler_of(g2, -1.0)
+        contacts = []
         for position, normal, depth in zip(record["position"], record["normal"], record["depth"], strict=True):
             contact = ode.Contact()
             contact.setContactGeomParams(tuple(map(float, position)), tuple(map(float, normal)), float(depth), g1, g2)
-            set_surface(contact, surface, b1, b2)
-            if crawler is not None:
-                drive_surface(contact, surface, *crawler)
-            joint = ode.ContactJoint(self.world, self.group, contact)
-            joint.attach(b1, b2)
-            self.count += 1
+            contacts.append(contact)
+        self._join(contacts, self.surfaces[(record["body1"], record["body2"])], g1, g2)
 
 
 def _immovable(body: ode.Body | None) -> bool:
