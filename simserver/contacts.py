@@ -110,9 +110,8 @@ class ContactGenerator:
             self._error = exc
 
     def _make_contacts(self, g1: ode.GeomObject, g2: ode.GeomObject) -> None:
-        b1, b2 = g1.getBody(), g2.getBody()
         # A fixed root is a kinematic body: against the environment or another one, nothing can move.
-        if (b1 is None or b1.isKinematic()) and (b2 is None or b2.isKinematic()):
+        if immovable(g1.getBody()) and immovable(g2.getBody()):
             return
         contacts = odemesh.collide(g1, g2)
         if not contacts:
@@ -139,6 +138,11 @@ class ContactGenerator:
         joint_index = model.joint_names.index(sim.link.joint_label) if sim.link.joint_id >= 0 else -1
         speed = self.crawler_speed(model.name, joint_index) if joint_index >= 0 else 0.0
         return axis, speed, sign
+
+
+def immovable(body: ode.Body | None) -> bool:
+    """A static geom's (no body) or a kinematic body's: contacts cannot move it."""
+    return body is None or body.isKinematic()
 
 
 def set_surface(contact: ode.Contact, surface: Surface, b1: ode.Body | None, b2: ode.Body | None) -> None:

@@ -25,7 +25,7 @@ from hrpsim.client import Client
 from hrpsim.errors import HrpsimError, NotFound, SimulationError
 from hrpsim.naming import NameClient
 from hrpsim.project import CollisionPair
-from simserver.contacts import ContactGenerator
+from simserver.contacts import ContactGenerator, immovable
 from simserver.odemodel import OdeModel
 
 DEFAULT_SERVICE = "collision"
@@ -115,7 +115,7 @@ class RemoteContacts(ContactGenerator):
         sim1 = self.models[record["body1"]].links[self._link_index[record["body1"]][record["link1"]]]
         sim2 = self.models[record["body2"]].links[self._link_index[record["body2"]][record["link2"]]]
         # as the built-in generator: nothing moves between the environment and a fixed (kinematic) root
-        if (_immovable(sim1.body) and _immovable(sim2.body)) or not sim1.geoms or not sim2.geoms:
+        if (immovable(sim1.body) and immovable(sim2.body)) or not sim1.geoms or not sim2.geoms:
             return
         g1, g2 = sim1.geoms[0], sim2.geoms[0]
         contacts = []
@@ -126,5 +126,3 @@ class RemoteContacts(ContactGenerator):
         self._join(contacts, self.surfaces[(record["body1"], record["body2"])], g1, g2)
 
 
-def _immovable(body: ode.Body | None) -> bool:
-    return body is None or body.isKinematic()
