@@ -24,18 +24,18 @@ import time
 from pathlib import Path
 
 import numpy as np
+from hrpsim.collision.kinematics import link_poses
+from hrpsim.collision.service import CollisionService
+from hrpsim.engines.ode.engine import World
+from hrpsim.engines.ode.remote_contacts import RemoteContacts
+from hrpsim.modelloader import load_body
 from procs import REPO, nameserver_process
 
-from collision.kinematics import link_poses
-from collision.service import CollisionService
 from hrpsim.client import Client
 from hrpsim.errors import NotFound
 from hrpsim.naming import NameClient
 from hrpsim.project import CollisionPair, ModelConfig, Project, WorldConfig
 from hrpsim.transforms import pose
-from modelloader import load_body
-from simserver.remote_contacts import RemoteContacts
-from simserver.world import World
 
 MODELS = REPO.parent / "shared" / "models"
 SAMPLE1 = MODELS / "openhrp3" / "model" / "sample1.wrl"

@@ -27,11 +27,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from hrpsim.modelloader import load_body
 from procs import REPO, nameserver_process
 
 from hrpsim.client import Client
 from hrpsim.naming import NameClient
-from modelloader import load_body
 
 MODELS = REPO.parent / "shared" / "models"
 SAMPLE1 = MODELS / "openhrp3/model/sample1.wrl"

@@ -23,10 +23,11 @@ REPO = Path(__file__).resolve().parents[1]
 MODELS = REPO.parent / "shared" / "models" / "openhrp3" / "model"
 sys.path.insert(0, str(REPO))
 
+from hrpsim.engines.ode import params as odeparams  # noqa: E402
+from hrpsim.engines.ode.engine import World  # noqa: E402
+from hrpsim.modelloader import load_body  # noqa: E402
+
 from hrpsim.project import CollisionPair, ModelConfig, Project, WorldConfig  # noqa: E402
-from modelloader import load_body  # noqa: E402
-from simserver import odeparams  # noqa: E402
-from simserver.world import World  # noqa: E402
 
 TIMESTEP = 0.001
 BLOCK = 200

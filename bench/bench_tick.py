@@ -33,14 +33,14 @@ MODELS = REPO.parent / "shared" / "models" / "openhrp3" / "model"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from hrpsim.engines.ode.engine import World  # noqa: E402
+from hrpsim.modelloader import load_body  # noqa: E402
+from hrpsim.simserver.hub import ControllerHub  # noqa: E402
 from procs import nameserver_process  # noqa: E402
 from tick_pd_controller import pd_torque  # noqa: E402
 
 from hrpsim.naming import Registration  # noqa: E402
 from hrpsim.project import ControllerConfig, Project, parse_project  # noqa: E402
-from modelloader import load_body  # noqa: E402
-from simserver.hub import ControllerHub  # noqa: E402
-from simserver.world import World  # noqa: E402
 
 TIMESTEP = 0.001
 BLOCK = 250

@@ -9,7 +9,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from controllers import Controller, run_main
+from hrpsim.controllers import Controller, run_main
 
 P_GAIN, D_GAIN = 8000.0, 100.0
 

@@ -11,10 +11,10 @@ import math
 from typing import Any
 
 import numpy as np
+from hrpsim.engines.ode.geometry import shape_problems
 
 from hrpsim.bodyinfo import Body
 from hrpsim.errors import ModelError, RequestError
-from hrpsim.odegeom import shape_problems
 
 
 def number(field: str, value: Any, *, positive: bool = False, minimum: float | None = None) -> float:

@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
-from collision import odescene, rays
-from collision.fclgeom import link_separation
-from collision.scene import LinkPair, Scene
+from hrpsim.collision.fclgeom import link_separation
+from hrpsim.collision.scene import LinkPair, Scene
+from hrpsim.engines.ode import rays
+from hrpsim.engines.ode import scene as odescene
 
 
 def contacts(scene: Scene, pairs: dict[LinkPair, float], max_per_geom_pair: int = 0) -> list[dict[str, Any]]:

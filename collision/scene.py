@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
+from hrpsim.collision.fclgeom import FclShape, link_shapes
+from hrpsim.collision.kinematics import link_poses
 
-from collision.fclgeom import FclShape, link_shapes
-from collision.kinematics import link_poses
 from hrpsim.bodyinfo import Body, Shape
 from hrpsim.errors import NotFound, RequestError
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from hrpsim.controllers.command import Command
+from hrpsim.controllers.state import JointIndex, State
 
-from controllers.command import Command
-from controllers.state import JointIndex, State
 from hrpsim.bodyinfo import Body
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from hrpsim.controllers.state import JointIndex
 
-from controllers.state import JointIndex
 from hrpsim.errors import RequestError
 from hrpsim.tick import DRIVE_MODES
 

@@ -33,11 +33,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from hrpsim.controllers.base import Controller
+from hrpsim.controllers.command import Command
+from hrpsim.controllers.link import SimulatorLink
+from hrpsim.controllers.state import JointIndex, State
 
-from controllers.base import Controller
-from controllers.command import Command
-from controllers.link import SimulatorLink
-from controllers.state import JointIndex, State
 from hrpsim import tick as proto
 from hrpsim.bodyinfo import Body
 from hrpsim.errors import ConfigError, HrpsimError, NotFound, PeerGone, RequestError, Timeout

@@ -14,17 +14,17 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "launch": ("hrpsim.launcher", "start and supervise the stack of a project file"),
     "run": ("", "run one component by hand: " + ", ".join(
         ["nameserver", "modelloader", "simserver", "collision", "hil"])),
-    "ns": ("nameserver.cli", "query the nameserver (ns list)"),
-    "model": ("modelloader.cli", "inspect or convert a model file (model info, model convert)"),
-    "controller": ("controllers.runner", "run a controller program against a simulator"),
+    "ns": ("hrpsim.nameserver.cli", "query the nameserver (ns list)"),
+    "model": ("hrpsim.modelloader.cli", "inspect or convert a model file (model info, model convert)"),
+    "controller": ("hrpsim.controllers.runner", "run a controller program against a simulator"),
 }
 
 COMPONENTS: dict[str, str] = {
-    "nameserver": "nameserver.service",
-    "modelloader": "modelloader.service",
-    "simserver": "simserver.service",
-    "collision": "collision.service",
-    "hil": "controllers.hil",  # a hardware-in-the-loop stand-in for the simulator
+    "nameserver": "hrpsim.nameserver.service",
+    "modelloader": "hrpsim.modelloader.service",
+    "simserver": "hrpsim.simserver.service",
+    "collision": "hrpsim.collision.service",
+    "hil": "hrpsim.hil.standin",  # a hardware-in-the-loop stand-in for the simulator
 }
 
 

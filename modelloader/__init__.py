@@ -16,10 +16,10 @@ from hrpsim.errors import ModelError
 
 # suffix -> (module, function, takes the ``lenient`` option)
 FORMATS: dict[str, tuple[str, str, bool]] = {
-    ".wrl": ("modelloader.openhrp", "load_vrml", True),
-    ".urdf": ("modelloader.urdf", "load_urdf", False),
-    ".dae": ("modelloader.collada", "load_collada", False),
-    ".zae": ("modelloader.collada", "load_collada", False),
+    ".wrl": ("hrpsim.modelloader.openhrp", "load_vrml", True),
+    ".urdf": ("hrpsim.modelloader.urdf", "load_urdf", False),
+    ".dae": ("hrpsim.modelloader.collada", "load_collada", False),
+    ".zae": ("hrpsim.modelloader.collada", "load_collada", False),
 }
 
 

@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     if command == "info":
         return info_main(rest)
     if command == "convert":
-        return int(importlib.import_module("modelloader.convert").main(rest) or 0)
+        return int(importlib.import_module("hrpsim.modelloader.convert").main(rest) or 0)
     print(f"hrpsim model: unknown command {command!r}\n{USAGE}", file=sys.stderr)
     return 2
 
@@ -38,7 +38,7 @@ def info_main(argv: list[str]) -> int:
                         "sensors, extra_joints, ...)")
     parser.add_argument("--lenient", action="store_true", help="load despite problems, reporting them as warnings")
     args = parser.parse_args(argv)
-    from modelloader import load_body  # the readers are imported only when a file is read
+    from hrpsim.modelloader import load_body  # the readers are imported only when a file is read
 
     try:
         body = load_body(args.file, lenient=args.lenient)

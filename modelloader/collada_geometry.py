@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from hrpsim.modelloader.urdf_xml import Problems, floats, integer, parse_xml, read_file
 from lxml import etree
 
 from hrpsim.transforms import axis_angle_matrix
-from modelloader.urdf_xml import Problems, floats, integer, parse_xml, read_file
 
 TRANSFORM_TAGS = ("translate", "rotate", "matrix", "scale")
 
@@ -246,7 +246,7 @@ def scene_roots(document: Document) -> list[etree._Element]:
 
 def read_dae_mesh(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """All the geometry a .dae file's visual scene places, merged into one mesh in its frame."""
-    from modelloader.meshes import MeshError
+    from hrpsim.modelloader.meshes import MeshError
 
     problems = Problems(path, "COLLADA mesh")
     document = parse_document(read_file(path, "COLLADA mesh"), problems)

@@ -10,10 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from hrpsim.modelloader.collada_geometry import Document, transform
+from hrpsim.modelloader.urdf_xml import floats
 from lxml import etree
-
-from modelloader.collada_geometry import Document, transform
-from modelloader.urdf_xml import floats
 
 
 @dataclass

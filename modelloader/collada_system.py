@@ -9,11 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from hrpsim.modelloader.collada_geometry import Document, transform
+from hrpsim.modelloader.collada_kinematics import last_part
+from hrpsim.modelloader.urdf_xml import floats
 from lxml import etree
-
-from modelloader.collada_geometry import Document, transform
-from modelloader.collada_kinematics import last_part
-from modelloader.urdf_xml import floats
 
 
 @dataclass

@@ -27,8 +27,8 @@ def main(argv: list[str] | None = None) -> int:
     if output.suffix.lower() != ".urdf":
         print(f"hrpsim model convert: output {output} must end in .urdf", file=sys.stderr)
         return 2
-    from modelloader import load_body
-    from modelloader.urdf_export import write_urdf
+    from hrpsim.modelloader import load_body
+    from hrpsim.modelloader.urdf_export import write_urdf
 
     try:
         body = load_body(args.input, lenient=args.lenient)

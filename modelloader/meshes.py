@@ -63,6 +63,6 @@ def _parts(loaded) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 def _load_dae(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    from modelloader.collada_geometry import read_dae_mesh
+    from hrpsim.modelloader.collada_geometry import read_dae_mesh
 
     return read_dae_mesh(path)

@@ -25,17 +25,17 @@ import os
 from pathlib import Path
 
 import numpy as np
+from hrpsim.modelloader.openhrp_mass import MassPart, combine, inertia_problem, place
+from hrpsim.modelloader.openhrp_sensors import SENSOR_PROTOS, duplicate_ids, sensor_params
+from hrpsim.modelloader.vrml.fields import FieldReader
+from hrpsim.modelloader.vrml.files import SceneLoader
+from hrpsim.modelloader.vrml.nodes import Node, ParsedFile, Where
+from hrpsim.modelloader.vrml.scope import instantiate
+from hrpsim.modelloader.vrml_shapes import shape_of
 
 from hrpsim.bodyinfo import Body, ExtraJoint, Link, Sensor
 from hrpsim.errors import ModelError
 from hrpsim.transforms import pose
-from modelloader.openhrp_mass import MassPart, combine, inertia_problem, place
-from modelloader.openhrp_sensors import SENSOR_PROTOS, duplicate_ids, sensor_params
-from modelloader.vrml.fields import FieldReader
-from modelloader.vrml.files import SceneLoader
-from modelloader.vrml.nodes import Node, ParsedFile, Where
-from modelloader.vrml.scope import instantiate
-from modelloader.vrml_shapes import shape_of
 
 log = logging.getLogger("hrpsim.modelloader")
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelloader.vrml.fields import FieldReader
-from modelloader.vrml.nodes import Node
+from hrpsim.modelloader.vrml.fields import FieldReader
+from hrpsim.modelloader.vrml.nodes import Node
 
 # PROTO name -> BodyInfo sensor type.
 SENSOR_PROTOS: dict[str, str] = {

@@ -22,11 +22,12 @@ import time
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from hrpsim.modelloader import load_body
+from hrpsim.modelloader.cache import BodyCache, CacheKey, file_sha256
+
 from hrpsim.errors import HrpsimError, RequestError
 from hrpsim.logs import setup_logging
 from hrpsim.service import DEFAULT_BIND, Operation, Service
-from modelloader import load_body
-from modelloader.cache import BodyCache, CacheKey, file_sha256
 
 log = logging.getLogger("hrpsim.modelloader")
 

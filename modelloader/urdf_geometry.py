@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from hrpsim.modelloader.meshes import MeshError, load_mesh
+from hrpsim.modelloader.urdf_xml import Problems, floats, number, rpy_matrix
 from lxml import etree
 
 from hrpsim.bodyinfo import Appearance, Shape
 from hrpsim.transforms import axis_angle_matrix
-from modelloader.meshes import MeshError, load_mesh
-from modelloader.urdf_xml import Problems, floats, number, rpy_matrix
 
 # A URDF cylinder's axis is its Z; BodyInfo's (VRML's) is Y: Rx(+90 deg) takes Y onto Z.
 CYLINDER_TO_Y = axis_angle_matrix(np.array([1.0, 0.0, 0.0]), math.pi / 2)

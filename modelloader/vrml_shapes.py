@@ -10,13 +10,10 @@ Meshes carry their vertices already in the link frame.
 from __future__ import annotations
 
 import numpy as np
-
-from hrpsim.bodyinfo import Appearance, Shape
-from hrpsim.transforms import axis_angle_matrix
-from modelloader.vrml.fields import FieldReader
-from modelloader.vrml.files import resolve_url
-from modelloader.vrml.nodes import Node
-from modelloader.vrml_meshes import (
+from hrpsim.modelloader.vrml.fields import FieldReader
+from hrpsim.modelloader.vrml.files import resolve_url
+from hrpsim.modelloader.vrml.nodes import Node
+from hrpsim.modelloader.vrml_meshes import (
     GeometryError,
     Mesh,
     box_mesh,
@@ -27,6 +24,9 @@ from modelloader.vrml_meshes import (
     polygons_to_triangles,
     sphere_mesh,
 )
+
+from hrpsim.bodyinfo import Appearance, Shape
+from hrpsim.transforms import axis_angle_matrix
 
 PRIMITIVES = ("Box", "Sphere", "Cylinder", "Cone")
 MESHES = ("IndexedFaceSet", "ElevationGrid", "Extrusion")

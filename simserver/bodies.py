@@ -43,6 +43,6 @@ def _fetch(mc: ModelConfig, nameserver: str | None) -> Body:
 
 
 def _load_local(mc: ModelConfig) -> Body:
-    from modelloader import load_body
+    from hrpsim.modelloader import load_body
 
     return load_body(mc.file, lenient=bool((mc.options or {}).get("lenient", False)))

@@ -12,10 +12,10 @@ import time
 from typing import Any
 
 import numpy as np
+from hrpsim.engines.ode.engine import World
+from hrpsim.simserver.publisher import StatePublisher
 
 from hrpsim.errors import SimulationError
-from simserver.publisher import StatePublisher
-from simserver.world import World
 
 log = logging.getLogger("hrpsim.simserver")
 

@@ -29,6 +29,12 @@ from typing import Any
 
 import numpy as np
 import zmq
+from hrpsim.engines.ode.engine import World
+from hrpsim.engines.ode.placement import current_link_values
+from hrpsim.simserver.bodies import load_bodies
+from hrpsim.simserver.hub import ControllerHub
+from hrpsim.simserver.loop import TickLoop
+from hrpsim.simserver.publisher import StatePublisher
 
 from hrpsim.errors import HrpsimError, RequestError, SimulationError
 from hrpsim.kinematics import forward_kinematics
@@ -37,12 +43,6 @@ from hrpsim.naming import sibling_bind
 from hrpsim.project import Project, load_project
 from hrpsim.runsummary import empty_summary
 from hrpsim.service import DEFAULT_BIND, Operation, Service
-from simserver.bodies import load_bodies
-from simserver.hub import ControllerHub
-from simserver.loop import TickLoop
-from simserver.placement import current_link_values
-from simserver.publisher import StatePublisher
-from simserver.world import World
 
 log = logging.getLogger("hrpsim.simserver")
 

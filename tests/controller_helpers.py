@@ -10,13 +10,13 @@ from typing import Any
 
 import numpy as np
 import zmq
+from hrpsim.engines.kinematic.engine import KinematicWorld
+from hrpsim.simserver.hub import ControllerHub
 from process_helpers import REPO, ManagedProcess, spawn, wait_registered
 
-from controllers.kinematic_world import KinematicWorld
 from hrpsim.bodyinfo import Body
 from hrpsim.naming import Registration
 from hrpsim.project import Project, parse_project
-from simserver.hub import ControllerHub
 
 MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 SR1_URDF = MODELS / "choreonoid" / "model" / "SR1" / "SR1.urdf"
@@ -24,7 +24,7 @@ EXAMPLES = REPO / "examples"
 
 
 def sr1_body() -> Body:
-    from modelloader.urdf import load_urdf
+    from hrpsim.modelloader.urdf import load_urdf
 
     return load_urdf(SR1_URDF)
 

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hrpsim.modelloader.collada import load_collada
 from urdf_helpers import PUMA, WAM, facts
-
-from modelloader.collada import load_collada
 
 PUMA_FACTS = facts("openrave/robots/pumaarm.zae")
 WAM_FACTS = facts("openrave/robots/barrett-wam-sensors.zae")
@@ -171,7 +170,7 @@ def _world_frames(body):
 def test_link_geometry_at_zero_pose_matches_the_visual_scene(path: Path, tmp_path: Path):
     """Kinematics (links and joints) and the visual scene agree: every mesh placed through the
     link frames lands where the document's scene puts it."""
-    from modelloader.collada_geometry import read_dae_mesh
+    from hrpsim.modelloader.collada_geometry import read_dae_mesh
 
     body = load_collada(path)
     placed = []

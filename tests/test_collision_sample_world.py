@@ -15,13 +15,13 @@ import pytest
 import yaml
 from collision_helpers import MODELS, collision_service, wait_registered
 from collision_helpers import pose as pose_at
+from hrpsim.engines.ode.engine import World
+from hrpsim.engines.ode.remote_contacts import RemoteContacts, model_link_poses
+from hrpsim.modelloader import load_body
 from process_helpers import HRPSIM, REPO, spawn
 
 from hrpsim.errors import ModelError, SimulationError
 from hrpsim.project import CollisionPair, ModelConfig, Project, WorldConfig
-from modelloader import load_body
-from simserver.remote_contacts import RemoteContacts, model_link_poses
-from simserver.world import World
 
 SAMPLE1 = MODELS / "openhrp3" / "model" / "sample1.wrl"
 FLOOR = MODELS / "openhrp3" / "model" / "floor.wrl"

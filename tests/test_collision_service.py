@@ -157,7 +157,7 @@ def test_self_pairs_skip_adjacent_links(service):
 
 
 def test_a_folded_arm_touches_itself(service):
-    from collision.kinematics import link_poses
+    from hrpsim.collision.kinematics import link_poses
 
     arm = chain_body("arm", 4)
     service.call("add_body", name="arm", body=arm.to_wire())

@@ -112,7 +112,7 @@ def test_a_controller_started_late_joins_at_the_next_tick(nameserver, tmp_path):
 def test_wrong_length_commands_from_a_controller_process(nameserver, tmp_path):
     bad = write_controller(tmp_path, "short_torque", """
         import numpy as np
-        from controllers import Controller
+        from hrpsim.controllers import Controller
 
         class ShortTorque(Controller):
             def control(self, state):

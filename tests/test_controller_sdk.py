@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from controller_helpers import EXAMPLES, write_controller
+from hrpsim.controllers.command import Command
+from hrpsim.controllers.runner import _controller_options, load_controller
+from hrpsim.controllers.state import JointIndex, State
 
-from controllers.command import Command
-from controllers.runner import _controller_options, load_controller
-from controllers.state import JointIndex, State
 from hrpsim.errors import ConfigError, NotFound, RequestError
 
 JOINTS = JointIndex(["HIP", "KNEE", "ANKLE"])
@@ -48,7 +48,7 @@ def test_loading_a_controller_file(tmp_path):
     ctl = load_controller(f"{EXAMPLES / 'controllers' / 'hold_pose.py'}", p_gain=10.0)
     assert type(ctl).__name__ == "HoldPose" and ctl.p_gain == 10.0
     two = write_controller(tmp_path, "two", """
-        from controllers import Controller
+        from hrpsim.controllers import Controller
         class A(Controller):
             pass
         class B(Controller):

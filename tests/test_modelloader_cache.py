@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hrpsim.modelloader import load_body
+from hrpsim.modelloader.cache import BodyCache, file_sha256
 from modelloader_helpers import write_model
-
-from modelloader import load_body
-from modelloader.cache import BodyCache, file_sha256
 
 
 def test_entries_live_while_every_file_keeps_its_content(tmp_path: Path) -> None:

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hrpsim.engines.ode.engine import World
 from sim_helpers import box_body, floor_body, model, project
 
 from hrpsim.bodyinfo import Body, Link, Shape
 from hrpsim.project import CollisionPair
-from simserver.world import World
 
 G = 9.8
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hrpsim.engines.ode.engine import World
+from hrpsim.engines.ode.extrajoints import loop_gap
 from sim_helpers import crawler_body, floor_body, four_bar_body, model, pendulum_body, project
 
 from hrpsim.errors import ConfigError
 from hrpsim.project import CollisionPair
-from simserver.extrajoints import loop_gap
-from simserver.world import World
 
 
 @pytest.mark.parametrize("loop_type", ["ball", "xyz", "xy", "piston"])

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hrpsim.engines.ode.engine import World
+from hrpsim.engines.ode.extrajoints import loop_gap
+from hrpsim.modelloader import load_body
 from sim_helpers import CLOSED_LINK, FLOOR, SAMPLE1, model, project
 
 from hrpsim.project import CollisionPair
-from modelloader import load_body
-from simserver.extrajoints import loop_gap
-from simserver.world import World
 
 G = 9.8
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import ode
 import pytest
+from hrpsim.engines.ode.geometry import Frame, make_geoms, mesh_bounding_box
 
 from hrpsim.bodyinfo import Shape
 from hrpsim.errors import ModelError
-from hrpsim.odegeom import Frame, make_geoms, mesh_bounding_box
 
 
 def _probe_hits(geom: ode.GeomObject, point: tuple[float, float, float]) -> bool:

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hrpsim.engines.ode.engine import World
+from hrpsim.modelloader.urdf import load_urdf
 from sim_helpers import box_body, floor_body, model, pendulum_body, project, sensing_box_body
 
 from hrpsim.errors import RequestError, SimulationError
 from hrpsim.project import CollisionPair
 from hrpsim.transforms import axis_angle_matrix
-from modelloader.urdf import load_urdf
-from simserver.world import World
 
 G = 9.8
 
@@ -226,7 +226,7 @@ def test_released_worlds_in_reference_cycles_are_collected_without_crashing(tmp_
         f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n"
         "from pathlib import Path\n"
         "from sim_helpers import box_body, floor_body, model, project\n"
-        "from simserver.world import World\n"
+        "from hrpsim.engines.ode.engine import World\n"
         "class Holder:\n"
         "    def __init__(self, world):\n"
         "        self.world, self.me = world, self\n"

@@ -89,7 +89,7 @@ def test_a_controller_that_raises_exits_with_status_1_and_the_hub_applies_its_po
     body = sr1_body()
     project = kinematic_project(tmp_path, [{"name": "crash", "policy": "hold"}])
     crashing = write_controller(tmp_path, "crashing", """
-        from controllers import Controller
+        from hrpsim.controllers import Controller
 
         class Crashing(Controller):
             def control(self, state):

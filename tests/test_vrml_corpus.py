@@ -10,10 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hrpsim.modelloader import load_body
 from modelloader_helpers import HRPSIM, MODELS, REPO, SENSOR_TYPE_OF_FACT, vrml_facts
 
 from hrpsim.transforms import axis_angle_matrix
-from modelloader import load_body
 
 FACTS = vrml_facts()
 

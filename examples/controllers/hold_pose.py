@@ -5,7 +5,7 @@
 
 import sys
 
-from controllers import Controller, run_main
+from hrpsim.controllers import Controller, run_main
 
 
 class HoldPose(Controller):

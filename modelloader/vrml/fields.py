@@ -10,9 +10,9 @@ import math
 from typing import Any
 
 import numpy as np
+from hrpsim.modelloader.vrml.nodes import MF, Node
 
 from hrpsim.transforms import axis_angle_matrix, is_degenerate_rotation
-from modelloader.vrml.nodes import MF, Node
 
 
 class FieldReader:

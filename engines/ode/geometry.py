@@ -13,7 +13,7 @@ Mapping (VRML axes, see hrpsim.bodyinfo):
 - mesh: a trimesh when the ODE binding supports them. Debian's python3-pyode is built without
   them (:data:`TRIMESH_SUPPORTED` says so) while its libode has them, so here a mesh is its
   oriented bounding box in the space (the broad phase) carrying an exact libode trimesh in
-  ``geom.exact_mesh`` (hrpsim.odemesh), which :func:`hrpsim.odemesh.collide` uses for the
+  ``geom.exact_mesh`` (hrpsim.odemesh), which :func:`hrpsim.engines.ode.trimesh.collide` uses for the
   contacts themselves. Without libode's trimesh, the box alone stands in for the mesh.
 
 Every geom gets ``shape_index`` (its index in ``shapes``) as an attribute, so that a collision
@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import ode
+from hrpsim.engines.ode import trimesh as odemesh
 
-from hrpsim import odemesh
 from hrpsim.bodyinfo import SHAPE_KINDS, Shape
 from hrpsim.errors import ModelError
 

@@ -16,16 +16,16 @@ from typing import Any
 
 import numpy as np
 import ode
+from hrpsim.engines.ode.contacts import ContactGenerator
+from hrpsim.engines.ode.drives import Drives
+from hrpsim.engines.ode.extrajoints import build_extra_joint
+from hrpsim.engines.ode.model import OdeModel
+from hrpsim.engines.ode.placement import current_link_values, place
+from hrpsim.simserver.sensors import SensorSet
 
 from hrpsim.bodyinfo import Body
 from hrpsim.errors import ConfigError, NotFound, RequestError, SimulationError
 from hrpsim.project import Project
-from simserver.contacts import ContactGenerator
-from simserver.drives import Drives
-from simserver.extrajoints import build_extra_joint
-from simserver.odemodel import OdeModel
-from simserver.placement import current_link_values, place
-from simserver.sensors import SensorSet
 
 MAX_LINEAR_SPEED = 1e3  # m/s: beyond this a body is exploding, not moving
 MAX_ANGULAR_SPEED = 1e4  # rad/s
@@ -104,7 +104,7 @@ class World:
             return drives[robot].crawler_speed(joint_index)
 
         if self.project.world.collision == "service":
-            from simserver.remote_contacts import RemoteContacts
+            from hrpsim.engines.ode.remote_contacts import RemoteContacts
 
             return RemoteContacts(self.ode_world, self.space, models, self.project.collisions, crawler_speed,
                                   nameserver=self.nameserver)

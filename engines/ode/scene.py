@@ -1,6 +1,6 @@
 """Contacts and intersection through ODE's collision functions, on the simulator's own geoms.
 
-The geoms come from :func:`hrpsim.odegeom.make_geoms`, the module the simulator builds its world
+The geoms come from :func:`hrpsim.engines.ode.geometry.make_geoms`, the module the simulator builds its world
 with, so both see the same geometry (a cone is a cylinder there, and a mesh is its oriented
 bounding box when the ODE binding has no trimesh support). Each link with shapes gets a carrier
 ``ode.Body`` in a private world that never steps: the link's geoms hang on it at their offsets,
@@ -17,11 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import ode
+from hrpsim.collision.scene import LinkPair, Scene, SceneBody
+from hrpsim.engines.ode import trimesh as odemesh
+from hrpsim.engines.ode.geometry import Frame, make_geoms, ode_rotation
 
-from collision.scene import LinkPair, Scene, SceneBody
-from hrpsim import odemesh
 from hrpsim.bodyinfo import Shape
-from hrpsim.odegeom import Frame, make_geoms, ode_rotation
 
 _WORLD = ode.World()  # holds the carriers; it never steps
 

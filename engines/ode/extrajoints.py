@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 import ode
+from hrpsim.engines.ode.model import OdeModel
 
 from hrpsim.bodyinfo import ExtraJoint
 from hrpsim.errors import ConfigError
-from simserver.odemodel import OdeModel
 
 SUPPORTED = ("ball", "xyz", "xy", "piston")
 LINK_MASS = 1e-3  # kg of the intermediate body of xy/piston joints

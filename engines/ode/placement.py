@@ -4,10 +4,10 @@ rates and the root's pose and velocity become every link body's pose and velocit
 from __future__ import annotations
 
 import numpy as np
+from hrpsim.engines.ode.geometry import ode_rotation
+from hrpsim.engines.ode.model import OdeModel
 
 from hrpsim.kinematics import forward_kinematics
-from hrpsim.odegeom import ode_rotation
-from simserver.odemodel import OdeModel
 
 
 def current_link_values(model: OdeModel) -> tuple[np.ndarray, np.ndarray]:

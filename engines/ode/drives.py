@@ -18,10 +18,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from hrpsim.engines.ode import params as odeparams
+from hrpsim.engines.ode.model import LinkSim, OdeModel
 
 from hrpsim.errors import ConfigError, RequestError
-from simserver import odeparams
-from simserver.odemodel import LinkSim, OdeModel
 
 MODES = ("torque", "high_gain", "velocity")
 HIGH_GAIN_FMAX = 1e7  # N m: bounded only so that ODE's LCP stays a box problem

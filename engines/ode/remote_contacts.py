@@ -1,6 +1,6 @@
 """``world: {collision: service}``: the simulator's contacts come from the collision service.
 
-:class:`RemoteContacts` stands in for :class:`simserver.contacts.ContactGenerator` (same
+:class:`RemoteContacts` stands in for :class:`hrpsim.engines.ode.contacts.ContactGenerator` (same
 ``collide() -> int``, ``count`` and ``group``): built once with the world's models, it registers
 their BodyInfo and the project's collision pairs with the service (OpenHRP's arrangement, where
 the DynamicsSimulator asks the CollisionDetector), and each tick sends every moving link's pose in
@@ -20,13 +20,13 @@ from typing import Any
 
 import numpy as np
 import ode
+from hrpsim.engines.ode.contacts import ContactGenerator, immovable
+from hrpsim.engines.ode.model import OdeModel
 
 from hrpsim.client import Client
 from hrpsim.errors import HrpsimError, NotFound, SimulationError
 from hrpsim.naming import NameClient
 from hrpsim.project import CollisionPair
-from simserver.contacts import ContactGenerator, immovable
-from simserver.odemodel import OdeModel
 
 DEFAULT_SERVICE = "collision"
 DEFAULT_TIMEOUT = 10.0  # s per request: the service answers in milliseconds; this only catches a dead peer

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import ode
+from hrpsim.engines.ode import params as odeparams
+from hrpsim.engines.ode import trimesh as odemesh
+from hrpsim.engines.ode.model import OdeModel
 
-from hrpsim import odemesh
 from hrpsim.project import CollisionPair
-from simserver import odeparams
-from simserver.odemodel import OdeModel
 
 SLIDING_SPEED = 1e-3  # m/s above which a contact counts as sliding (for sliding friction)
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import ode
+from hrpsim.collision.scene import Scene
+from hrpsim.engines.ode.scene import geometry_of
 
-from collision.odescene import geometry_of
-from collision.scene import Scene
 from hrpsim.bodyinfo import Shape
 
 TRIANGLE_CHUNK = 200_000  # rays x triangles evaluated at once; bounds memory to a few MB

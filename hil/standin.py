@@ -20,15 +20,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from hrpsim.engines.kinematic.engine import KinematicWorld
+from hrpsim.hil.motion_data import Motion, read_motion
+from hrpsim.simserver.hub import ControllerHub
 
-from controllers.kinematic_world import KinematicWorld
-from controllers.motion_data import Motion, read_motion
 from hrpsim.bodyinfo import Body
 from hrpsim.errors import ConfigError, HrpsimError, SimulationError
 from hrpsim.logs import setup_logging
 from hrpsim.project import Project, load_project
 from hrpsim.service import DEFAULT_BIND, Operation, Service
-from simserver.hub import ControllerHub
 
 log = logging.getLogger("hrpsim.hil")
 
@@ -149,7 +149,7 @@ def _initial(project: Project, robot: str, body: Body) -> np.ndarray:
 def _body(project: Project, robot: str, nameserver: str | None, local: bool) -> Body:
     model = project.model(robot)
     if local:
-        from modelloader import load_body  # the loader in this process instead of the service
+        from hrpsim.modelloader import load_body  # the loader in this process instead of the service
 
         return load_body(model.file)
     from hrpsim.models import fetch_body

@@ -1,0 +1,1 @@
+"""The kinematic engine of the hardware stand-in: joints follow their commands, nothing collides."""
