@@ -56,7 +56,7 @@ def _project(robots: int, controlled: int) -> Project:
     for i in range(robots):
         models.append({"name": f"robot{i}", "file": str(MODELS / "sample1.wrl"), "position": [0, 2.0 * i, 0.7235],
                        "drive": "torque" if i < controlled else "high_gain"})
-    data = {"world": {"timestep": TIMESTEP, "solver": "step"}, "models": models,
+    data = {"world": {"timestep": TIMESTEP}, "models": models,
             "controllers": [{"name": f"pd{i}", "robot": f"robot{i}", "command": "external", "policy": "stop",
                              "deadline": 10.0} for i in range(controlled)],
             "collisions": [{"a": "floor", "b": f"robot{i}", "friction": 0.5} for i in range(robots)]}

@@ -24,19 +24,33 @@ SOLVERS = ("step", "quickstep")
 COLLISION_MODES = ("builtin", "service")
 
 
+ENGINE_NAMES = ("ode", "mujoco", "kinematic")
+# world keys that belong to one engine now, and where they moved
+MOVED_WORLD_KEYS = {"solver": "ode", "quickstep_iterations": "ode", "erp": "ode", "cfm": "ode"}
+
+
+@dataclass
+class OdeConfig:
+    """Settings only the ODE engine reads (``world: {ode: {...}}``)."""
+
+    solver: str = "step"
+    quickstep_iterations: int = 50
+    erp: float = 0.2
+    cfm: float = 1e-10
+
+
 @dataclass
 class WorldConfig:
     timestep: float = 0.001
     gravity: list[float] = field(default_factory=lambda: [0.0, 0.0, -9.8])
     end_time: float = 10.0
     sync: str = "lockstep"
-    solver: str = "step"
-    quickstep_iterations: int = 50
+    engine: str = "ode"
     collision: str = "builtin"
     publish_every: int = 10  # ticks between world-state frames on the PUB stream
-    joint_limits: bool = False  # the models' joint limits as ODE stops
-    erp: float = 0.2
-    cfm: float = 1e-10
+    joint_limits: bool = False  # the models' joint limits as joint stops
+    ode: OdeConfig = field(default_factory=OdeConfig)
+    mujoco: dict[str, Any] = field(default_factory=dict)  # settings the MuJoCo engine checks itself
 
 
 @dataclass
@@ -102,13 +116,19 @@ class Project:
     def from_wire(cls, data: dict[str, Any]) -> Project:
         return cls(
             path=data["path"],
-            world=WorldConfig(**data.get("world", {})),
+            world=_world_from_wire(data.get("world", {})),
             models=[ModelConfig(**m) for m in data.get("models", [])],
             controllers=[ControllerConfig(**c) for c in data.get("controllers", [])],
             collisions=[CollisionPair(**c) for c in data.get("collisions", [])],
             services=dict(data.get("services", {})),
             notes=list(data.get("notes", [])),
         )
+
+
+def _world_from_wire(data: dict[str, Any]) -> WorldConfig:
+    fields = dict(data)
+    fields["ode"] = OdeConfig(**fields.get("ode", {}))
+    return WorldConfig(**fields)
 
 
 class _Checker:
@@ -143,6 +163,12 @@ class _Checker:
             return None
         return value
 
+    def positive_int(self, key: str, value: Any, target: Any, attribute: str) -> None:
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            setattr(target, attribute, value)
+        else:
+            self.bad(key, f"must be a positive integer, got {value!r}")
+
     def mapping(self, key: str, value: Any) -> dict[str, Any]:
         if value is None:
             return {}
@@ -162,28 +188,43 @@ def _fields(cls: type) -> set[str]:
 
 
 def _world(c: _Checker, data: dict[str, Any]) -> WorldConfig:
-    c.unknown("world", data, _fields(WorldConfig))
+    for key, engine in MOVED_WORLD_KEYS.items():
+        if key in data:
+            c.bad(f"world.{key}", f"moved to world.{engine}.{key} (engine-specific settings live under "
+                  f"their engine's key: world: {{engine: {engine}, {engine}: {{{key}: ...}}}})")
+    c.unknown("world", {k: v for k, v in data.items() if k not in MOVED_WORLD_KEYS}, _fields(WorldConfig))
     w = WorldConfig()
-    for key in ("timestep", "end_time", "erp", "cfm"):
-        if key in data and (v := c.number(f"world.{key}", data[key], positive=key != "erp")) is not None:
+    for key in ("timestep", "end_time"):
+        if key in data and (v := c.number(f"world.{key}", data[key], positive=True)) is not None:
             setattr(w, key, v)
     if "gravity" in data and (g := c.vector("world.gravity", data["gravity"], 3)) is not None:
         w.gravity = g
-    for key, choices in (("sync", SYNC_MODES), ("solver", SOLVERS), ("collision", COLLISION_MODES)):
+    for key, choices in (("sync", SYNC_MODES), ("collision", COLLISION_MODES), ("engine", ENGINE_NAMES)):
         if key in data and (v := c.choice(f"world.{key}", data[key], choices)) is not None:
             setattr(w, key, v)
-    for key in ("quickstep_iterations", "publish_every"):
-        if key in data:
-            if isinstance(data[key], int) and not isinstance(data[key], bool) and data[key] > 0:
-                setattr(w, key, data[key])
-            else:
-                c.bad(f"world.{key}", f"must be a positive integer, got {data[key]!r}")
+    if "publish_every" in data:
+        c.positive_int("world.publish_every", data["publish_every"], w, "publish_every")
+    w.ode = _ode(c, c.mapping("world.ode", data.get("ode")))
+    w.mujoco = dict(c.mapping("world.mujoco", data.get("mujoco")))
     if "joint_limits" in data:
         if isinstance(data["joint_limits"], bool):
             w.joint_limits = data["joint_limits"]
         else:
             c.bad("world.joint_limits", f"must be true or false, got {data['joint_limits']!r}")
     return w
+
+
+def _ode(c: _Checker, data: dict[str, Any]) -> OdeConfig:
+    c.unknown("world.ode", data, _fields(OdeConfig))
+    o = OdeConfig()
+    for key in ("erp", "cfm"):
+        if key in data and (v := c.number(f"world.ode.{key}", data[key], positive=key != "erp")) is not None:
+            setattr(o, key, v)
+    if "solver" in data and (v := c.choice("world.ode.solver", data["solver"], SOLVERS)) is not None:
+        o.solver = v
+    if "quickstep_iterations" in data:
+        c.positive_int("world.ode.quickstep_iterations", data["quickstep_iterations"], o, "quickstep_iterations")
+    return o
 
 
 def _model(c: _Checker, i: int, data: Any, folder: Path) -> ModelConfig | None:

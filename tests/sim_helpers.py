@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
 
 from hrpsim.bodyinfo import Body, Link, Sensor, Shape
-from hrpsim.project import CollisionPair, ModelConfig, Project, WorldConfig
+from hrpsim.project import CollisionPair, ModelConfig, OdeConfig, Project, WorldConfig
 
 SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 SAMPLE1 = SHARED_MODELS / "openhrp3" / "model" / "sample1.wrl"
@@ -59,7 +60,10 @@ def pendulum_body(mass: float = 1.0, length: float = 0.5, rod_radius: float = 0.
 def project(tmp: Path, models: list[tuple[ModelConfig, Body]], *, timestep: float = 0.001,
             collisions: list[CollisionPair] | None = None, **world: object) -> tuple[Project, dict[str, Body]]:
     """A Project object (no file) and its bodies, for building a World directly."""
-    cfg = WorldConfig(timestep=timestep, **world)  # type: ignore[arg-type]
+    ode_keys = {f.name for f in dataclasses.fields(OdeConfig)}
+    ode = OdeConfig(**{k: v for k, v in world.items() if k in ode_keys})  # type: ignore[arg-type]
+    rest = {k: v for k, v in world.items() if k not in ode_keys}
+    cfg = WorldConfig(timestep=timestep, ode=ode, **rest)  # type: ignore[arg-type]
     proj = Project(path=str(tmp / "test.yaml"), world=cfg, models=[m for m, _ in models],
                    collisions=collisions or [])
     return proj, {m.name: b for m, b in models}

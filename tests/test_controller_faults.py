@@ -16,7 +16,7 @@ HOLD_POSE = EXAMPLES / "controllers" / "hold_pose.py"
 PA10_FOLLOW = EXAMPLES / "controllers" / "pa10_follow.py"
 
 PA10_PROJECT = """
-world: {{timestep: 0.001, end_time: 30.0, solver: step, sync: {sync}}}
+world: {{timestep: 0.001, end_time: 30.0, sync: {sync}}}
 models:
   - name: pa10
     file: {{models}}/PA10/pa10.main.wrl

@@ -19,7 +19,7 @@ def write(tmp_path: Path, text: str) -> Path:
 
 def test_a_full_project_parses_with_paths_relative_to_the_file(tmp_path: Path) -> None:
     path = write(tmp_path, """
-world: {timestep: 0.002, gravity: [0, 0, -9.8], end_time: 3, sync: realtime, solver: quickstep}
+world: {timestep: 0.002, gravity: [0, 0, -9.8], end_time: 3, sync: realtime, ode: {solver: quickstep}}
 models:
   - {name: floor, file: m.wrl, static: true, position: [0, 0, -0.1]}
   - {name: robot, file: m.wrl, rotation: [0, 0, 1, 1.57], joints: {J1: 0.5}, drive: {J1: high_gain}}
@@ -29,7 +29,7 @@ collisions:
   - {a: floor, b: robot, friction: 0.7}
 """)
     p = load_project(path)
-    assert p.world.timestep == 0.002 and p.world.sync == "realtime" and p.world.solver == "quickstep"
+    assert p.world.timestep == 0.002 and p.world.sync == "realtime" and p.world.ode.solver == "quickstep"
     assert p.model("floor").static and p.model("floor").file == str((tmp_path / "m.wrl").resolve())
     assert p.model("robot").joints == {"J1": 0.5} and p.model("robot").drive == {"J1": "high_gain"}
     assert p.controllers[0].policy == "hold" and p.controllers[0].cwd == str(tmp_path.resolve())

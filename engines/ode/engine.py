@@ -55,12 +55,12 @@ class World:
         cfg = self.project.world
         self.ode_world = ode.World()
         self.ode_world.setGravity(tuple(cfg.gravity))
-        self.ode_world.setERP(cfg.erp)
-        self.ode_world.setCFM(cfg.cfm)
+        self.ode_world.setERP(cfg.ode.erp)
+        self.ode_world.setCFM(cfg.ode.cfm)
         self.ode_world.setContactSurfaceLayer(CONTACT_SURFACE_LAYER)
-        self._quick = cfg.solver == "quickstep"
+        self._quick = cfg.ode.solver == "quickstep"
         if self._quick:
-            self.ode_world.setQuickStepNumIterations(cfg.quickstep_iterations)
+            self.ode_world.setQuickStepNumIterations(cfg.ode.quickstep_iterations)
         self.space = ode.HashSpace()
         self.models: dict[str, OdeModel] = {}
         self.drives: dict[str, Drives] = {}
@@ -76,7 +76,7 @@ class World:
             self.models[mc.name] = model
             if model.static:
                 continue
-            self.drives[mc.name] = Drives(model, self.timestep, cfg.cfm)
+            self.drives[mc.name] = Drives(model, self.timestep, cfg.ode.cfm)
             self.sensors[mc.name] = SensorSet(model, self.timestep, gravity)
             for extra in model.info.extra_joints:
                 self._extra.extend(build_extra_joint(model, extra, self.ode_world))

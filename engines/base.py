@@ -1,0 +1,253 @@
+"""The engine boundary: what the tick loop, the controller hub and the simulator service may ask of
+a physics engine, and nothing more.
+
+An engine is built from a project and its bodies (``Engine(project, bodies)``), and then:
+
+- ``read(robot)`` gives a :class:`RobotState` (joints in controller order, root pose and velocity,
+  the sensors the engine measures);
+- ``apply(robot, JointCommand)`` sets the commands and drive modes that hold until changed;
+- ``collide()`` then ``integrate()`` make one tick (``step()`` is both): contacts first, because
+  they do not depend on commands and can be found while controllers think;
+- ``reset()``, ``rebuild(project, bodies)``, ``set_link_data(...)``, ``link_states(model)``,
+  ``link_values(model)`` and ``release()`` complete it.
+
+Everything engine-neutral stays above: drive-mode names and command checks (hrpsim.conventions),
+gyro and accelerometer readings from link motion (simserver/sensors.py), sensor schedules, device
+models, controller policies. Engines: ``ode`` (engines/ode), ``kinematic`` (the hardware
+stand-in), and others registered in :data:`ENGINES` by name.
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from hrpsim.bodyinfo import Body
+from hrpsim.errors import ConfigError, NotFound, RequestError
+from hrpsim.kinematics import forward_kinematics
+from hrpsim.project import Project
+
+# engine name -> "module:class"; imported only when a project asks for that engine
+ENGINES: dict[str, str] = {
+    "ode": "hrpsim.engines.ode.engine:OdeEngine",
+    "kinematic": "hrpsim.engines.kinematic.engine:KinematicEngine",
+    "mujoco": "hrpsim.engines.mujoco.engine:MujocoEngine",
+}
+
+
+@dataclass
+class RobotState:
+    """One robot's state at one tick, as controllers receive it.
+
+    Joint arrays are in controller order; ``root_rotation`` is a 3x3 matrix; ``root_velocity`` is
+    [linear, angular] of the root link's frame origin in the world frame; ``sensors`` maps a sensor
+    name to its reading (see docs/protocol.md for each type's layout).
+    """
+
+    time: float
+    tick: int
+    q: np.ndarray
+    dq: np.ndarray
+    tau: np.ndarray
+    root_position: np.ndarray
+    root_rotation: np.ndarray
+    root_velocity: np.ndarray
+    sensors: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def to_wire(self) -> dict[str, Any]:
+        """The fields of the tick protocol's ``state`` message."""
+        return {"time": self.time, "tick": self.tick, "q": self.q, "dq": self.dq, "tau": self.tau,
+                "root_position": self.root_position, "root_rotation": self.root_rotation,
+                "root_velocity": self.root_velocity, "sensors": self.sensors}
+
+    @classmethod
+    def from_wire(cls, msg: dict[str, Any]) -> RobotState:
+        return cls(**{k: msg[k] for k in cls.__dataclass_fields__ if k in msg})
+
+
+@dataclass
+class LinkStates:
+    """Every link of one model, in link order, in the world frame: the link frame's origin and
+    orientation (quaternion w x y z), the origin's linear velocity and the angular velocity."""
+
+    positions: np.ndarray  # (links, 3)
+    quaternions: np.ndarray  # (links, 4) w x y z
+    linear: np.ndarray  # (links, 3)
+    angular: np.ndarray  # (links, 3)
+
+    def poses(self) -> np.ndarray:
+        """(links, 7): x y z qw qx qy qz, the layout of the world-state stream."""
+        return np.hstack([self.positions, self.quaternions])
+
+
+@dataclass
+class JointCommand:
+    """Full-length arrays in controller order (None: leave that quantity as it is) and mode changes."""
+
+    torque: np.ndarray | None = None
+    q_ref: np.ndarray | None = None
+    dq_ref: np.ndarray | None = None
+    modes: dict[str, str] | None = None
+
+
+class Engine(ABC):
+    """A world of models stepped tick by tick. Subclasses set the attributes below in ``__init__``."""
+
+    name: ClassVar[str]
+    project: Project
+    bodies: dict[str, Body]
+    timestep: float
+    time: float
+    tick: int
+    failed: str | None  # why the world refuses to step until reset() (a non-finite state, say)
+
+    # --- models ---
+
+    @property
+    @abstractmethod
+    def robots(self) -> list[str]:
+        """Names of the models that move (have state and take commands), in project order."""
+
+    @property
+    def model_names(self) -> list[str]:
+        return [m.name for m in self.project.models]
+
+    def body(self, name: str) -> Body:
+        try:
+            return self.bodies[name]
+        except KeyError:
+            raise NotFound(f"no model named {name!r} in this world (models: {', '.join(self.bodies)})") from None
+
+    def is_static(self, name: str) -> bool:
+        return name not in self.robots
+
+    def require_robot(self, name: str) -> Body:
+        body = self.body(name)
+        if self.is_static(name):
+            raise RequestError(f"model {name!r} is static: it has no joints or state to command")
+        return body
+
+    # --- the tick ---
+
+    @abstractmethod
+    def collide(self) -> None:
+        """Find this tick's contacts (independent of the commands)."""
+
+    @abstractmethod
+    def integrate(self) -> None:
+        """Apply the held commands, advance one time step, ``tick += 1``."""
+
+    def step(self) -> None:
+        self.collide()
+        self.integrate()
+
+    # --- state and commands ---
+
+    @abstractmethod
+    def read(self, robot: str) -> RobotState:
+        """The robot's state now."""
+
+    @abstractmethod
+    def apply(self, robot: str, command: JointCommand) -> None:
+        """Hold these commands and modes from now on; RequestError naming the field if they are wrong."""
+
+    @abstractmethod
+    def drive_modes(self, robot: str) -> list[str]:
+        """Each joint's drive mode, controller order."""
+
+    @abstractmethod
+    def link_states(self, model: str) -> LinkStates:
+        """Every link's world pose and velocity (static models too)."""
+
+    @abstractmethod
+    def link_values(self, model: str) -> tuple[np.ndarray, np.ndarray]:
+        """Per link (link order) its joint value and rate now (0 for links without a joint)."""
+
+    @abstractmethod
+    def set_link_data(self, robot: str, *, q: Any = None, dq: Any = None, root_position: Any = None,
+                      root_rotation: Any = None, root_velocity: Any = None) -> None:
+        """Put the robot into a configuration; unset quantities keep their values."""
+
+    def set_external_force(self, robot: str, link: str, force: Any, torque: Any = (0.0, 0.0, 0.0)) -> None:
+        raise RequestError(f"the {self.name} engine does not apply external forces")
+
+    def forward_kinematics(self, robot: str, q: Any = None, root_position: Any = None,
+                           root_rotation: Any = None) -> list[tuple[np.ndarray, np.ndarray]]:
+        """World poses of every link for the given joints/root (default: the current ones), moving nothing."""
+        body = self.body(robot)
+        values, _ = self.link_values(robot)
+        joints = [lk for lk in body.links if lk.joint_id >= 0 and lk.joint_type in ("rotate", "slide")]
+        if q is not None:
+            try:
+                arr = np.asarray(q, dtype=np.float64).reshape(-1)
+            except (TypeError, ValueError):
+                raise RequestError(f"forward_kinematics: q must be {len(joints)} finite numbers") from None
+            if arr.shape != (len(body.joints),) or not np.all(np.isfinite(arr)):
+                raise RequestError(f"forward_kinematics: q must be {len(body.joints)} finite numbers")
+            for k, link in enumerate(body.joints):
+                values[body.link_index(link.name)] = arr[k]
+        states = self.link_states(robot)
+        p = states.positions[0] if root_position is None else _finite("root_position", root_position, (3,))
+        r = _matrix(states.quaternions[0]) if root_rotation is None else _finite("root_rotation", root_rotation,
+                                                                               (3, 3))
+        return forward_kinematics(body, p, r, values)
+
+    # --- life ---
+
+    @abstractmethod
+    def reset(self) -> None:
+        """Back to the project's initial state."""
+
+    @abstractmethod
+    def rebuild(self, project: Project, bodies: dict[str, Body]) -> None:
+        """Replace the whole world by another project's."""
+
+    def close(self) -> None:  # noqa: B027 - most engines hold nothing outside the process
+        """Let go of outside resources (connections); the state stays readable."""
+
+    def release(self) -> None:
+        """Close and drop every engine object: the end of this world's life."""
+        self.close()
+
+
+def engine_class(name: str) -> type[Engine]:
+    """The engine class registered under ``name``; ConfigError naming the choices if there is none."""
+    target = ENGINES.get(name)
+    if target is None:
+        raise ConfigError(f"world.engine: unknown engine {name!r} (engines: {', '.join(ENGINES)})")
+    module_name, class_name = target.split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(f"world.engine: the {name} engine is not installed here ({exc}); "
+                          f"install it with: pip install 'hrpsim[{name}]'") from None
+    return getattr(module, class_name)
+
+
+def make_engine(project: Project, bodies: dict[str, Body], **options: Any) -> Engine:
+    """Build the engine the project names (``world.engine``) for these bodies."""
+    missing = [m.name for m in project.models if m.name not in bodies]
+    if missing:
+        raise ConfigError(f"{project.path}: no body loaded for model(s) {', '.join(missing)}")
+    return engine_class(project.world.engine)(project, bodies, **options)
+
+
+def _finite(field_name: str, value: Any, shape: tuple[int, ...]) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=np.float64).reshape(shape)
+    except (TypeError, ValueError):
+        raise RequestError(f"{field_name}: expected {int(np.prod(shape))} numbers, got {value!r}") from None
+    if not np.all(np.isfinite(arr)):
+        raise RequestError(f"{field_name}: non-finite value")
+    return arr
+
+
+def _matrix(q: np.ndarray) -> np.ndarray:
+    w, x, y, z = (float(v) for v in q)
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])

@@ -1,0 +1,87 @@
+"""The record of one tick, and the observers that receive it.
+
+The tick loop (simserver/loop.py) makes one :class:`TickRecord` per tick, after the commands of
+that tick are known and before the world integrates, and hands it to every observer in order.
+An observer watches; it never changes the world. The state publisher, the run summary and the
+recorder are observers; adding a feature that watches the simulation is adding one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from hrpsim.engines.base import Engine, LinkStates, RobotState
+
+
+@dataclass
+class AppliedCommand:
+    """One controller's answer for one tick: what it sent (``received``: the message's fields,
+    partial arrays and all) and the full-length arrays the robot holds after merging it."""
+
+    controller: str
+    robot: str
+    received: dict[str, Any]
+    torque: np.ndarray | None = None
+    q_ref: np.ndarray | None = None
+    dq_ref: np.ndarray | None = None
+    modes: dict[str, str] | None = None
+
+
+@dataclass
+class ControllerEvent:
+    """Something that happened to a controller: ``attach``, ``detach``, ``miss``, ``policy``, ``error``."""
+
+    controller: str
+    robot: str
+    kind: str
+    detail: str = ""
+
+
+@dataclass
+class TickRecord:
+    """What happened in tick ``tick`` (simulated time ``time``, before the step).
+
+    States and link states are read from the engine on first use and kept, so an observer pays
+    only for what it reads and every observer sees the same values.
+    """
+
+    tick: int
+    time: float
+    engine: Engine
+    commands: list[AppliedCommand] = field(default_factory=list)
+    events: list[ControllerEvent] = field(default_factory=list)
+    contacts: list[dict[str, Any]] | None = None
+    _states: dict[str, RobotState] = field(default_factory=dict, repr=False)
+    _links: dict[str, LinkStates] = field(default_factory=dict, repr=False)
+
+    def state(self, robot: str) -> RobotState:
+        """The robot's state at this tick (what its controllers were sent)."""
+        cached = self._states.get(robot)
+        if cached is None:
+            cached = self._states[robot] = self.engine.read(robot)
+        return cached
+
+    def links(self, model: str) -> LinkStates:
+        cached = self._links.get(model)
+        if cached is None:
+            cached = self._links[model] = self.engine.link_states(model)
+        return cached
+
+    @property
+    def robots(self) -> list[str]:
+        return self.engine.robots
+
+
+class Observer(Protocol):
+    """Receives every tick record of a run. ``begin`` comes before the first tick of a run (and
+    after a reset), ``end`` when the run ends for any reason, with the summary so far."""
+
+    def begin(self, engine: Engine) -> None: ...
+
+    def observe(self, record: TickRecord) -> None: ...
+
+    def end(self, summary: dict[str, Any]) -> None: ...
