@@ -5,7 +5,8 @@ Each joint follows its drive mode (``high_gain`` until a command changes it): ``
 sit at ``q_ref`` moving at ``dq_ref``; ``velocity`` joints integrate ``dq_ref``; ``torque`` joints
 are a unit of joint-space inertia (the reflected rotor inertia, at least 1 kg m^2) with viscous
 damping. With a motion table (``motion=``, an OpenHRP .pos table) the joints replay it instead,
-whatever the commands say, as a robot whose data is played back would. Force sensors read zero, gyros zero, accelerometers +g.
+whatever the commands say, as a robot whose data is played back would. Force sensors read zero,
+gyros zero, accelerometers +g.
 """
 
 from __future__ import annotations
