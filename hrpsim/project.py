@@ -67,7 +67,10 @@ class ModelConfig:
 class ControllerConfig:
     name: str
     robot: str
-    command: str
+    command: str = ""  # the program the launcher starts (external controllers)
+    in_process: bool = False  # run inside the simulator: ``file`` names the Controller subclass
+    file: str = ""  # FILE.py or FILE.py:Class, absolute (in-process controllers)
+    options: dict[str, Any] = field(default_factory=dict)  # keyword arguments of its constructor
     period: float = 0.001
     policy: str = "stop"  # what the simulator does when this controller is late, leaves or dies
     deadline: float = 5.0  # seconds the simulator waits for an answer in lockstep
@@ -256,16 +259,25 @@ def _model(c: _Checker, i: int, data: Any, folder: Path) -> ModelConfig | None:
     return m
 
 
-def _controller(c: _Checker, i: int, data: Any) -> ControllerConfig | None:
+def _controller(c: _Checker, i: int, data: Any, folder: Path) -> ControllerConfig | None:
     key = f"controllers[{i}]"
     data = c.mapping(key, data)
     c.unknown(key, data, _fields(ControllerConfig))
-    missing = [k for k in ("name", "robot", "command") if not isinstance(data.get(k), str) or not data.get(k)]
+    in_process = data.get("in_process", False)
+    if not isinstance(in_process, bool):
+        c.bad(f"{key}.in_process", f"must be true or false, got {in_process!r}")
+        in_process = False
+    program = "file" if in_process else "command"
+    missing = [k for k in ("name", "robot", program) if not isinstance(data.get(k), str) or not data.get(k)]
     for k in missing:
-        c.bad(f"{key}.{k}", "required: a non-empty string")
+        c.bad(f"{key}.{k}", "required: a non-empty string" + (" (FILE.py or FILE.py:Class)" if k == "file" else ""))
     if missing:
         return None
-    ctl = ControllerConfig(name=data["name"], robot=data["robot"], command=data["command"])
+    ctl = ControllerConfig(name=data["name"], robot=data["robot"], command=str(data.get("command", "")),
+                           in_process=in_process, options=dict(c.mapping(f"{key}.options", data.get("options"))))
+    if in_process:
+        path, _, cls = data["file"].partition(":")
+        ctl.file = str((folder / path).resolve()) + (f":{cls}" if cls else "")
     for k in ("period", "deadline"):
         if k in data and (v := c.number(f"{key}.{k}", data[k], positive=True)) is not None:
             setattr(ctl, k, v)
@@ -315,7 +327,7 @@ def parse_project(data: Any, path: str) -> Project:
     project = Project(path=str(Path(path).resolve()))
     project.world = _world(c, c.mapping("world", data.get("world")))
     for section, parse in (("models", lambda i, d: _model(c, i, d, folder)),
-                           ("controllers", lambda i, d: _controller(c, i, d)),
+                           ("controllers", lambda i, d: _controller(c, i, d, folder)),
                            ("collisions", lambda i, d: _collision(c, i, d))):
         items = data.get(section) or []
         if not isinstance(items, list):

@@ -179,6 +179,13 @@ class Command:
 
 def command(tick: int, *, torque: Any = None, q_ref: Any = None, dq_ref: Any = None,
             modes: dict[str, str] | None = None, joints: list[str] | None = None) -> bytes:
+    return encode(COMMAND, **command_fields(tick, torque=torque, q_ref=q_ref, dq_ref=dq_ref, modes=modes,
+                                            joints=joints))
+
+
+def command_fields(tick: int, *, torque: Any = None, q_ref: Any = None, dq_ref: Any = None,
+                   modes: dict[str, str] | None = None, joints: list[str] | None = None) -> dict[str, Any]:
+    """A command message's fields (what :func:`parse_command` reads), before framing."""
     fields: dict[str, Any] = {"tick": tick}
     for key, value in (("torque", torque), ("q_ref", q_ref), ("dq_ref", dq_ref)):
         if value is not None:
@@ -187,7 +194,7 @@ def command(tick: int, *, torque: Any = None, q_ref: Any = None, dq_ref: Any = N
         fields["modes"] = modes
     if joints is not None:
         fields["joints"] = list(joints)
-    return encode(COMMAND, **fields)
+    return fields
 
 
 def _joint_indices(msg: dict[str, Any], joint_names: list[str], index_of: dict[str, int]) -> np.ndarray:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from hrpsim import tick as proto
 from hrpsim.conventions import period_ticks
@@ -38,6 +39,7 @@ class AttachedController:
     sent_at: float = 0.0
     answer: proto.Command | None = None
     answered_late: bool = False
+    local: Any = None  # the Controller instance of an in-process controller (no connection)
 
     def due(self, tick: int) -> bool:
         return tick >= self.start_tick and tick % self.every == 0

@@ -9,9 +9,11 @@ from hrpsim.models import fetch_body
 from hrpsim.project import ModelConfig, Project
 
 
-def load_bodies(project: Project, nameserver: str | None) -> dict[str, Body]:
-    """Every model's Body, named by the project's model name. Collects all failures into one error."""
-    local = project.services.get("loader") == "local"
+def load_bodies(project: Project, nameserver: str | None, *, local: bool | None = None) -> dict[str, Body]:
+    """Every model's Body, named by the project's model name. Collects all failures into one error.
+    ``local``: load in this process (default: as the project's ``services: {loader: local}`` says)."""
+    if local is None:
+        local = project.services.get("loader") == "local"
     bodies: dict[str, Body] = {}
     problems: list[str] = []
     for mc in project.models:

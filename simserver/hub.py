@@ -28,6 +28,9 @@ import zmq
 from zmq.utils.monitor import parse_monitor_message
 
 from hrpsim import tick as proto
+from hrpsim.controllers.base import Controller
+from hrpsim.controllers.command import Command
+from hrpsim.controllers.state import JointIndex, State
 from hrpsim.engines.base import Engine
 from hrpsim.errors import ProtocolError, RequestError, SimulationError
 from hrpsim.project import Project
@@ -48,7 +51,8 @@ class ControllerHub:
     """Serves the tick protocol for every controller of one world."""
 
     def __init__(self, engine: Engine, project: Project, *, context: zmq.Context | None = None,
-                 bind: str = DEFAULT_BIND, spin_s: float = 0.0005) -> None:
+                 bind: str | None = DEFAULT_BIND, spin_s: float = 0.0005) -> None:
+        """``bind=None``: no socket, in-process controllers only (the Python API)."""
         self.engine = engine
         self._spin_s = spin_s  # busy-poll this long before sleeping in poll(): answers come back fast
         self._held = HeldCommands(engine)
@@ -59,13 +63,16 @@ class ControllerHub:
         self._fd_owner: dict[int, bytes] = {}  # socket number of each connection that said hello
         self._stale_disconnects: dict[int, int] = {}
         self._ordered: list[AttachedController] = []  # attached controllers by name: the order commands apply in
-        ctx = context or zmq.Context.instance()
-        self._router, self.endpoint = bind_router(ctx, bind, "controller hub", mandatory=True)
-        self._monitor = self._router.get_monitor_socket(zmq.EVENT_DISCONNECTED)
-        self._poller = zmq.Poller()
-        self._poller.register(self._router, zmq.POLLIN)
-        self._poller.register(self._monitor, zmq.POLLIN)
-        log.info("controller hub serving at %s (%s)", self.endpoint, project.world.sync)
+        self._router: zmq.Socket | None = None
+        self.endpoint: str | None = None
+        if bind is not None:
+            ctx = context or zmq.Context.instance()
+            self._router, self.endpoint = bind_router(ctx, bind, "controller hub", mandatory=True)
+            self._monitor = self._router.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+            self._poller = zmq.Poller()
+            self._poller.register(self._router, zmq.POLLIN)
+            self._poller.register(self._monitor, zmq.POLLIN)
+            log.info("controller hub serving at %s (%s)", self.endpoint, project.world.sync)
 
     # --- the simulator's loop ---
 
@@ -79,6 +86,9 @@ class ControllerHub:
         frames: dict[str, bytes] = {}
         for ctl in self._ordered:
             if not ctl.due(tick):
+                continue
+            if ctl.local is not None:
+                self._run_local(ctl, record)
                 continue
             if ctl.outstanding is not None:  # realtime: still busy with an earlier tick, this turn is lost
                 self._stats[ctl.name].missed += 1
@@ -161,8 +171,45 @@ class ControllerHub:
             self._send(ctl.identity, proto.bye(reason))
             self._detach(ctl)
 
+    def attach_local(self, controller: Controller, *, name: str, robot: str, period: float | None = None) -> None:
+        """Run ``controller`` in this process, at its turns, as if it were attached over the wire: same
+        admission rules, command merging, order, policies and statistics."""
+        hello = proto.Hello(controller=name, robot=robot, period=period)
+        ctl = self._admit(b"local/" + name.encode(), hello)
+        ctl.local = controller
+        names, _ = self._joint_table(robot)
+        controller.joints = JointIndex(names)
+        controller.period, controller.timestep = ctl.period, self.project.world.timestep
+        controller.start(self.engine.body(robot))
+        self._events.append(ControllerEvent(ctl.name, ctl.robot, "attach", f"in process, every {ctl.every} ticks"))
+        log.info("controller %s runs in process on %s (every %d ticks)", ctl.name, ctl.robot, ctl.every)
+
+    def _run_local(self, ctl: AttachedController, record: TickRecord) -> None:
+        names, index_of = self._joint_table(ctl.robot)
+        state = State(record.state(ctl.robot).to_wire(), ctl.local.joints)
+        started = time.perf_counter()
+        try:
+            result = ctl.local.control(state)
+            if result is None:
+                fields = proto.command_fields(record.tick)
+            elif isinstance(result, Command):
+                fields = proto.command_fields(record.tick, **result.fields())
+            else:
+                fields = proto.command_fields(record.tick, torque=result)
+            cmd = proto.parse_command(fields, joint_names=names, index_of=index_of, expected_tick=record.tick)
+        except Exception as exc:  # a controller's bug is its failure, handled by its policy, not the simulator's
+            log.exception("controller %s raised at tick %d", ctl.name, record.tick)
+            self._stats[ctl.name].errors += 1
+            self._detach(ctl)
+            self._apply_policy(ctl, f"raised {type(exc).__name__}: {exc}")
+            return
+        self._stats[ctl.name].rtt.add((time.perf_counter() - started) * 1e6)
+        ctl.answer = cmd
+
     def close(self) -> None:
-        if self._router.closed:
+        for ctl in [c for c in self._by_name.values() if c.local is not None]:
+            self._detach(ctl)
+        if self._router is None or self._router.closed:
             return
         self.end_run("the simulator is closing")
         try:
@@ -176,6 +223,10 @@ class ControllerHub:
 
     def _receive(self, timeout: float) -> None:
         """Handle every waiting message, waiting up to ``timeout`` s for the first."""
+        if self._router is None:
+            if timeout > 0:
+                time.sleep(timeout)
+            return
         if not self._spin_until_ready(timeout):
             return
         while True:  # messages first: a controller's bye arrives before its connection drops
@@ -394,6 +445,11 @@ class ControllerHub:
             self._reorder()
             self._stats[ctl.name].attached = False
         self._events.append(ControllerEvent(ctl.name, ctl.robot, "detach"))
+        if ctl.local is not None:
+            try:
+                ctl.local.stop()
+            except Exception:
+                log.exception("controller %s raised in stop()", ctl.name)
         # _fd_owner keeps the entry: only the connection's disconnect event removes it
 
     def _reorder(self) -> None:
@@ -417,6 +473,8 @@ class ControllerHub:
         self.engine.apply(robot, self._held.zero_torque(robot, names))
 
     def _send(self, identity: bytes, frame: bytes) -> bool:
+        if self._router is None or identity.startswith(b"local/"):
+            return False
         try:
             self._router.send_multipart([identity, frame], zmq.NOBLOCK)
             return True
@@ -429,3 +487,13 @@ def _source_fd(frame: zmq.Frame) -> int | None:
         return int(frame.get(zmq.SRCFD))
     except (zmq.ZMQError, ValueError, TypeError):
         return None
+
+
+def attach_in_process(hub: ControllerHub, project: Project) -> None:
+    """Load and attach every controller the project runs in process (``in_process: true``)."""
+    from hrpsim.controllers.runner import load_controller
+
+    for config in project.controllers:
+        if config.in_process:
+            controller = load_controller(config.file, **config.options)
+            hub.attach_local(controller, name=config.name, robot=config.robot, period=config.period)

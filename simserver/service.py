@@ -38,7 +38,7 @@ from hrpsim.project import Project, load_project
 from hrpsim.runsummary import empty_summary
 from hrpsim.service import DEFAULT_BIND, Operation, Service
 from hrpsim.simserver.bodies import load_bodies
-from hrpsim.simserver.hub import ControllerHub
+from hrpsim.simserver.hub import ControllerHub, attach_in_process
 from hrpsim.simserver.loop import TickLoop
 from hrpsim.simserver.publisher import StatePublisher
 from hrpsim.simserver.record import Observer
@@ -72,6 +72,7 @@ class SimServer(Service):
         self._waiting_since: float | None = None
         self._target = self._end_time(until)
         self.hub.end_time = self._target
+        attach_in_process(self.hub, project)
         super().__init__(name, bind=bind, nameserver=nameserver, register=register, context=ctx)
 
     def _end_time(self, until: float | None) -> float:
@@ -168,6 +169,7 @@ class SimServer(Service):
                                f"{self.engine.name} (start another simserver for it)")
         self.engine.rebuild(proj, load_bodies(proj, self.nameserver))
         self.hub.reconfigure(proj)
+        attach_in_process(self.hub, proj)
         self.project = proj
         self._target = self._end_time(self.until)
         self.hub.end_time = self._target
