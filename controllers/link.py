@@ -36,9 +36,12 @@ class SimulatorLink:
         self._connected = False
 
     def attach(self, controller: str, robot: str, *, period: float | None, timeout: float,
-               policy: str | None = None, deadline: float | None = None) -> proto.Welcome:
-        """Say hello and return the welcome; RequestError if the simulator refuses (message says why)."""
-        self._sock.send(proto.hello(controller, robot, period=period, policy=policy, deadline=deadline))
+               policy: str | None = None, deadline: float | None = None,
+               default_name: bool = False) -> proto.Welcome:
+        """Say hello and return the welcome; RequestError if the simulator refuses (message says why).
+        The welcome's ``controller`` is the name the simulator attached it under."""
+        self._sock.send(proto.hello(controller, robot, period=period, policy=policy, deadline=deadline,
+                                    default_name=default_name))
         deadline_at = time.monotonic() + timeout
         while True:
             msg = self.receive(max(0.0, deadline_at - time.monotonic()))

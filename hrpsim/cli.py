@@ -17,6 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ns": ("hrpsim.nameserver.cli", "query the nameserver (ns list)"),
     "model": ("hrpsim.modelloader.cli", "inspect or convert a model file (model info, model convert)"),
     "controller": ("hrpsim.controllers.runner", "run a controller program against a simulator"),
+    "sim": ("hrpsim.simserver.control_cli", "control a running simulator: status, start, pause, step N, reset, stop"),
 }
 
 COMPONENTS: dict[str, str] = {

@@ -10,7 +10,7 @@ is one frame: a msgpack map encoded by :data:`hrpsim.codec.CODEC` (numpy arrays 
 codec's extension type), with ``v`` (the protocol version) and ``type``:
 
 controller -> simulator
-    ``hello``   {controller, robot, period (s or nil: the project's), pid, policy?, deadline?}
+    ``hello``   {controller, robot, period (s or nil: the project's), pid, policy?, deadline?, default_name?}
     ``command`` {tick, torque?, q_ref?, dq_ref?, modes?, joints?}
     ``bye``     {reason}
 simulator -> controller
@@ -81,12 +81,13 @@ class Hello:
     pid: int = 0
     policy: str | None = None  # only for controllers the project does not list
     deadline: float | None = None
+    default_name: bool = False  # the name was not chosen: the project's entry for the robot may take its place
 
 
 def hello(controller: str, robot: str, *, period: float | None = None, policy: str | None = None,
-          deadline: float | None = None) -> bytes:
+          deadline: float | None = None, default_name: bool = False) -> bytes:
     return encode(HELLO, controller=controller, robot=robot, period=period, pid=os.getpid(), policy=policy,
-                  deadline=deadline)
+                  deadline=deadline, default_name=default_name)
 
 
 def _name(msg: dict[str, Any], key: str) -> str:
@@ -112,7 +113,8 @@ def parse_hello(msg: dict[str, Any]) -> Hello:
     pid = msg.get("pid", 0)
     return Hello(controller=_name(msg, "controller"), robot=_name(msg, "robot"),
                  period=_optional_positive(msg, "period"), pid=pid if isinstance(pid, int) else 0,
-                 policy=policy, deadline=_optional_positive(msg, "deadline"))
+                 policy=policy, deadline=_optional_positive(msg, "deadline"),
+                 default_name=msg.get("default_name") is True)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ would fight)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +53,8 @@ def admit(hello: proto.Hello, identity: bytes, *, project: Project, robots: list
         raise RequestError(f"hello field 'robot': no robot named {hello.robot!r} in this world "
                            f"(robots: {', '.join(robots) or 'none'})")
     configs = {c.name: c for c in project.controllers}
+    if hello.default_name and hello.controller not in configs:
+        hello = _project_name(hello, project, attached)
     config = configs.get(hello.controller)
     if config is not None and config.robot != hello.robot:
         raise RequestError(f"hello field 'robot': the project attaches controller {hello.controller!r} to "
@@ -65,6 +68,14 @@ def admit(hello: proto.Hello, identity: bytes, *, project: Project, robots: list
         name=hello.controller, robot=hello.robot, identity=identity,
         every=period_ticks(period, project.world.timestep) or 1, period=period,
         policy=config.policy if config else (hello.policy or ADHOC_POLICY), deadline=deadline, start_tick=tick)
+
+
+def _project_name(hello: proto.Hello, project: Project, attached: dict[str, AttachedController]) -> proto.Hello:
+    """A controller that did not choose its name takes the project's entry for its robot, when there
+    is exactly one such entry still free."""
+    free = [c.name for c in project.controllers
+            if c.robot == hello.robot and not c.in_process and c.name not in attached]
+    return dataclasses.replace(hello, controller=free[0]) if len(free) == 1 else hello
 
 
 def _check_robot_free(hello: proto.Hello, project: Project, attached: dict[str, AttachedController]) -> None:

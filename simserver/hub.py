@@ -494,6 +494,6 @@ def attach_in_process(hub: ControllerHub, project: Project) -> None:
     from hrpsim.controllers.runner import load_controller
 
     for config in project.controllers:
-        if config.in_process:
+        if config.in_process and config.name not in hub.attached:
             controller = load_controller(config.file, **config.options)
             hub.attach_local(controller, name=config.name, robot=config.robot, period=config.period)
