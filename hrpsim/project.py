@@ -52,6 +52,30 @@ class WorldConfig:
 
 
 @dataclass
+class NoiseConfig:
+    """Gaussian noise on one kind of reading: ``std`` per value, plus a constant ``bias``."""
+
+    std: float = 0.0
+    bias: float = 0.0
+
+
+@dataclass
+class DeviceConfig:
+    """What a robot's hardware does to its signals (``models[i].devices``), applied by the simulator
+    and by the hardware stand-in alike (hil/devices.py)."""
+
+    encoder_counts: float | None = None  # per motor revolution; "model": the model's encoderPulse
+    encoder_gear_ratio: float | None = None  # motor turns per joint turn; None: the model's gearRatio
+    noise_seed: int = 0
+    noise: dict[str, NoiseConfig] = field(default_factory=dict)  # q, gyro, accel, force
+    sensor_latency: int = 0  # ticks between a measurement and the state that carries it
+    command_latency: int = 0  # ticks between a command's arrival and its effect
+    saturate_torque: bool = False  # clip torques to the model's torque limits
+    drop_commands: float = 0.0  # probability that a command is lost on the way
+    watchdog: float | None = None  # s without a command before the drivers zero the torques
+
+
+@dataclass
 class ModelConfig:
     name: str
     file: str  # absolute path
@@ -61,6 +85,7 @@ class ModelConfig:
     joints: dict[str, float] = field(default_factory=dict)  # initial joint values
     drive: str | dict[str, str] = "torque"
     options: dict[str, Any] = field(default_factory=dict)  # loader options
+    devices: DeviceConfig | None = None
 
 
 @dataclass
@@ -118,12 +143,22 @@ class Project:
         return cls(
             path=data["path"],
             world=_world_from_wire(data.get("world", {})),
-            models=[ModelConfig(**m) for m in data.get("models", [])],
+            models=[_model_from_wire(m) for m in data.get("models", [])],
             controllers=[ControllerConfig(**c) for c in data.get("controllers", [])],
             collisions=[CollisionPair(**c) for c in data.get("collisions", [])],
             services=dict(data.get("services", {})),
             notes=list(data.get("notes", [])),
         )
+
+
+def _model_from_wire(data: dict[str, Any]) -> ModelConfig:
+    fields = dict(data)
+    devices = fields.get("devices")
+    if devices is not None:
+        devices = dict(devices)
+        devices["noise"] = {k: NoiseConfig(**v) for k, v in devices.get("noise", {}).items()}
+        fields["devices"] = DeviceConfig(**devices)
+    return ModelConfig(**fields)
 
 
 def _world_from_wire(data: dict[str, Any]) -> WorldConfig:
@@ -256,7 +291,60 @@ def _model(c: _Checker, i: int, data: Any, folder: Path) -> ModelConfig | None:
     elif c.choice(f"{key}.drive", drive, DRIVE_MODES):
         m.drive = drive
     m.options = c.mapping(f"{key}.options", data.get("options"))
+    if data.get("devices") is not None:
+        m.devices = _devices(c, f"{key}.devices", c.mapping(f"{key}.devices", data["devices"]))
     return m
+
+
+NOISE_KINDS = ("q", "gyro", "accel", "force")
+DEVICE_KEYS = {"encoder", "noise", "latency", "saturate_torque", "drop_commands", "watchdog_ms"}
+
+
+def _devices(c: _Checker, key: str, data: dict[str, Any]) -> DeviceConfig:
+    """``devices: {encoder: {counts_per_rev, gear_ratio}, noise: {seed, q|gyro|accel|force: {std, bias}},
+    latency: {sensor, command} (ticks), saturate_torque, drop_commands (probability), watchdog_ms}``."""
+    c.unknown(key, data, DEVICE_KEYS)
+    d = DeviceConfig()
+    encoder = c.mapping(f"{key}.encoder", data.get("encoder"))
+    c.unknown(f"{key}.encoder", encoder, {"counts_per_rev", "gear_ratio"})
+    for name, attr in (("counts_per_rev", "encoder_counts"), ("gear_ratio", "encoder_gear_ratio")):
+        if name in encoder and (v := c.number(f"{key}.encoder.{name}", encoder[name], positive=True)) is not None:
+            setattr(d, attr, v)
+    noise = c.mapping(f"{key}.noise", data.get("noise"))
+    c.unknown(f"{key}.noise", noise, {"seed", *NOISE_KINDS})
+    seed = noise.get("seed", 0)
+    if isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0:
+        d.noise_seed = seed
+    else:
+        c.bad(f"{key}.noise.seed", f"must be a whole number >= 0, got {seed!r}")
+    for kind in NOISE_KINDS:
+        spec = c.mapping(f"{key}.noise.{kind}", noise.get(kind))
+        c.unknown(f"{key}.noise.{kind}", spec, {"std", "bias"})
+        if spec:
+            std = c.number(f"{key}.noise.{kind}.std", spec.get("std", 0.0))
+            bias = c.number(f"{key}.noise.{kind}.bias", spec.get("bias", 0.0))
+            if std is not None and std < 0:
+                c.bad(f"{key}.noise.{kind}.std", f"must be >= 0, got {std}")
+            d.noise[kind] = NoiseConfig(std=abs(std or 0.0), bias=bias or 0.0)
+    latency = c.mapping(f"{key}.latency", data.get("latency"))
+    c.unknown(f"{key}.latency", latency, {"sensor", "command"})
+    for name in ("sensor", "command"):
+        value = latency.get(name, 0)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            c.bad(f"{key}.latency.{name}", f"must be a whole number of ticks >= 0, got {value!r}")
+        else:
+            setattr(d, f"{name}_latency", value)
+    saturate = data.get("saturate_torque", False)
+    if not isinstance(saturate, bool):
+        c.bad(f"{key}.saturate_torque", f"must be true or false, got {saturate!r}")
+    d.saturate_torque = saturate is True
+    drop = c.number(f"{key}.drop_commands", data.get("drop_commands", 0.0))
+    if drop is not None and not 0.0 <= drop < 1.0:
+        c.bad(f"{key}.drop_commands", f"must be a probability in [0, 1), got {drop}")
+    d.drop_commands = drop if drop is not None and 0.0 <= drop < 1.0 else 0.0
+    if "watchdog_ms" in data and (w := c.number(f"{key}.watchdog_ms", data["watchdog_ms"], positive=True)):
+        d.watchdog = w / 1000.0
+    return d
 
 
 def _controller(c: _Checker, i: int, data: Any, folder: Path) -> ControllerConfig | None:

@@ -31,8 +31,9 @@ from hrpsim import tick as proto
 from hrpsim.controllers.base import Controller
 from hrpsim.controllers.command import Command
 from hrpsim.controllers.state import JointIndex, State
-from hrpsim.engines.base import Engine
+from hrpsim.engines.base import Engine, RobotState
 from hrpsim.errors import ProtocolError, RequestError, SimulationError
+from hrpsim.hil.devices import RobotDevices, devices_of
 from hrpsim.project import Project
 from hrpsim.service import DEFAULT_BIND, bind_router
 from hrpsim.simserver.admission import AttachedController, admit
@@ -84,18 +85,20 @@ class ControllerHub:
         """Send the state of the record's tick to every controller whose turn it is."""
         tick = record.tick
         frames: dict[str, bytes] = {}
+        sensed = {robot: devices.sense(record.state(robot)) for robot, devices in self._devices.items()}
         for ctl in self._ordered:
             if not ctl.due(tick):
                 continue
             if ctl.local is not None:
-                self._run_local(ctl, record)
+                self._run_local(ctl, record, sensed.get(ctl.robot) or record.state(ctl.robot))
                 continue
             if ctl.outstanding is not None:  # realtime: still busy with an earlier tick, this turn is lost
                 self._stats[ctl.name].missed += 1
                 continue
             frame = frames.get(ctl.robot)
             if frame is None:
-                frame = frames[ctl.robot] = proto.state(record.state(ctl.robot).to_wire())
+                state = sensed.get(ctl.robot) or record.state(ctl.robot)
+                frame = frames[ctl.robot] = proto.state(state.to_wire())
             # an answer that came in since the last tick (realtime) stays: after_collide applies it
             ctl.outstanding, ctl.sent_at = tick, time.perf_counter()
             if not self._send(ctl.identity, frame):
@@ -114,6 +117,7 @@ class ControllerHub:
             if ctl.answer is not None:
                 self._apply(ctl, ctl.answer, record)
                 ctl.answer = None
+        self._actuate(record)
         record.events.extend(self._events)
         self._events.clear()
         if self._stop_reason is not None:
@@ -155,6 +159,8 @@ class ControllerHub:
         self.lockstep = project.world.sync == "lockstep"
         self.end_time: float = float(project.world.end_time)
         self._stats: dict[str, ControllerStats] = {c.name: ControllerStats() for c in project.controllers}
+        self._devices: dict[str, RobotDevices] = devices_of(project.models, self.engine.bodies,
+                                                            project.world.timestep)
         self._held.clear()
         self._joints: dict[str, tuple[list[str], dict[str, int]]] = {}
         self._stop_reason: str | None = None
@@ -184,9 +190,9 @@ class ControllerHub:
         self._events.append(ControllerEvent(ctl.name, ctl.robot, "attach", f"in process, every {ctl.every} ticks"))
         log.info("controller %s runs in process on %s (every %d ticks)", ctl.name, ctl.robot, ctl.every)
 
-    def _run_local(self, ctl: AttachedController, record: TickRecord) -> None:
+    def _run_local(self, ctl: AttachedController, record: TickRecord, seen: RobotState) -> None:
         names, index_of = self._joint_table(ctl.robot)
-        state = State(record.state(ctl.robot).to_wire(), ctl.local.joints)
+        state = State(seen.to_wire(), ctl.local.joints)
         started = time.perf_counter()
         try:
             result = ctl.local.control(state)
@@ -382,10 +388,28 @@ class ControllerHub:
             ctl.outstanding = None
             self._apply_policy(ctl, f"bad command at tick {tick}: {message}")
 
+    def _actuate(self, record: TickRecord) -> None:
+        """Commands that have come through their robot's device models this tick reach the engine."""
+        for robot, devices in self._devices.items():
+            tripped = devices.watchdog_tripped
+            for command in devices.due(record.tick, record.time):
+                try:
+                    self.engine.apply(robot, command)
+                except RequestError as exc:
+                    log.warning("robot %s: a delayed command was refused by the engine: %s", robot, exc)
+            if devices.watchdog_tripped and not tripped:
+                log.warning("robot %s: no command for %g s: the watchdog zeroes its torques", robot,
+                            devices.config.watchdog)
+                self._events.append(ControllerEvent("", robot, "watchdog", f"tick {record.tick}"))
+
     def _apply(self, ctl: AttachedController, cmd: proto.Command, record: TickRecord) -> None:
         merged = self._held.merge(ctl.robot, cmd)
+        devices = self._devices.get(ctl.robot)
         try:
-            self.engine.apply(ctl.robot, merged)
+            if devices is not None:
+                devices.command(record.tick, merged)
+            else:
+                self.engine.apply(ctl.robot, merged)
         except RequestError as exc:
             self._bad_message(ctl.identity, ctl, str(exc), proto.field_of(str(exc)))
             self._apply_policy(ctl, f"command refused by the engine: {exc}")

@@ -69,7 +69,7 @@ def test_an_answer_inside_its_slot_is_applied_to_that_tick(nameserver, tmp_path)
         worker = threading.Thread(target=slow_controller, args=(sock,), daemon=True)
         worker.start()
         applied = []
-        for k in range(ticks):
+        for _ in range(ticks):
             sim.step()
             applied.append(float(sim.world.read("robot").q[0]))
         worker.join(10)
