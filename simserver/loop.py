@@ -16,6 +16,7 @@ from hrpsim.engines.ode.engine import World
 from hrpsim.simserver.publisher import StatePublisher
 
 from hrpsim.errors import SimulationError
+from hrpsim.runsummary import upright
 
 log = logging.getLogger("hrpsim.simserver")
 
@@ -46,8 +47,9 @@ class TickLoop:
         for name in self.world.robots:
             model = self.world.model(name)
             root = model.links[0]
-            p, _ = model.link_origin(root)
+            p, r = model.link_origin(root)
             out[name] = {"root_start": [float(v) for v in p], "min_root_z": float(p[2]),
+                         "joints": len(model.joints), "upright_start": upright(r),
                          "body": root.body, "com": root.com}
         return out
 
@@ -138,5 +140,6 @@ class TickLoop:
             p, _ = model.link_origin(model.links[0])
             end = [float(v) for v in p] if np.all(np.isfinite(p)) else None
             out[name] = {"root_start": record["root_start"], "root_end": end,
-                         "min_root_z": float(record["min_root_z"])}
+                         "min_root_z": float(record["min_root_z"]), "joints": record["joints"],
+                         "upright_start": record["upright_start"]}
         return out
