@@ -239,7 +239,7 @@ class ControllerHub:
         try:
             msg = proto.decode(frame.bytes, expect=proto.TO_SIMULATOR)
         except ProtocolError as exc:
-            self._bad_message(identity, ctl, f"malformed message: {exc}", "")
+            self._bad_message(identity, ctl, f"malformed message: {exc}", "", kind="ProtocolError")
             return
         kind = msg["type"]
         if kind == proto.COMMAND:
@@ -282,7 +282,7 @@ class ControllerHub:
             ctl = self._admit(identity, hello)
         except RequestError as exc:
             log.warning("refused a controller: %s", exc)
-            self._send(identity, proto.error(str(exc), field_name=proto.field_of(str(exc)) or "hello", fatal=True))
+            self._send(identity, proto.error_for(exc, default_field="hello", fatal=True))
             return
         try:
             ctl.fd = int(frame.get(zmq.SRCFD))
@@ -304,11 +304,11 @@ class ControllerHub:
         robots = list(self.world.robots)
         if hello.robot not in robots:
             raise RequestError(f"hello field 'robot': no robot named {hello.robot!r} in this world "
-                               f"(robots: {', '.join(robots) or 'none'})")
+                               f"(robots: {', '.join(robots) or 'none'})", field="robot")
         config = self._configs.get(hello.controller)
         if config is not None and config.robot != hello.robot:
             raise RequestError(f"hello field 'robot': the project attaches controller {hello.controller!r} to "
-                               f"{config.robot!r}, not {hello.robot!r}")
+                               f"{config.robot!r}, not {hello.robot!r}", field="robot")
         period = self._period(hello, config)
         old = self._by_name.get(hello.controller)
         if old is not None:
@@ -334,13 +334,14 @@ class ControllerHub:
         if config is not None:
             if hello.period is not None and abs(hello.period - config.period) > 1e-9:
                 raise RequestError(f"hello field 'period': {hello.period} differs from the project's "
-                                   f"{config.period} for {config.name!r}; drop --period or fix the project")
+                                   f"{config.period} for {config.name!r}; drop --period or fix the project",
+                                   field="period")
             return config.period
         period = hello.period if hello.period is not None else timestep
         ratio = period / timestep
         if round(ratio) < 1 or abs(ratio - round(ratio)) > 1e-6:
             raise RequestError(f"hello field 'period': {period} s is not a whole multiple of the time step "
-                               f"{timestep} s")
+                               f"{timestep} s", field="period")
         return period
 
     # --- commands ---
@@ -355,7 +356,7 @@ class ControllerHub:
         try:
             cmd = proto.parse_command(msg, joint_names=names, index_of=index_of, expected_tick=expected)
         except RequestError as exc:
-            self._bad_message(identity, ctl, str(exc), proto.field_of(str(exc)))
+            self._bad_message(identity, ctl, str(exc), exc.field)
             return
         if expected is None:
             self._bad_message(identity, ctl, f"command for tick {cmd.tick}, but no state is waiting for an answer",
@@ -365,9 +366,10 @@ class ControllerHub:
         stats.rtts_us.append((time.perf_counter() - ctl.sent_at) * 1e6)
         ctl.outstanding, ctl.answer = None, cmd
 
-    def _bad_message(self, identity: bytes, ctl: _Controller | None, message: str, field_name: str) -> None:
+    def _bad_message(self, identity: bytes, ctl: _Controller | None, message: str, field_name: str,
+                     kind: str = "RequestError") -> None:
         tick = ctl.outstanding if ctl is not None else None
-        self._send(identity, proto.error(message, field_name=field_name, tick=tick))
+        self._send(identity, proto.error(message, field_name=field_name, tick=tick, kind=kind))
         if ctl is None:
             log.warning("message from an unattached peer refused: %s", message)
             return
@@ -389,7 +391,7 @@ class ControllerHub:
         try:
             self.world.command(ctl.robot, modes=cmd.modes or None, **updates)
         except RequestError as exc:
-            self._bad_message(ctl.identity, ctl, str(exc), proto.field_of(str(exc)))
+            self._bad_message(ctl.identity, ctl, str(exc), exc.field)
             self._apply_policy(ctl, f"command refused by the world: {exc}")
             return
         self._stats[ctl.name].ticks += 1
