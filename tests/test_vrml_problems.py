@@ -82,7 +82,8 @@ def test_syntax_error_in_an_inline_names_the_inlined_file(tmp_path: Path) -> Non
     path = write_model(tmp_path, """
 DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" children Inline { url "part.wrl" } } }
 """)
-    with pytest.raises(ModelError, match=rf"{tmp_path / 'part.wrl'}: syntax error: the file ends early"):
+    with pytest.raises(ModelError, match=rf"{tmp_path / 'part.wrl'}:2:1: syntax error: the file ends early; "
+                       r"still open: '\{' of Shape at 1:7"):
         load_body(path)
 
 
