@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# "file:line:column: message", "file:line: message" (line and column from 1), or "file: message"
+# "file:line:column: message" or "file:line: message" (line and column count from 1)
 _LOCATED = re.compile(r"^(?P<file>[^:\n]*?[^:\s\n]):(?P<line>\d+)(?::(?P<column>\d+))?: ")
 
 

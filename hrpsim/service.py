@@ -68,12 +68,12 @@ class _Params:
     def check(self, op: str, args: dict[str, Any]) -> None:
         missing = self.required.difference(args)
         if missing:
-            raise RequestError(f"{op}: missing argument(s) {', '.join(sorted(missing))}")
+            raise RequestError(f"{op}: missing argument(s) {', '.join(sorted(missing))}", field=min(missing))
         if not self.extra_ok:
             unknown = set(args).difference(self.known)
             if unknown:
                 raise RequestError(f"{op}: unknown argument(s) {', '.join(sorted(unknown))}; "
-                                   f"it takes {', '.join(sorted(self.known)) or 'none'}")
+                                   f"it takes {', '.join(sorted(self.known)) or 'none'}", field=min(unknown))
 
 
 class Service:
