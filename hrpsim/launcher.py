@@ -154,8 +154,9 @@ class Launch:
             self.start_service("collision")
         if p.models:
             self.start_service("simserver", ["--project", p.path])
-        for i in range(len(p.controllers)):
-            self.start_controller(i)
+        for i, ctl in enumerate(p.controllers):
+            if not ctl.in_process:  # the simulator runs those itself
+                self.start_controller(i)
 
     # --- running ---
 

@@ -15,11 +15,9 @@ from typing import Any
 
 import yaml
 
+from hrpsim.conventions import DRIVE_MODES, POLICIES, SYNC_MODES, period_ticks
 from hrpsim.errors import ConfigError
 
-SYNC_MODES = ("lockstep", "realtime")
-DRIVE_MODES = ("torque", "high_gain", "velocity")
-POLICIES = ("stop", "hold", "zero")
 SOLVERS = ("step", "quickstep")
 COLLISION_MODES = ("builtin", "service")
 
@@ -69,7 +67,10 @@ class ModelConfig:
 class ControllerConfig:
     name: str
     robot: str
-    command: str
+    command: str = ""  # the program the launcher starts (external controllers)
+    in_process: bool = False  # run inside the simulator: ``file`` names the Controller subclass
+    file: str = ""  # FILE.py or FILE.py:Class, absolute (in-process controllers)
+    options: dict[str, Any] = field(default_factory=dict)  # keyword arguments of its constructor
     period: float = 0.001  # the parser makes it one world time step when the project gives none
     policy: str = "stop"  # what the simulator does when this controller is late, leaves or dies
     deadline: float = 5.0  # seconds the simulator waits for an answer in lockstep
@@ -267,16 +268,23 @@ def _model(c: _Checker, i: int, data: Any, folder: Path) -> ModelConfig | None:
     return m
 
 
-def _controller(c: _Checker, i: int, data: Any, timestep: float) -> ControllerConfig | None:
+def _controller(c: _Checker, i: int, data: Any, folder: Path, timestep: float) -> ControllerConfig | None:
     key = f"controllers[{i}]"
     data = c.mapping(key, data)
     c.unknown(key, data, _fields(ControllerConfig))
-    missing = [k for k in ("name", "robot", "command") if not isinstance(data.get(k), str) or not data.get(k)]
+    in_process = "in_process" in data and c.boolean(f"{key}.in_process", data["in_process"]) is True
+    program = "file" if in_process else "command"
+    missing = [k for k in ("name", "robot", program) if not isinstance(data.get(k), str) or not data.get(k)]
     for k in missing:
-        c.bad(f"{key}.{k}", "required: a non-empty string")
+        c.bad(f"{key}.{k}", "required: a non-empty string" + (" (FILE.py or FILE.py:Class)" if k == "file" else ""))
     if missing:
         return None
-    ctl = ControllerConfig(name=data["name"], robot=data["robot"], command=data["command"], period=timestep)
+    ctl = ControllerConfig(name=data["name"], robot=data["robot"], command=str(data.get("command", "")),
+                           in_process=in_process, options=dict(c.mapping(f"{key}.options", data.get("options"))),
+                           period=timestep)
+    if in_process:
+        path, _, cls = data["file"].partition(":")
+        ctl.file = str((folder / path).resolve()) + (f":{cls}" if cls else "")
     for k in ("period", "deadline"):
         if k in data and (v := c.number(f"{key}.{k}", data[k], positive=True)) is not None:
             setattr(ctl, k, v)
@@ -310,8 +318,7 @@ def _cross_check(c: _Checker, p: Project) -> None:
     for i, ctl in enumerate(p.controllers):
         if ctl.robot not in names:
             c.bad(f"controllers[{i}].robot", f"no model named {ctl.robot!r} (models: {', '.join(names)})")
-        ratio = ctl.period / p.world.timestep
-        if abs(ratio - round(ratio)) > 1e-6 or round(ratio) < 1:
+        if period_ticks(ctl.period, p.world.timestep) is None:
             c.bad(f"controllers[{i}].period",
                   f"{ctl.period} is not a whole multiple of world.timestep {p.world.timestep}")
     for i, pair in enumerate(p.collisions):
@@ -366,7 +373,7 @@ def parse_project(data: Any, path: str) -> Project:
     project = Project(path=str(Path(path).resolve()))
     project.world = _world(c, c.mapping("world", data.get("world")))
     for section, parse in (("models", lambda i, d: _model(c, i, d, folder)),
-                           ("controllers", lambda i, d: _controller(c, i, d, project.world.timestep)),
+                           ("controllers", lambda i, d: _controller(c, i, d, folder, project.world.timestep)),
                            ("collisions", lambda i, d: _collision(c, i, d))):
         items = data.get(section) or []
         if not isinstance(items, list):

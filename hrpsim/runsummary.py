@@ -1,4 +1,4 @@
-"""The run summary: its fields (DESIGN.md) and how it reads on a terminal."""
+"""The run summary: its fields (docs/architecture.md, "The run summary") and how it reads on a terminal."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def fallen(robot: dict[str, Any]) -> bool | None:
     """True or False for a robot with joints that started upright; None (no verdict) for anything
     else: a dropped box, or a body that started lying down, has nothing to fall from."""
     start, lowest = robot.get("root_start"), robot.get("min_root_z")
-    if not robot.get("joints") or not robot.get("upright_start"):
+    if not robot.get("has_joints") or not robot.get("upright_start"):
         return None
     if not start or lowest is None or start[2] <= 0:
         return None

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from controller_helpers import EXAMPLES, write_controller
+
 from hrpsim.controllers.command import Command
 from hrpsim.controllers.runner import controller_class, load_controller, make_controller
 from hrpsim.controllers.state import JointIndex, State
-
 from hrpsim.errors import ConfigError, NotFound, RequestError
 
 JOINTS = JointIndex(["HIP", "KNEE", "ANKLE"])

@@ -17,7 +17,7 @@ def rotation_about_x(angle: float) -> np.ndarray:
 
 def robot(joints: int, tilt: float, lowest: float) -> dict:
     return {"root_start": [0.0, 0.0, 1.0], "root_end": [0.0, 0.0, lowest], "min_root_z": lowest,
-            "joints": joints, "upright_start": upright(rotation_about_x(tilt))}
+            "has_joints": joints > 0, "upright_start": upright(rotation_about_x(tilt))}
 
 
 @pytest.mark.parametrize("entry, verdict", [

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hrpsim.engines.ode.engine import World
-from hrpsim.engines.ode.placement import current_link_values
-from hrpsim.modelloader import load_body
-from hrpsim.modelloader.urdf_export import write_urdf
 from sim_helpers import model, project
 
 from hrpsim.bodyinfo import Body
+from hrpsim.engines.base import JointCommand
+from hrpsim.engines.ode.engine import OdeEngine
+from hrpsim.engines.ode.placement import current_link_values
+from hrpsim.modelloader import load_body
+from hrpsim.modelloader.urdf_export import write_urdf
 
 WAM = "openrave/robots/barrett-wam-sensors.zae"
 MASTERS = {"JF1": 0.9, "JF2": 0.6, "JF3": 1.2, "JF4": 1.5}
@@ -29,7 +30,7 @@ def wam(request, models_dir: Path, tmp_path_factory) -> Body:
     return body
 
 
-def mimic_errors(world: World, body: Body) -> dict[str, float]:
+def mimic_errors(world: OdeEngine, body: Body) -> dict[str, float]:
     """Per mimic joint, how far it is from multiplier * master + offset (rad)."""
     values, _ = current_link_values(world.model("wam"))
     by_label = {lk.joint_label: i for i, lk in enumerate(body.links)}
@@ -38,9 +39,9 @@ def mimic_errors(world: World, body: Body) -> dict[str, float]:
             for i, lk in enumerate(body.links) if lk.mimic is not None}
 
 
-def wam_world(tmp_path: Path, body: Body, **world: object) -> World:
+def wam_world(tmp_path: Path, body: Body, **world: object) -> OdeEngine:
     proj, bodies = project(tmp_path, [(model("wam", drive="high_gain"), body)], **world)
-    return World(proj, bodies)
+    return OdeEngine(proj, bodies)
 
 
 def test_mimic_joints_start_on_their_masters_and_follow_them(tmp_path: Path, wam: Body) -> None:
@@ -50,10 +51,10 @@ def test_mimic_joints_start_on_their_masters_and_follow_them(tmp_path: Path, wam
     q_ref = np.zeros(len(names))
     for joint, value in MASTERS.items():
         q_ref[names.index(joint)] = value
-    world.command("wam", q_ref=q_ref)
+    world.apply("wam", JointCommand(q_ref=q_ref))
     for _ in range(1000):
         world.step()
-    q = world.state("wam")["q"]
+    q = world.read("wam").q
     assert [q[names.index(j)] for j in MASTERS] == pytest.approx(list(MASTERS.values()), abs=1e-3)
     errors = mimic_errors(world, wam)
     assert sorted(errors) == ["JF1mimic", "JF2mimic", "JF3mimic", "JF4mimic"]

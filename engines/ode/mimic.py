@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 from hrpsim.engines.ode import params as odeparams
 from hrpsim.engines.ode.model import LinkSim, OdeModel
-
 from hrpsim.kinematics import mimic_masters
 
 MIMIC_FMAX = 1e7  # N m (N): rigid for any load a model meets, bounded so ODE's LCP stays a box problem

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from hrpsim.modelloader.vrml.nodes import MF, ExternProto, Interface, IsRef, Node, ParsedFile, Proto, Use, Where
-from hrpsim.modelloader.vrml.unclosed import describe_end
 from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from hrpsim.errors import ModelError
+from hrpsim.modelloader.vrml.nodes import MF, ExternProto, Interface, IsRef, Node, ParsedFile, Proto, Use, Where
+from hrpsim.modelloader.vrml.unclosed import describe_end
 
 GRAMMAR = Path(__file__).with_name("vrml97.lark")
 
