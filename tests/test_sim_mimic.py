@@ -11,6 +11,7 @@ from sim_helpers import model, project
 
 from hrpsim.bodyinfo import Body
 from hrpsim.engines.base import JointCommand
+from hrpsim.engines.kinematic.engine import KinematicEngine
 from hrpsim.engines.ode.engine import OdeEngine
 from hrpsim.engines.ode.placement import current_link_values
 from hrpsim.modelloader import load_body
@@ -77,3 +78,21 @@ def test_a_configuration_set_by_hand_puts_the_mimics_on_their_masters(tmp_path: 
     q[names.index("JF3")] = 1.0
     world.set_link_data("wam", q=q)
     assert max(map(abs, mimic_errors(world, wam).values())) < 1e-9
+
+
+def test_the_kinematic_engine_moves_mimic_joints_with_their_masters(tmp_path: Path, wam: Body) -> None:
+    proj, bodies = project(tmp_path, [(model("wam"), wam)])
+    engine = KinematicEngine(proj, bodies)
+    names = wam.joint_names
+    q_ref = np.zeros(len(names))
+    for joint, value in MASTERS.items():
+        q_ref[names.index(joint)] = value
+    engine.apply("wam", JointCommand(q_ref=q_ref))
+    engine.step()
+    values, _ = engine.link_values("wam")
+    by_label = {lk.joint_label: i for i, lk in enumerate(wam.links)}
+    for i, lk in enumerate(wam.links):
+        if lk.mimic is not None:
+            master = values[by_label[lk.mimic.joint]]
+            assert master == pytest.approx(MASTERS[lk.mimic.joint])
+            assert values[i] == pytest.approx(lk.mimic.multiplier * master + lk.mimic.offset)
