@@ -39,6 +39,7 @@ from hrpsim.bodyinfo import Body
 from hrpsim.controllers.base import Controller
 from hrpsim.controllers.command import Command
 from hrpsim.controllers.link import SimulatorLink
+from hrpsim.controllers.options import convert_options, split_options
 from hrpsim.controllers.state import JointIndex, State
 from hrpsim.errors import ConfigError, HrpsimError, NotFound, PeerGone, RequestError, Timeout
 from hrpsim.logs import setup_logging
@@ -71,6 +72,11 @@ class _Interrupted(Exception):
 
 def load_controller(spec: str, **options: Any) -> Controller:
     """``FILE.py`` or ``FILE.py:Class`` -> an instance. Without a class, the file's one Controller subclass."""
+    return controller_class(spec)(**options)
+
+
+def controller_class(spec: str) -> type[Controller]:
+    """``FILE.py`` or ``FILE.py:Class`` -> the class. Without a class, the file's one Controller subclass."""
     path_text, _, class_name = spec.partition(":")
     path = Path(path_text)
     if not path.is_file():
@@ -94,7 +100,7 @@ def load_controller(spec: str, **options: Any) -> Controller:
     else:
         raise ConfigError(f"{path} defines {len(classes)} Controller subclasses "
                           f"({', '.join(c.__name__ for c in classes) or 'none'}): name one as {path}:ClassName")
-    return cls(**options)
+    return cls
 
 
 def find_controller_endpoint(robot: str, *, nameserver: str | None, simserver: str | None,
@@ -320,21 +326,14 @@ def _parser(*, with_spec: bool = True) -> argparse.ArgumentParser:
                    help="busy-poll this many microseconds for the next state before sleeping: a shorter round "
                    "trip for a core's worth of CPU (default 0)")
     p.add_argument("--option", "-o", action="append", default=[], metavar="KEY=VALUE",
-                   help="keyword option for the controller's constructor (repeatable)")
+                   help="keyword option for the controller's constructor (repeatable), converted to the type "
+                   "its parameter declares (int, float, bool, str, Path)")
     return p
 
 
-def _controller_options(pairs: list[str]) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.isidentifier():
-            raise ConfigError(f"--option {pair!r}: write KEY=VALUE with KEY a Python identifier")
-        try:
-            options[key] = float(value) if value.replace(".", "", 1).lstrip("-").isdigit() else value
-        except ValueError:
-            options[key] = value
-    return options
+def make_controller(cls: type[Controller], pairs: list[str]) -> Controller:
+    """An instance of ``cls`` from ``-o KEY=VALUE`` pairs, each converted by the constructor's type hints."""
+    return cls(**convert_options(cls, split_options(pairs)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -342,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     setup_logging(f"controller[{args.name or Path(args.spec.split(':')[0]).stem}]")
     try:
-        controller = load_controller(args.spec, **_controller_options(args.option))
+        controller = make_controller(controller_class(args.spec), args.option)
     except (ConfigError, TypeError, ValueError) as exc:
         log.error("%s", exc)
         return EXIT_REFUSED
@@ -354,7 +353,7 @@ def run_main(cls: type[Controller], argv: list[str] | None = None) -> int:
     args = _parser(with_spec=False).parse_args(argv)
     setup_logging(f"controller[{args.name or cls.__name__}]")
     try:
-        controller = cls(**_controller_options(args.option))
+        controller = make_controller(cls, args.option)
     except (ConfigError, TypeError, ValueError) as exc:
         log.error("cannot create %s: %s", cls.__name__, exc)
         return EXIT_REFUSED

@@ -96,7 +96,7 @@ class ControllerConfig:
     in_process: bool = False  # run inside the simulator: ``file`` names the Controller subclass
     file: str = ""  # FILE.py or FILE.py:Class, absolute (in-process controllers)
     options: dict[str, Any] = field(default_factory=dict)  # keyword arguments of its constructor
-    period: float = 0.001
+    period: float = 0.001  # the parser makes it one world time step when the project gives none
     policy: str = "stop"  # what the simulator does when this controller is late, leaves or dies
     deadline: float = 5.0  # seconds the simulator waits for an answer in lockstep
     cwd: str = ""  # working directory for the command (default: the project's folder)
@@ -123,7 +123,7 @@ class Project:
     controllers: list[ControllerConfig] = field(default_factory=list)
     collisions: list[CollisionPair] = field(default_factory=list)
     services: dict[str, Any] = field(default_factory=dict)  # e.g. {collision: true}
-    notes: list[str] = field(default_factory=list)  # what a foreign project format could not express
+    notes: list[str] = field(default_factory=list)  # what has no effect, or what a foreign format cannot express
 
     @property
     def folder(self) -> Path:
@@ -193,6 +193,14 @@ class _Checker:
         out = [self.number(f"{key}[{i}]", v) for i, v in enumerate(value)]
         return None if any(v is None for v in out) else out  # type: ignore[return-value]
 
+    def boolean(self, key: str, value: Any) -> bool | None:
+        # YAML reads yes/no as booleans only in YAML 1.1 and not when quoted: anything else is refused
+        # rather than read by Python's truthiness, where "no" would be true.
+        if not isinstance(value, bool):
+            self.bad(key, f"must be true or false, got {value!r}")
+            return None
+        return value
+
     def choice(self, key: str, value: Any, choices: tuple[str, ...]) -> str | None:
         if value not in choices:
             self.bad(key, f"must be one of {', '.join(choices)}, got {value!r}")
@@ -242,11 +250,8 @@ def _world(c: _Checker, data: dict[str, Any]) -> WorldConfig:
         c.positive_int("world.publish_every", data["publish_every"], w, "publish_every")
     w.ode = _ode(c, c.mapping("world.ode", data.get("ode")))
     w.mujoco = dict(c.mapping("world.mujoco", data.get("mujoco")))
-    if "joint_limits" in data:
-        if isinstance(data["joint_limits"], bool):
-            w.joint_limits = data["joint_limits"]
-        else:
-            c.bad("world.joint_limits", f"must be true or false, got {data['joint_limits']!r}")
+    if "joint_limits" in data and (flag := c.boolean("world.joint_limits", data["joint_limits"])) is not None:
+        w.joint_limits = flag
     return w
 
 
@@ -277,7 +282,9 @@ def _model(c: _Checker, i: int, data: Any, folder: Path) -> ModelConfig | None:
     path = (folder / file).resolve()
     if not path.is_file():
         c.bad(f"{key}.file", f"no such file: {path}")
-    m = ModelConfig(name=name, file=str(path), static=bool(data.get("static", False)))
+    m = ModelConfig(name=name, file=str(path))
+    if "static" in data and (flag := c.boolean(f"{key}.static", data["static"])) is not None:
+        m.static = flag
     if "position" in data and (p := c.vector(f"{key}.position", data["position"], 3)) is not None:
         m.position = p
     if "rotation" in data and (r := c.vector(f"{key}.rotation", data["rotation"], 4)) is not None:
@@ -291,6 +298,8 @@ def _model(c: _Checker, i: int, data: Any, folder: Path) -> ModelConfig | None:
     elif c.choice(f"{key}.drive", drive, DRIVE_MODES):
         m.drive = drive
     m.options = c.mapping(f"{key}.options", data.get("options"))
+    if "lenient" in m.options:
+        c.boolean(f"{key}.options.lenient", m.options["lenient"])
     if data.get("devices") is not None:
         m.devices = _devices(c, f"{key}.devices", c.mapping(f"{key}.devices", data["devices"]))
     return m
@@ -334,10 +343,8 @@ def _devices(c: _Checker, key: str, data: dict[str, Any]) -> DeviceConfig:
             c.bad(f"{key}.latency.{name}", f"must be a whole number of ticks >= 0, got {value!r}")
         else:
             setattr(d, f"{name}_latency", value)
-    saturate = data.get("saturate_torque", False)
-    if not isinstance(saturate, bool):
-        c.bad(f"{key}.saturate_torque", f"must be true or false, got {saturate!r}")
-    d.saturate_torque = saturate is True
+    d.saturate_torque = "saturate_torque" in data and c.boolean(f"{key}.saturate_torque",
+                                                                 data["saturate_torque"]) is True
     drop = c.number(f"{key}.drop_commands", data.get("drop_commands", 0.0))
     if drop is not None and not 0.0 <= drop < 1.0:
         c.bad(f"{key}.drop_commands", f"must be a probability in [0, 1), got {drop}")
@@ -347,14 +354,11 @@ def _devices(c: _Checker, key: str, data: dict[str, Any]) -> DeviceConfig:
     return d
 
 
-def _controller(c: _Checker, i: int, data: Any, folder: Path) -> ControllerConfig | None:
+def _controller(c: _Checker, i: int, data: Any, folder: Path, timestep: float) -> ControllerConfig | None:
     key = f"controllers[{i}]"
     data = c.mapping(key, data)
     c.unknown(key, data, _fields(ControllerConfig))
-    in_process = data.get("in_process", False)
-    if not isinstance(in_process, bool):
-        c.bad(f"{key}.in_process", f"must be true or false, got {in_process!r}")
-        in_process = False
+    in_process = "in_process" in data and c.boolean(f"{key}.in_process", data["in_process"]) is True
     program = "file" if in_process else "command"
     missing = [k for k in ("name", "robot", program) if not isinstance(data.get(k), str) or not data.get(k)]
     for k in missing:
@@ -362,7 +366,8 @@ def _controller(c: _Checker, i: int, data: Any, folder: Path) -> ControllerConfi
     if missing:
         return None
     ctl = ControllerConfig(name=data["name"], robot=data["robot"], command=str(data.get("command", "")),
-                           in_process=in_process, options=dict(c.mapping(f"{key}.options", data.get("options"))))
+                           in_process=in_process, options=dict(c.mapping(f"{key}.options", data.get("options"))),
+                           period=timestep)
     if in_process:
         path, _, cls = data["file"].partition(":")
         ctl.file = str((folder / path).resolve()) + (f":{cls}" if cls else "")
@@ -384,6 +389,8 @@ def _collision(c: _Checker, i: int, data: Any) -> CollisionPair | None:
         c.bad(key, "needs 'a' and 'b': the names of two models (the same name twice for self-collision)")
         return None
     pair = CollisionPair(a=data["a"], b=data["b"], self_collision=data["a"] == data["b"])
+    if "self_collision" in data:
+        c.boolean(f"{key}.self_collision", data["self_collision"])
     for k in ("friction", "sliding_friction", "restitution", "soft_erp", "soft_cfm"):
         if data.get(k) is not None and (v := c.number(f"{key}.{k}", data[k])) is not None:
             setattr(pair, k, v)
@@ -406,16 +413,53 @@ def _cross_check(c: _Checker, p: Project) -> None:
                 c.bad(f"collisions[{i}].{side}", f"no model named {getattr(pair, side)!r}")
 
 
+SECTIONS = {"world", "models", "controllers", "collisions", "services"}
+
+
+def _empty_sections(c: _Checker, data: dict[str, Any]) -> None:
+    """A section written with nothing after it: most often a file cut short, so refused rather
+    than read as 'no models' or 'default world'."""
+    for section in SECTIONS:
+        if section in data and data[section] is None:
+            c.bad(section, "is empty (nothing follows the key; is the file cut short?): "
+                  "give its entries or remove the key")
+    for section in ("models", "controllers", "collisions"):
+        items = data.get(section)
+        for i, item in enumerate(items if isinstance(items, list) else []):
+            if item is None:
+                c.bad(f"{section}[{i}]", "is an empty entry (a '-' with nothing after it)")
+
+
+def _services(c: _Checker, data: Any) -> dict[str, Any]:
+    services = c.mapping("services", data)
+    if "collision" in services:
+        c.boolean("services.collision", services["collision"])
+    return services
+
+
+def _notes(data: dict[str, Any], project: Project) -> list[str]:
+    """What the project says that will have no effect, for the launcher to tell the user."""
+    world = data.get("world") if isinstance(data.get("world"), dict) else {}
+    if not project.models and "end_time" in world:
+        return ["world.end_time has no effect in a project without models: nothing is simulated, so the "
+                "stack runs until Ctrl-C or `hrpsim launch --until SECONDS`"]
+    return []
+
+
 def parse_project(data: Any, path: str) -> Project:
     """Check and convert already-parsed YAML. Paths resolve against ``path``'s folder."""
     c = _Checker(path)
     folder = Path(path).resolve().parent
+    if data is None:
+        raise ConfigError(f"{path}: the project file is empty; it needs at least a 'world' or a 'models' "
+                          "section (see examples/box_drop.yaml)")
     data = c.mapping("(top level)", data)
-    c.unknown("", data, {"world", "models", "controllers", "collisions", "services"})
+    c.unknown("", data, SECTIONS)
+    _empty_sections(c, data)
     project = Project(path=str(Path(path).resolve()))
     project.world = _world(c, c.mapping("world", data.get("world")))
     for section, parse in (("models", lambda i, d: _model(c, i, d, folder)),
-                           ("controllers", lambda i, d: _controller(c, i, d, folder)),
+                           ("controllers", lambda i, d: _controller(c, i, d, folder, project.world.timestep)),
                            ("collisions", lambda i, d: _collision(c, i, d))):
         items = data.get(section) or []
         if not isinstance(items, list):
@@ -423,7 +467,8 @@ def parse_project(data: Any, path: str) -> Project:
             continue
         parsed = [parse(i, d) for i, d in enumerate(items)]
         setattr(project, section, [x for x in parsed if x is not None])
-    project.services = c.mapping("services", data.get("services"))
+    project.services = _services(c, data.get("services"))
+    project.notes = _notes(data, project)
     for ctl in project.controllers:
         ctl.cwd = str((folder / ctl.cwd).resolve()) if ctl.cwd else str(folder)
     _cross_check(c, project)
@@ -441,7 +486,7 @@ def load_project(path: str | Path) -> Project:
 
         data, notes = read_grxui(path)
         project = parse_project(data, str(path))
-        project.notes = notes
+        project.notes = [*notes, *project.notes]
         return project
     try:
         text = path.read_text(encoding="utf-8")

@@ -273,7 +273,7 @@ class ControllerHub:
         try:
             msg = proto.decode(frame.bytes, expect=proto.TO_SIMULATOR)
         except ProtocolError as exc:
-            self._bad_message(identity, ctl, f"malformed message: {exc}", "")
+            self._bad_message(identity, ctl, f"malformed message: {exc}", "", kind="ProtocolError")
             return
         kind = msg["type"]
         if kind == proto.COMMAND:
@@ -321,7 +321,7 @@ class ControllerHub:
             ctl = self._admit(identity, hello)
         except RequestError as exc:
             log.warning("refused a controller: %s", exc)
-            self._send(identity, proto.error(str(exc), field_name=proto.field_of(str(exc)) or "hello", fatal=True))
+            self._send(identity, proto.error_for(exc, default_field="hello", fatal=True))
             return
         ctl.fd = fd
         body = self.engine.body(ctl.robot)
@@ -364,7 +364,7 @@ class ControllerHub:
         try:
             cmd = proto.parse_command(msg, joint_names=names, index_of=index_of, expected_tick=expected)
         except RequestError as exc:
-            self._bad_message(identity, ctl, str(exc), proto.field_of(str(exc)))
+            self._bad_message(identity, ctl, str(exc), exc.field)
             return
         if expected is None:
             self._bad_message(identity, ctl, f"command for tick {cmd.tick}, but no state is waiting for an answer",
@@ -376,9 +376,10 @@ class ControllerHub:
             stats.late_applied += 1
         ctl.outstanding, ctl.answer, ctl.answered_late = None, cmd, False
 
-    def _bad_message(self, identity: bytes, ctl: AttachedController | None, message: str, field_name: str) -> None:
+    def _bad_message(self, identity: bytes, ctl: AttachedController | None, message: str, field_name: str,
+                     kind: str = "RequestError") -> None:
         tick = ctl.outstanding if ctl is not None else None
-        self._send(identity, proto.error(message, field_name=field_name, tick=tick))
+        self._send(identity, proto.error(message, field_name=field_name, tick=tick, kind=kind))
         if ctl is None:
             log.warning("message from an unattached peer refused: %s", message)
             return
@@ -411,7 +412,7 @@ class ControllerHub:
             else:
                 self.engine.apply(ctl.robot, merged)
         except RequestError as exc:
-            self._bad_message(ctl.identity, ctl, str(exc), proto.field_of(str(exc)))
+            self._bad_message(ctl.identity, ctl, str(exc), exc.field)
             self._apply_policy(ctl, f"command refused by the engine: {exc}")
             return
         self._stats[ctl.name].ticks += 1
