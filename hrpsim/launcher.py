@@ -148,12 +148,15 @@ class Launch:
         for note in p.notes:
             print(f"launch: note: {note}", file=sys.stderr)
         self.start_nameserver()
+        # The project is the operator's: its folder and its models' folders are where files come from.
+        roots = dict.fromkeys([str(Path(p.path).parent), *(str(Path(m.file).parent) for m in p.models)])
+        root_args = [arg for root in roots for arg in ("--model-root", root)]
         if p.models:
-            self.start_service("modelloader")
+            self.start_service("modelloader", root_args)
         if p.world.collision == "service" or p.services.get("collision"):
             self.start_service("collision")
         if p.models:
-            self.start_service("simserver", ["--project", p.path])
+            self.start_service("simserver", ["--project", p.path, *root_args])
         for i in range(len(p.controllers)):
             self.start_controller(i)
 

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from hrpsim.errors import ConfigError
+from hrpsim.files import read_model
 
 SYNC_MODES = ("lockstep", "realtime")
 DRIVE_MODES = ("torque", "high_gain", "velocity")
@@ -347,9 +348,9 @@ def load_project(path: str | Path) -> Project:
         project.notes = notes
         return project
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read project file {path}: {exc.strerror}") from None
+        text = read_model(path, "project file", ConfigError).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); a project file is YAML") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

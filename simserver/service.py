@@ -25,6 +25,7 @@ import logging
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,7 @@ from hrpsim.simserver.loop import TickLoop
 from hrpsim.simserver.publisher import StatePublisher
 
 from hrpsim.errors import HrpsimError, RequestError, SimulationError
+from hrpsim.files import ReadPolicy, add_root_option, model_roots, reading_under
 from hrpsim.kinematics import forward_kinematics
 from hrpsim.logs import setup_logging
 from hrpsim.naming import sibling_bind
@@ -55,9 +57,10 @@ class SimServer(Service):
 
     def __init__(self, project: Project, *, nameserver: str | None = None, bind: str = DEFAULT_BIND,
                  until: float | None = None, name: str = "simserver", register: bool = True,
-                 context: zmq.Context | None = None) -> None:
+                 context: zmq.Context | None = None, roots: tuple[str, ...] = ()) -> None:
         self.project = project
         self.nameserver = nameserver
+        self.read_policy = ReadPolicy(roots=(Path(project.path).parent, *model_roots(roots)))
         self.until = until
         ctx = context or zmq.Context.instance()
         self.world = World(project, load_bodies(project, nameserver), nameserver=nameserver)
@@ -159,8 +162,10 @@ class SimServer(Service):
 
     def op_init(self, project: str | None = None) -> dict[str, Any]:
         self._require_idle("init")
-        proj = load_project(project) if project else load_project(self.project.path)
-        self.world.rebuild(proj, load_bodies(proj, self.nameserver))
+        with reading_under(self.read_policy):  # a peer's project: only from the allowed folders
+            proj = load_project(project) if project else load_project(self.project.path)
+            bodies = load_bodies(proj, self.nameserver)
+        self.world.rebuild(proj, bodies)
         self.hub.reconfigure(proj)
         self.project = proj
         self._target = self._end_time(self.until)
@@ -300,12 +305,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nameserver", help="nameserver address (default: $HRPSIM_NAMESERVER or port 2809)")
     parser.add_argument("--bind", default=DEFAULT_BIND, help="address for requests (default: %(default)s)")
     parser.add_argument("--name", default="simserver", help="name to register (default: %(default)s)")
+    add_root_option(parser)
     parser.add_argument("--start", action="store_true", help="start the run at once instead of waiting for 'start'")
     args = parser.parse_args(argv)
     setup_logging("simserver")
     try:
         server = SimServer(load_project(args.project), nameserver=args.nameserver, bind=args.bind,
-                           until=args.until, name=args.name)
+                           until=args.until, name=args.name, roots=tuple(args.model_root))
     except HrpsimError as exc:
         print(f"hrpsim run simserver: {exc}", file=sys.stderr)
         return 1

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from process_helpers import REPO, ManagedProcess, wait_for_file
+from process_helpers import REPO, ManagedProcess, model_roots_for, wait_for_file
 
 from hrpsim.client import Client
 from hrpsim.errors import NotFound
@@ -64,7 +64,8 @@ def two_hosts() -> Iterator[TwoHosts]:
 
 def start(args: list[str], log: Path, *, advertise: str, namespace: str | None = None) -> ManagedProcess:
     prefix = ["ip", "netns", "exec", namespace] if namespace else []
-    env = {**os.environ, "HRPSIM_ADVERTISE_HOST": advertise, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "HRPSIM_ADVERTISE_HOST": advertise, "PYTHONPATH": str(REPO),
+           "HRPSIM_MODEL_ROOTS": model_roots_for(log.parent)}
     with open(log, "wb") as out:
         popen = subprocess.Popen([*prefix, sys.executable, "-m", "hrpsim", *args], stdout=out,
                                  stderr=subprocess.STDOUT, cwd=REPO, env=env, start_new_session=True)
