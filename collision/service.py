@@ -53,6 +53,9 @@ class CollisionService(Service):
             "scan": self.scan,
         }
 
+    def roles(self) -> dict[str, str]:  # changing the scene needs admin (the default)
+        return dict.fromkeys(["bodies", "pairs", "contacts", "intersect", "distance", "ray", "scan"], "observer")
+
     # --- bodies and pairs ---
 
     def add_body(self, name: str, body: dict[str, Any] | None = None, file: str | None = None,

@@ -15,6 +15,7 @@ from zmq.utils.monitor import parse_monitor_message
 
 from hrpsim import tick as proto
 from hrpsim.errors import PeerGone, ProtocolError, RequestError, Timeout
+from hrpsim.security import connect_securely
 
 MONITOR_SLICE_S = 0.1  # a waiting receive looks at the connection monitor this often
 HEARTBEAT_MS = 1000  # zmq heartbeats find a peer that vanished without closing (a host gone)
@@ -31,6 +32,7 @@ class SimulatorLink:
         self._sock.setsockopt(zmq.LINGER, 0)
         self._sock.setsockopt(zmq.HEARTBEAT_IVL, HEARTBEAT_MS)
         self._sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * HEARTBEAT_MS)
+        connect_securely(self._sock)
         self._monitor = self._sock.get_monitor_socket(zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED)
         self._sock.connect(endpoint)
         self._connected = False

@@ -84,6 +84,9 @@ class HardwareStandIn(Service):
     def operations(self) -> dict[str, Operation]:
         return {"start": self.op_start, "status": self.op_status, "summary": self.op_summary}
 
+    def roles(self) -> dict[str, str]:  # start needs admin (the default)
+        return {"status": "observer", "summary": "observer"}
+
     def op_start(self, until: float | None = None) -> dict[str, Any]:
         if until is not None:
             self.until = float(until)

@@ -17,7 +17,8 @@ import zmq
 from zmq.utils.monitor import parse_monitor_message
 
 from hrpsim.codec import CODEC, Codec
-from hrpsim.errors import ERROR_TYPES, PeerGone, ProtocolError, RemoteError, Timeout
+from hrpsim.errors import ERROR_TYPES, AccessDenied, PeerGone, ProtocolError, RemoteError, Timeout
+from hrpsim.security import connect_securely
 
 DEFAULT_TIMEOUT = 5.0
 
@@ -47,7 +48,10 @@ class Client:
         self._ctx = context or zmq.Context.instance()
         self._sock = self._ctx.socket(zmq.DEALER)
         self._sock.setsockopt(zmq.LINGER, 0)
-        self._monitor = self._sock.get_monitor_socket(zmq.EVENT_DISCONNECTED | zmq.EVENT_CONNECTED)
+        connect_securely(self._sock)
+        self._monitor = self._sock.get_monitor_socket(
+            zmq.EVENT_DISCONNECTED | zmq.EVENT_CONNECTED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+            | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL)
         self._connected_once = False
         try:
             self._sock.connect(endpoint)
@@ -127,6 +131,9 @@ class Client:
         return gone
 
     def _note_event(self, event: dict[str, Any]) -> bool:
+        if event["event"] in (zmq.EVENT_HANDSHAKE_FAILED_AUTH, zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL):
+            raise AccessDenied(f"{self.peer} at {self.endpoint} refused this process's key (or it speaks "
+                               "without keys): is the key on its allow-list, and do both sides use --keys?")
         if event["event"] == zmq.EVENT_CONNECTED:
             self._connected_once = True
             return False

@@ -49,6 +49,9 @@ class ModelLoaderService(Service):
     def operations(self) -> dict[str, Operation]:
         return {"load": self.load, "clear": self.clear, "stats": self.stats}
 
+    def roles(self) -> dict[str, str]:  # clear needs admin (the default)
+        return {"load": "observer", "stats": "observer"}
+
     def load(self, path: Any, options: Any = None) -> dict[str, Any]:
         local = local_path(path)
         opts = checked_options(options)

@@ -30,6 +30,7 @@ from zmq.utils.monitor import parse_monitor_message
 from hrpsim import tick as proto
 from hrpsim.errors import ProtocolError, RequestError, SimulationError
 from hrpsim.project import ControllerConfig, Project
+from hrpsim.security import admit_controller
 from hrpsim.service import DEFAULT_BIND, bind_router
 
 log = logging.getLogger("hrpsim.simserver.hub")
@@ -82,6 +83,7 @@ class _Controller:
     outstanding: int | None = None  # the tick whose state it has and has not answered yet
     sent_at: float = 0.0
     answer: proto.Command | None = None
+    key: str = ""  # the name of the key it attached with (hrpsim.security)
 
     def due(self, tick: int) -> bool:
         return tick >= self.start_tick and tick % self.every == 0
@@ -112,7 +114,8 @@ class ControllerHub:
         self._stale_disconnects: dict[int, int] = {}
         self._ordered: list[_Controller] = []  # attached controllers by name: the order commands apply in
         ctx = context or zmq.Context.instance()
-        self._router, self.endpoint = bind_router(ctx, bind, "controller hub", mandatory=True)
+        self._router, self.endpoint = bind_router(ctx, bind, "controller hub", mandatory=True,
+                                                  domain="controllers")
         self._monitor = self._router.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         self._poller = zmq.Poller()
         self._poller.register(self._router, zmq.POLLIN)
@@ -279,7 +282,9 @@ class ControllerHub:
     def _on_hello(self, identity: bytes, msg: dict[str, Any], frame: zmq.Frame) -> None:
         try:
             hello = proto.parse_hello(msg)
+            key = admit_controller(frame, hello.robot, self._by_name.get(hello.controller))
             ctl = self._admit(identity, hello)
+            ctl.key = key
         except RequestError as exc:
             log.warning("refused a controller: %s", exc)
             self._send(identity, proto.error(str(exc), field_name=proto.field_of(str(exc)) or "hello", fatal=True))

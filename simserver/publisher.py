@@ -12,7 +12,9 @@ from typing import Any
 import zmq
 
 from hrpsim.codec import CODEC
+from hrpsim.errors import HrpsimError
 from hrpsim.naming import advertised
+from hrpsim.security import connect_securely, serve_securely
 
 TOPIC = b"world"
 SEND_HWM = 4
@@ -23,6 +25,11 @@ class StatePublisher:
         self.socket = context.socket(zmq.PUB)
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.setsockopt(zmq.SNDHWM, SEND_HWM)
+        try:
+            serve_securely(self.socket, bind, "state", "state stream")
+        except HrpsimError:
+            self.socket.close(linger=0)
+            raise
         self.socket.bind(bind)
         self.endpoint = advertised(self.socket.getsockopt_string(zmq.LAST_ENDPOINT))
         self.sent = 0
@@ -38,3 +45,15 @@ class StatePublisher:
     def close(self) -> None:
         if not self.socket.closed:
             self.socket.close(linger=0)
+
+
+def subscribe(context: zmq.Context, endpoint: str) -> zmq.Socket:
+    """A SUB socket on a simulator's state stream (``simserver``'s ``state`` metadata), with
+    this process's key when keys are set."""
+    sock = context.socket(zmq.SUB)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.RCVHWM, SEND_HWM)
+    connect_securely(sock)
+    sock.setsockopt(zmq.SUBSCRIBE, TOPIC)
+    sock.connect(endpoint)
+    return sock

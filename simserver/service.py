@@ -93,6 +93,11 @@ class SimServer(Service):
             "forward_kinematics": self.op_forward_kinematics,
         }
 
+    def roles(self) -> dict[str, str]:  # run control and set_* need admin (the default)
+        return {**dict.fromkeys(["status", "summary", "models", "state", "sensor_state", "world_state",
+                                 "get_link_data", "forward_kinematics"], "observer"),
+                "command": "controller", "set_drive_modes": "controller"}
+
     # --- the serving loop ---
 
     def serve_forever(self, *, install_signals: bool = True) -> None:

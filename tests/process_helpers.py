@@ -56,7 +56,9 @@ def model_roots_for(folder: Path) -> str:
 
 def spawn(args: list[str], log: Path, env: dict[str, str] | None = None) -> ManagedProcess:
     """Start ``hrpsim ARGS`` in its own session, output to ``log``."""
-    full_env = {**os.environ, "HRPSIM_MODEL_ROOTS": model_roots_for(log.parent), **(env or {})}
+    # A service binds with the deployment's server key, whichever key the test itself uses.
+    inherited = {k: v for k, v in os.environ.items() if k != "HRPSIM_KEY"}
+    full_env = {**inherited, "HRPSIM_MODEL_ROOTS": model_roots_for(log.parent), **(env or {})}
     full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), full_env.get("PYTHONPATH", "")]))
     with open(log, "wb") as out:
         popen = subprocess.Popen(

@@ -203,6 +203,7 @@ def test_a_service_bound_to_every_interface_registers_a_reachable_endpoint(
     from hrpsim.service import Service
 
     monkeypatch.setenv("HRPSIM_ADVERTISE_HOST", "127.0.0.1")
+    monkeypatch.setenv("HRPSIM_INSECURE", "1")  # the refusal without keys has its own test
     service = Service("wide", bind="tcp://0.0.0.0:*", nameserver=nameserver)
     service.start()
     try:
