@@ -30,6 +30,7 @@ log = logging.getLogger("hrpsim.collision")
 
 class CollisionService(Service):
     kind = "collision"
+    max_request_bytes = 64 * 1024 * 1024  # add_body carries a body's meshes
 
     def __init__(self, name: str = DEFAULT_NAME, **kwargs: Any) -> None:
         self.scene = Scene()

@@ -19,6 +19,7 @@ from hrpsim.security import connect_securely
 
 MONITOR_SLICE_S = 0.1  # a waiting receive looks at the connection monitor this often
 HEARTBEAT_MS = 1000  # zmq heartbeats find a peer that vanished without closing (a host gone)
+MAX_WELCOME_BYTES = 64 * 1024 * 1024  # the welcome carries the robot's body, meshes and all
 
 
 class SimulatorLink:
@@ -32,6 +33,7 @@ class SimulatorLink:
         self._sock.setsockopt(zmq.LINGER, 0)
         self._sock.setsockopt(zmq.HEARTBEAT_IVL, HEARTBEAT_MS)
         self._sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * HEARTBEAT_MS)
+        self._sock.setsockopt(zmq.MAXMSGSIZE, MAX_WELCOME_BYTES)
         connect_securely(self._sock)
         self._monitor = self._sock.get_monitor_socket(zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED)
         self._sock.connect(endpoint)

@@ -16,7 +16,7 @@ from typing import Any
 import zmq
 from zmq.utils.monitor import parse_monitor_message
 
-from hrpsim.codec import CODEC, Codec
+from hrpsim.codec import CODEC, MAX_MESSAGE_BYTES, Codec
 from hrpsim.errors import ERROR_TYPES, AccessDenied, PeerGone, ProtocolError, RemoteError, Timeout
 from hrpsim.security import connect_securely
 
@@ -48,6 +48,7 @@ class Client:
         self._ctx = context or zmq.Context.instance()
         self._sock = self._ctx.socket(zmq.DEALER)
         self._sock.setsockopt(zmq.LINGER, 0)
+        self._sock.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)  # a model's body is the largest reply
         connect_securely(self._sock)
         self._monitor = self._sock.get_monitor_socket(
             zmq.EVENT_DISCONNECTED | zmq.EVENT_CONNECTED | zmq.EVENT_HANDSHAKE_FAILED_AUTH

@@ -26,12 +26,19 @@ from typing import Any
 
 import zmq
 
-from hrpsim.codec import CODEC, MAX_MESSAGE_BYTES, PROTOCOL_VERSION, Codec
+from hrpsim.codec import CODEC, PROTOCOL_VERSION, Codec
 from hrpsim.errors import HrpsimError, ProtocolError, RequestError
 from hrpsim.naming import Registration, advertised
 from hrpsim.security import UNAUTHENTICATED, Peer, peer_of, serve_securely
 
 DEFAULT_BIND = "tcp://127.0.0.1:*"
+# Bounds on what a peer can make a service hold: a request's size (fitted per service), the
+# requests queued per connection while the service is busy, and how long a connection may stay
+# without finishing its handshake or answering heartbeats before it is closed.
+DEFAULT_MAX_REQUEST = 1024 * 1024
+RECEIVE_QUEUE = 32
+HANDSHAKE_MS = 5000
+HEARTBEAT_MS = 2000
 
 log = logging.getLogger("hrpsim.service")
 
@@ -39,13 +46,19 @@ Operation = Callable[..., Any]
 
 
 def bind_router(context: zmq.Context, bind: str, who: str, *, mandatory: bool = False,
-                domain: str = "service") -> tuple[zmq.Socket, str]:
+                domain: str = "service", max_message: int = DEFAULT_MAX_REQUEST) -> tuple[zmq.Socket, str]:
     """A ROUTER bound to ``bind`` with hrpsim's limits, and the endpoint peers should use.
     ``mandatory``: sending to a peer that is gone raises instead of dropping silently.
-    ``domain``: which keys may connect (hrpsim.security), when keys are set."""
+    ``domain``: which keys may connect (hrpsim.security), when keys are set.
+    ``max_message``: the largest message a peer may send; zmq drops the connection of one that
+    sends more, before any of it is buffered."""
     sock = context.socket(zmq.ROUTER)
     sock.setsockopt(zmq.LINGER, 0)
-    sock.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+    sock.setsockopt(zmq.MAXMSGSIZE, max_message)
+    sock.setsockopt(zmq.RCVHWM, RECEIVE_QUEUE)
+    sock.setsockopt(zmq.HANDSHAKE_IVL, HANDSHAKE_MS)
+    sock.setsockopt(zmq.HEARTBEAT_IVL, HEARTBEAT_MS)
+    sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * HEARTBEAT_MS)
     sock.setsockopt(zmq.ROUTER_MANDATORY, int(mandatory))
     try:
         serve_securely(sock, bind, domain, who)
@@ -91,6 +104,7 @@ class Service:
     """Subclass, set ``kind``, implement :meth:`operations`; then ``serve_forever()``."""
 
     kind = "service"
+    max_request_bytes = DEFAULT_MAX_REQUEST
 
     def __init__(
         self,
@@ -105,7 +119,8 @@ class Service:
         self.name = name
         self._codec = codec
         self._ctx = context or zmq.Context.instance()
-        self.socket, self.endpoint = bind_router(self._ctx, bind, f"{self.kind} {name!r}")
+        self.socket, self.endpoint = bind_router(self._ctx, bind, f"{self.kind} {name!r}",
+                                                 max_message=self.max_request_bytes)
         self._stopping = threading.Event()
         self._ops: dict[str, Operation] = {"ping": self._ping, "quit": self._quit}
         self._ops.update(self.operations())

@@ -18,6 +18,7 @@ from hrpsim.service import Operation, Service
 
 class NameServer(Service):
     kind = "nameserver"
+    max_request_bytes = 64 * 1024  # a name, an endpoint and a little metadata
 
     def __init__(self, *, bind: str, ttl: float = 3.0, **kwargs: Any) -> None:
         self.registry = Registry(ttl=ttl)

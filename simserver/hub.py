@@ -115,7 +115,7 @@ class ControllerHub:
         self._ordered: list[_Controller] = []  # attached controllers by name: the order commands apply in
         ctx = context or zmq.Context.instance()
         self._router, self.endpoint = bind_router(ctx, bind, "controller hub", mandatory=True,
-                                                  domain="controllers")
+                                                  domain="controllers", max_message=64 * 1024)  # commands
         self._monitor = self._router.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         self._poller = zmq.Poller()
         self._poller.register(self._router, zmq.POLLIN)

@@ -18,6 +18,7 @@ from hrpsim.security import connect_securely, serve_securely
 
 TOPIC = b"world"
 SEND_HWM = 4
+MAX_FRAME_BYTES = 16 * 1024 * 1024  # poses and joint values of every body: kilobytes to a few megabytes
 
 
 class StatePublisher:
@@ -25,6 +26,7 @@ class StatePublisher:
         self.socket = context.socket(zmq.PUB)
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.setsockopt(zmq.SNDHWM, SEND_HWM)
+        self.socket.setsockopt(zmq.MAXMSGSIZE, 1024)  # subscribers send only their subscriptions
         try:
             serve_securely(self.socket, bind, "state", "state stream")
         except HrpsimError:
@@ -53,6 +55,7 @@ def subscribe(context: zmq.Context, endpoint: str) -> zmq.Socket:
     sock = context.socket(zmq.SUB)
     sock.setsockopt(zmq.LINGER, 0)
     sock.setsockopt(zmq.RCVHWM, SEND_HWM)
+    sock.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME_BYTES)
     connect_securely(sock)
     sock.setsockopt(zmq.SUBSCRIBE, TOPIC)
     sock.connect(endpoint)
