@@ -26,6 +26,7 @@ from hrpsim.logs import setup_logging
 from hrpsim.naming import DEFAULT_NAMESERVER, ENV_NAMESERVER, NameClient
 from hrpsim.project import Project, load_project
 from hrpsim.runsummary import empty_summary, format_summary
+from hrpsim.security import ENV_KEYS
 from hrpsim.supervisor import Child, Supervisor, wait_until
 
 HRPSIM = [sys.executable, "-m", "hrpsim"]
@@ -250,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"hrpsim launch: {exc}", file=sys.stderr)
         return 2
+    if project.keys and not os.environ.get(ENV_KEYS):  # --keys or $HRPSIM_KEYS win over the project
+        os.environ[ENV_KEYS] = project.keys
     launch = Launch(project, args)
     launch.install_signals()
     started = time.monotonic()

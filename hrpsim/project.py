@@ -98,6 +98,7 @@ class Project:
     controllers: list[ControllerConfig] = field(default_factory=list)
     collisions: list[CollisionPair] = field(default_factory=list)
     services: dict[str, Any] = field(default_factory=dict)  # e.g. {collision: true}
+    keys: str | None = None  # security.keys: the CurveZMQ key folder (hrpsim.security)
     notes: list[str] = field(default_factory=list)  # what a foreign project format could not express
 
     @property
@@ -315,7 +316,7 @@ def parse_project(data: Any, path: str) -> Project:
     c = _Checker(path)
     folder = Path(path).resolve().parent
     data = c.mapping("(top level)", data)
-    c.unknown("", data, {"world", "models", "controllers", "collisions", "services"})
+    c.unknown("", data, {"world", "models", "controllers", "collisions", "services", "security"})
     project = Project(path=str(Path(path).resolve()))
     project.world = _world(c, c.mapping("world", data.get("world")))
     for section, parse in (("models", lambda i, d: _model(c, i, d, folder)),
@@ -328,6 +329,12 @@ def parse_project(data: Any, path: str) -> Project:
         parsed = [parse(i, d) for i, d in enumerate(items)]
         setattr(project, section, [x for x in parsed if x is not None])
     project.services = c.mapping("services", data.get("services"))
+    security = c.mapping("security", data.get("security"))
+    c.unknown("security", security, {"keys"})
+    if isinstance(security.get("keys"), str):
+        project.keys = str((folder / security["keys"]).resolve())
+    elif "keys" in security:
+        c.bad("security.keys", "must be the path of a key folder (made by 'hrpsim keys new DIR')")
     for ctl in project.controllers:
         ctl.cwd = str((folder / ctl.cwd).resolve()) if ctl.cwd else str(folder)
     _cross_check(c, project)

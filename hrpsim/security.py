@@ -108,6 +108,7 @@ def serve_securely(sock: zmq.Socket, bind: str, domain: str, who: str) -> None:
     if me is None:
         return
     _authenticator(sock.context, keys_folder())
+    log.info("%s: CurveZMQ with the %r key; peers checked against %s", who, me.name, keys_folder() / "allowed")
     sock.curve_secretkey = me.secret
     sock.curve_publickey = me.public
     sock.curve_server = True

@@ -120,3 +120,18 @@ def test_a_revoked_key_is_refused_without_a_restart(keys: Path, tmp_path: Path,
             assert names.list() == []
     finally:
         ns.stop()
+
+
+def test_a_project_names_its_key_folder_for_launch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HRPSIM_KEYS", raising=False)
+    assert hrpsim_keys(tmp_path / "keys").returncode == 0
+    project = tmp_path / "project.yaml"
+    box_drop = (REPO / "examples/box_drop.yaml").read_text().replace("../../shared", str(REPO.parent / "shared"))
+    project.write_text(box_drop + "security: {keys: keys}\n")
+    done = subprocess.run([sys.executable, "-m", "hrpsim", "launch", str(project), "--until", "0.2", "--quiet",
+                           "--nameserver", "tcp://127.0.0.1:*", "--run-dir", str(tmp_path / "run")],
+                          cwd=REPO, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for component in ("nameserver", "modelloader", "simserver"):
+        log = (tmp_path / "run" / f"{component}.log").read_text()
+        assert "CurveZMQ with the 'server' key" in log, component
