@@ -27,6 +27,7 @@ from typing import Any
 import zmq
 
 from hrpsim.codec import CODEC, PROTOCOL_VERSION, Codec
+from hrpsim.connections import ConnectionBound, max_connections
 from hrpsim.errors import HrpsimError, ProtocolError, RequestError
 from hrpsim.naming import Registration, advertised
 from hrpsim.security import UNAUTHENTICATED, Peer, peer_of, serve_securely
@@ -121,6 +122,7 @@ class Service:
         self._ctx = context or zmq.Context.instance()
         self.socket, self.endpoint = bind_router(self._ctx, bind, f"{self.kind} {name!r}",
                                                  max_message=self.max_request_bytes)
+        self._connections = ConnectionBound(self.socket, max_connections(), f"{self.kind} {name!r}")
         self._stopping = threading.Event()
         self._ops: dict[str, Operation] = {"ping": self._ping, "quit": self._quit}
         self._ops.update(self.operations())
@@ -172,6 +174,7 @@ class Service:
     def serve_pending(self, timeout: float = 0.0) -> int:
         """Answer every request that is waiting (waiting up to ``timeout`` s for the first)."""
         handled = 0
+        self._connections.enforce()
         if not self.socket.poll(timeout * 1000):
             return 0
         while self.socket.getsockopt(zmq.EVENTS) & zmq.POLLIN:
@@ -191,6 +194,7 @@ class Service:
             self.registration.stop()
             self.registration = None
         if not self.socket.closed:
+            self._connections.close()
             self.socket.close(linger=0)
         log.info("%s %r stopped", self.kind, self.name)
 
@@ -209,6 +213,7 @@ class Service:
             log.warning("dropped a message of %d frame(s): no routing id", len(frames))
             return
         route = [frame.bytes for frame in frames[:-1]]
+        self._connections.seen(frames[-1])
         self.peer = peer_of(frames[-1])
         reply = self.dispatch(frames[-1].bytes)
         try:

@@ -45,3 +45,36 @@ def test_an_absurd_time_in_a_hello_is_an_error_naming_the_field(tmp_path: Path, 
         link.close()
         client.close()
         proc.stop()
+
+
+def test_past_the_connection_bound_the_idlest_connections_are_closed(tmp_path: Path) -> None:
+    from process_helpers import spawn, wait_for_file
+
+    endpoint_file = tmp_path / "ns.endpoint"
+    proc = spawn(["run", "nameserver", "--bind", "tcp://127.0.0.1:*", "--endpoint-file", str(endpoint_file)],
+                 tmp_path / "nameserver.log", env={"HRPSIM_MAX_CONNECTIONS": "4"})
+    address = wait_for_file(endpoint_file, proc)
+    ctx = zmq.Context.instance()
+    idle, monitors = [], []
+    try:
+        for _ in range(10):  # ten clients that each ask once, then sit idle
+            sock = ctx.socket(zmq.DEALER)
+            sock.setsockopt(zmq.LINGER, 0)
+            sock.setsockopt(zmq.RECONNECT_IVL, -1)  # once closed, stay closed: they can be counted
+            monitors.append(sock.get_monitor_socket(zmq.EVENT_DISCONNECTED))
+            sock.connect(address)
+            sock.send(CODEC.request(1, "ping", {}))
+            assert sock.poll(10_000), "the nameserver answers while under its bound"
+            sock.recv()
+            idle.append(sock)
+        with Client(address, peer="nameserver", timeout=10.0) as fresh:
+            assert fresh.call("ping")["kind"] == "nameserver"
+        closed = [i for i, m in enumerate(monitors) if m.poll(10_000 if i < 6 else 0)]
+        assert closed[:6] == list(range(6)), "the six idlest of ten went first"
+        assert proc.popen.poll() is None
+    finally:
+        for sock, monitor in zip(idle, monitors, strict=False):
+            sock.disable_monitor()
+            monitor.close(0)
+            sock.close(0)
+        proc.stop()
