@@ -8,10 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hrpsim.nameserver.registry import Registry
-
 from hrpsim.errors import HrpsimError
 from hrpsim.logs import setup_logging
+from hrpsim.nameserver.registry import Registry
 from hrpsim.naming import nameserver_address
 from hrpsim.service import Operation, Service
 

@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pytest
 import zmq
-from hrpsim.controllers.link import SimulatorLink
-from hrpsim.simserver.publisher import subscribe
 from process_helpers import REPO, ManagedProcess, model_roots_for, wait_for_file
 
 from hrpsim.client import Client
 from hrpsim.codec import CODEC
+from hrpsim.controllers.link import SimulatorLink
 from hrpsim.errors import AccessDenied, NotFound, PeerGone, RequestError, Timeout
 from hrpsim.naming import NameClient
+from hrpsim.simserver.publisher import subscribe
 
 
 @dataclass

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 import zmq
-from hrpsim.controllers.link import SimulatorLink
 from sim_helpers import start_simserver, write_box_drop_project
 
 from hrpsim.client import Client
 from hrpsim.codec import CODEC
+from hrpsim.controllers.link import SimulatorLink
 from hrpsim.errors import RequestError
 
 

@@ -9,11 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hrpsim.controllers.link import SimulatorLink
 from process_helpers import REPO, spawn, start_nameserver
 from sim_helpers import start_simserver, write_box_drop_project
 
 from hrpsim.client import Client
+from hrpsim.controllers.link import SimulatorLink
 from hrpsim.errors import AccessDenied, PeerGone, RequestError, Timeout
 from hrpsim.keys import read_allowed
 from hrpsim.naming import NameClient

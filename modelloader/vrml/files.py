@@ -12,12 +12,11 @@ import os
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from hrpsim.errors import ModelError
+from hrpsim.files import allowed_path, read_model
 from hrpsim.modelloader.vrml.nodes import ExternProto, ParsedFile, Proto, Where
 from hrpsim.modelloader.vrml.parser import decode, parse_text
 from hrpsim.modelloader.vrml.scope import resolve_file
-
-from hrpsim.errors import ModelError
-from hrpsim.files import allowed_path, read_model
 
 
 class SceneLoader:
