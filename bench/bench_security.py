@@ -50,8 +50,11 @@ def _rpc(keys: Path) -> dict[str, float]:
                     curve_us += samples_us(lambda: curve.call("resolve", name="bench"), ROUNDS // ALTERNATIONS)
         finally:
             os.environ.pop("HRPSIM_KEYS", None)
-    return {"rpc_rtt_us": median(plain_us), "rpc_rtt_curve_us": median(curve_us),
-            "rpc_ratio": median(curve_us) / median(plain_us)}
+    return {
+        "rpc_rtt_us": median(plain_us),
+        "rpc_rtt_curve_us": median(curve_us),
+        "rpc_ratio": median(curve_us) / median(plain_us),
+    }
 
 
 def _tick(keys: Path) -> dict[str, float]:
@@ -95,8 +98,11 @@ def _alternate(plain, curve, block: int, rounds: int) -> dict[str, float]:
             plain_rates.append(plain.run(block))
             curve_rates.append(curve.run(block))
     ratios = [c / p for p, c in zip(plain_rates, curve_rates, strict=True)]
-    return {"tick_ticks_per_s": statistics.median(plain_rates),
-            "tick_ticks_per_s_curve": statistics.median(curve_rates), "tick_ratio": statistics.median(ratios)}
+    return {
+        "tick_ticks_per_s": statistics.median(plain_rates),
+        "tick_ticks_per_s_curve": statistics.median(curve_rates),
+        "tick_ratio": statistics.median(ratios),
+    }
 
 
 def run() -> dict[str, float]:

@@ -55,8 +55,7 @@ class ConnectionBound:
         self._drain()
         while len(self._used) > self.limit:
             fd, _ = self._used.popitem(last=False)
-            log.warning("%s holds more than %d connections: closing the one idle the longest", self.who,
-                        self.limit)
+            log.warning("%s holds more than %d connections: closing the one idle the longest", self.who, self.limit)
             _shut_down(fd)
 
     def close(self) -> None:

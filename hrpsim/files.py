@@ -56,9 +56,13 @@ def model_roots(explicit: Iterable[str | Path] = ()) -> tuple[Path, ...]:
 
 
 def add_root_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model-root", action="append", default=[], metavar="DIR",
-                        help=f"a folder model files may be read from (repeatable; also ${ENV_MODEL_ROOTS}, "
-                        f"{os.pathsep}-separated)")
+    parser.add_argument(
+        "--model-root",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help=f"a folder model files may be read from (repeatable; also ${ENV_MODEL_ROOTS}, {os.pathsep}-separated)",
+    )
 
 
 def current_policy() -> ReadPolicy:
@@ -80,8 +84,10 @@ def allowed_path(path: str | Path, what: str) -> Path:
     policy = _POLICY.get()
     resolved = Path(os.path.abspath(os.fspath(path))).resolve()
     if not policy.allows(resolved):
-        raise AccessDenied(f"{path}: {what} outside the folders this service reads ({policy.where()}); "
-                           f"add its folder with --model-root or ${ENV_MODEL_ROOTS}")
+        raise AccessDenied(
+            f"{path}: {what} outside the folders this service reads ({policy.where()}); "
+            f"add its folder with --model-root or ${ENV_MODEL_ROOTS}"
+        )
     return resolved
 
 
@@ -136,8 +142,12 @@ def _check_kind(info: os.stat_result, path: str | Path, what: str) -> None:
 
 
 def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return name
     return "not a plain file"

@@ -69,16 +69,19 @@ def read_allowed(folder: Path) -> dict[bytes, Grant]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the allow-list: {exc.strerror}; "
-                          f"make a key folder with 'hrpsim keys new {folder}'") from None
+        raise ConfigError(
+            f"{path}: cannot read the allow-list: {exc.strerror}; make a key folder with 'hrpsim keys new {folder}'"
+        ) from None
     grants: dict[bytes, Grant] = {}
     for number, line in enumerate(text.splitlines(), 1):
         fields = line.split()
         if not fields or fields[0].startswith("#"):  # a comment is a whole line: z85 keys hold '#'
             continue
         if len(fields) not in (3, 4) or fields[0] not in ROLES or len(fields[2]) != 40:
-            raise ConfigError(f"{path}:{number}: expected 'ROLE NAME KEY [ROBOT,...]' with ROLE one of "
-                              f"{', '.join(ROLES)} and a 40-character z85 public key")
+            raise ConfigError(
+                f"{path}:{number}: expected 'ROLE NAME KEY [ROBOT,...]' with ROLE one of "
+                f"{', '.join(ROLES)} and a 40-character z85 public key"
+            )
         robots = tuple(r for r in fields[3].split(",") if r) if len(fields) == 4 else ()
         grants[fields[2].encode("ascii")] = Grant(fields[1], fields[0], robots)
     return grants
@@ -92,8 +95,10 @@ def load_identity(folder: Path, name: str | None = None) -> Identity:
         public, secret = zmq.auth.load_certificate(folder / f"{name}.key_secret")
         server_public, _ = zmq.auth.load_certificate(folder / f"{SERVER}.key")
     except (OSError, ValueError) as exc:
-        raise ConfigError(f"{folder}: cannot load the key pair {name!r} and the server's public key ({exc}); "
-                          f"'hrpsim keys new {folder} --name {name}' makes a pair") from None
+        raise ConfigError(
+            f"{folder}: cannot load the key pair {name!r} and the server's public key ({exc}); "
+            f"'hrpsim keys new {folder} --name {name}' makes a pair"
+        ) from None
     if secret is None:
         raise ConfigError(f"{folder}/{name}.key_secret holds no secret key")
     return Identity(public, secret, server_public, name)
@@ -104,8 +109,10 @@ def _default_name(folder: Path) -> str:
         return SERVER
     secrets = sorted(p.name.removesuffix(".key_secret") for p in folder.glob("*.key_secret"))
     if len(secrets) != 1:
-        raise ConfigError(f"{folder}: {len(secrets)} secret keys here ({', '.join(secrets) or 'none'}); "
-                          "name the one to use with --key NAME or $HRPSIM_KEY")
+        raise ConfigError(
+            f"{folder}: {len(secrets)} secret keys here ({', '.join(secrets) or 'none'}); "
+            "name the one to use with --key NAME or $HRPSIM_KEY"
+        )
     return secrets[0]
 
 
@@ -130,8 +137,9 @@ def new_pair(folder: Path, name: str, role: str, robots: tuple[str, ...] = ()) -
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="hrpsim keys", description="Make CurveZMQ keys for a deployment.")
     sub = parser.add_subparsers(dest="command", required=True)
-    new = sub.add_parser("new", help="make a key folder (the server's pair and an admin pair), "
-                                     "or add a pair to one with --name")
+    new = sub.add_parser(
+        "new", help="make a key folder (the server's pair and an admin pair), or add a pair to one with --name"
+    )
     new.add_argument("folder", type=Path)
     new.add_argument("--name", help="the host or user the new pair is for (default: admin, for a new folder)")
     new.add_argument("--role", choices=ROLES, default=None, help="what the key may do (default: admin)")

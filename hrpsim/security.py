@@ -50,8 +50,10 @@ class Peer:
 
     def require(self, role: str, what: str) -> None:
         if rank(self.role) < rank(role):
-            raise AccessDenied(f"{what} needs the {role} role; key {self.name!r} has {self.role} "
-                               f"(grant it with 'hrpsim keys new DIR --name NAME --role {role}')")
+            raise AccessDenied(
+                f"{what} needs the {role} role; key {self.name!r} has {self.role} "
+                f"(grant it with 'hrpsim keys new DIR --name NAME --role {role}')"
+            )
 
     def may_drive(self, robot: str) -> bool:
         return not self.robots or robot in self.robots
@@ -96,9 +98,9 @@ def check_bind(bind: str, who: str) -> None:
         raise ConfigError(
             f"{who}: refusing to bind {bind!r} without keys: anyone who can reach this host could drive "
             f"the robot. Make keys with 'hrpsim keys new DIR' and give every process --keys DIR (or "
-            f"${ENV_KEYS}=DIR); on a closed network, --insecure binds anyway")
-    log.warning("%s binds %s WITHOUT authentication (--insecure): anyone who can reach it may do anything",
-                who, bind)
+            f"${ENV_KEYS}=DIR); on a closed network, --insecure binds anyway"
+        )
+    log.warning("%s binds %s WITHOUT authentication (--insecure): anyone who can reach it may do anything", who, bind)
 
 
 def serve_securely(sock: zmq.Socket, bind: str, domain: str, who: str) -> None:
@@ -145,11 +147,14 @@ def admit_controller(frame: zmq.Frame, robot: str, holder: Any | None) -> str:
     if rank(peer.role) < rank("controller"):
         raise RequestError(f"hello: key {peer.name!r} has the {peer.role} role; attaching needs controller")
     if not peer.may_drive(robot):
-        raise RequestError(f"hello field 'robot': key {peer.name!r} may drive only {', '.join(peer.robots)}, "
-                           f"not {robot!r}")
+        raise RequestError(
+            f"hello field 'robot': key {peer.name!r} may drive only {', '.join(peer.robots)}, not {robot!r}"
+        )
     if holder is not None and identity() is not None and holder.key != peer.name:
-        raise RequestError(f"hello field 'controller': {holder.name!r} is attached with another key; "
-                           "only that key may attach under this name")
+        raise RequestError(
+            f"hello field 'controller': {holder.name!r} is attached with another key; "
+            "only that key may attach under this name"
+        )
     return peer.name
 
 
@@ -182,8 +187,12 @@ class _Gate:
         grant = self.allowed.get(key)
         ok = grant is not None and rank(grant.role) >= rank(self.least)
         if not ok:
-            log.warning("refused a %s connection from key %s (%s)", self.domain, key.decode(),
-                        "not on the allow-list" if grant is None else f"role {grant.role} < {self.least}")
+            log.warning(
+                "refused a %s connection from key %s (%s)",
+                self.domain,
+                key.decode(),
+                "not on the allow-list" if grant is None else f"role {grant.role} < {self.least}",
+            )
         return ok
 
 

@@ -51,8 +51,11 @@ def test_past_the_connection_bound_the_idlest_connections_are_closed(tmp_path: P
     from process_helpers import spawn, wait_for_file
 
     endpoint_file = tmp_path / "ns.endpoint"
-    proc = spawn(["run", "nameserver", "--bind", "tcp://127.0.0.1:*", "--endpoint-file", str(endpoint_file)],
-                 tmp_path / "nameserver.log", env={"HRPSIM_MAX_CONNECTIONS": "4"})
+    proc = spawn(
+        ["run", "nameserver", "--bind", "tcp://127.0.0.1:*", "--endpoint-file", str(endpoint_file)],
+        tmp_path / "nameserver.log",
+        env={"HRPSIM_MAX_CONNECTIONS": "4"},
+    )
     address = wait_for_file(endpoint_file, proc)
     ctx = zmq.Context.instance()
     idle, monitors = [], []

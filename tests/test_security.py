@@ -22,8 +22,13 @@ REFUSED = (AccessDenied, PeerGone, Timeout)  # a refused handshake: whichever th
 
 
 def hrpsim_keys(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hrpsim", "keys", "new", *map(str, args)], capture_output=True,
-                          text=True, timeout=30, cwd=REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "hrpsim", "keys", "new", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=REPO,
+    )
 
 
 @pytest.fixture
@@ -31,8 +36,11 @@ def keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A key folder (server, admin, an observer, a controller limited to robot 'box'); this
     test process uses the admin key."""
     folder = tmp_path / "keys"
-    for args in ([folder], [folder, "--name", "eye", "--role", "observer"],
-                 [folder, "--name", "hand", "--role", "controller", "--robots", "box"]):
+    for args in (
+        [folder],
+        [folder, "--name", "eye", "--role", "observer"],
+        [folder, "--name", "hand", "--role", "controller", "--robots", "box"],
+    ):
         done = hrpsim_keys(*args)
         assert done.returncode == 0, done.stderr
     monkeypatch.setenv("HRPSIM_KEYS", str(folder))
@@ -42,8 +50,12 @@ def keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 def test_keys_new_makes_pairs_and_the_allow_list(keys: Path) -> None:
     grants = {g.name: g for g in read_allowed(keys).values()}
-    assert {n: g.role for n, g in grants.items()} == {"server": "service", "admin": "admin", "eye": "observer",
-                                                      "hand": "controller"}
+    assert {n: g.role for n, g in grants.items()} == {
+        "server": "service",
+        "admin": "admin",
+        "eye": "observer",
+        "hand": "controller",
+    }
     assert grants["hand"].robots == ("box",)
     assert (keys / "eye.key_secret").stat().st_mode & 0o077 == 0, "a secret key is for its owner only"
     again = hrpsim_keys(keys, "--name", "eye")
@@ -51,8 +63,9 @@ def test_keys_new_makes_pairs_and_the_allow_list(keys: Path) -> None:
 
 
 def test_a_wide_bind_without_keys_is_refused_with_how_to_make_them(tmp_path: Path) -> None:
-    proc = spawn(["run", "modelloader", "--bind", "tcp://0.0.0.0:*", "--nameserver", "tcp://127.0.0.1:9"],
-                 tmp_path / "wide.log")
+    proc = spawn(
+        ["run", "modelloader", "--bind", "tcp://0.0.0.0:*", "--nameserver", "tcp://127.0.0.1:9"], tmp_path / "wide.log"
+    )
     assert proc.popen.wait(30) == 1
     assert "refusing to bind 'tcp://0.0.0.0:*' without keys" in proc.log_text()
     assert "hrpsim keys new DIR" in proc.log_text()
@@ -103,16 +116,18 @@ def test_a_controller_key_drives_only_its_robots(keys: Path, tmp_path: Path, mon
         ns.stop()
 
 
-def test_a_revoked_key_is_refused_without_a_restart(keys: Path, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_revoked_key_is_refused_without_a_restart(
+    keys: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ns = start_nameserver(tmp_path)
     try:
         monkeypatch.setenv("HRPSIM_KEY", "eye")
         with NameClient(ns.address) as names:
             assert names.list() == []
         allowed = keys / "allowed"
-        allowed.write_text("".join(line for line in allowed.read_text().splitlines(keepends=True)
-                                   if " eye " not in line))
+        allowed.write_text(
+            "".join(line for line in allowed.read_text().splitlines(keepends=True) if " eye " not in line)
+        )
         with NameClient(ns.address) as names, pytest.raises(REFUSED):
             names.list()
         monkeypatch.setenv("HRPSIM_KEY", "admin")
@@ -128,9 +143,26 @@ def test_a_project_names_its_key_folder_for_launch(tmp_path: Path, monkeypatch: 
     project = tmp_path / "project.yaml"
     box_drop = (REPO / "examples/box_drop.yaml").read_text().replace("../../shared", str(REPO.parent / "shared"))
     project.write_text(box_drop + "security: {keys: keys}\n")
-    done = subprocess.run([sys.executable, "-m", "hrpsim", "launch", str(project), "--until", "0.2", "--quiet",
-                           "--nameserver", "tcp://127.0.0.1:*", "--run-dir", str(tmp_path / "run")],
-                          cwd=REPO, capture_output=True, text=True, timeout=240)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hrpsim",
+            "launch",
+            str(project),
+            "--until",
+            "0.2",
+            "--quiet",
+            "--nameserver",
+            "tcp://127.0.0.1:*",
+            "--run-dir",
+            str(tmp_path / "run"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     for component in ("nameserver", "modelloader", "simserver"):
         log = (tmp_path / "run" / f"{component}.log").read_text()

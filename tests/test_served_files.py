@@ -28,8 +28,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Client, P
     folder = tmp_path_factory.mktemp("served")
     ns = start_nameserver(folder)
     try:
-        with modelloader_process(ns.address, folder) as proc, \
-                Client(proc.address, peer="modelloader", timeout=HANG) as client:
+        with (
+            modelloader_process(ns.address, folder) as proc,
+            Client(proc.address, peer="modelloader", timeout=HANG) as client,
+        ):
             yield client, folder
     finally:
         ns.stop()
@@ -63,7 +65,8 @@ def test_a_device_is_refused_even_inside_the_roots() -> None:
 
 
 def test_a_path_outside_the_roots_is_refused_without_saying_whether_it_exists(
-        served, tmp_path_factory: pytest.TempPathFactory) -> None:
+    served, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     client, _ = served
     elsewhere = tmp_path_factory.mktemp("elsewhere")
     present = elsewhere / "box.wrl"
@@ -97,8 +100,10 @@ def test_a_zip_bomb_is_refused_at_the_unpacked_limit(served) -> None:
     client, folder = served
     bomb = folder / "bomb.zae"
     chunk = bytes(16 * 1024 * 1024)
-    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive, \
-            archive.open("robot.dae", "w", force_zip64=True) as member:
+    with (
+        zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive,
+        archive.open("robot.dae", "w", force_zip64=True) as member,
+    ):
         for _ in range(MAX_UNPACKED_BYTES // len(chunk) + 1):
             member.write(chunk)
     assert bomb.stat().st_size < MAX_UNPACKED_BYTES // 100  # small on disk, huge unpacked
@@ -108,8 +113,10 @@ def test_a_zip_bomb_is_refused_at_the_unpacked_limit(served) -> None:
 def test_a_doctype_in_a_zae_manifest_is_a_named_error(served) -> None:
     client, folder = served
     archive_path = folder / "entities.zae"
-    manifest = ('<?xml version="1.0"?>\n<!DOCTYPE dae_root [<!ENTITY a "aaaaaaaaaa">'
-                '<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>\n<dae_root>&b;</dae_root>\n')
+    manifest = (
+        '<?xml version="1.0"?>\n<!DOCTYPE dae_root [<!ENTITY a "aaaaaaaaaa">'
+        '<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>\n<dae_root>&b;</dae_root>\n'
+    )
     with zipfile.ZipFile(archive_path, "w") as archive:
         archive.writestr("manifest.xml", manifest)
         archive.writestr("robot.dae", "<COLLADA/>")
@@ -119,12 +126,16 @@ def test_a_doctype_in_a_zae_manifest_is_a_named_error(served) -> None:
 def test_init_reads_projects_only_from_the_allowed_folders(tmp_path: Path, nameserver: str) -> None:
     shutil.copy(MODELS / "openhrp3/model/box.wrl", tmp_path / "box.wrl")
     project = tmp_path / "project.yaml"
-    project.write_text("world: {end_time: 1.0}\nmodels:\n  - {name: box, file: box.wrl, static: true}\n"
-                       "services: {loader: local}\n")
+    project.write_text(
+        "world: {end_time: 1.0}\nmodels:\n  - {name: box, file: box.wrl, static: true}\nservices: {loader: local}\n"
+    )
     secret = tmp_path.parent / f"{tmp_path.name}-secret.yaml"
     secret.write_text(f"{SECRET}: [\n")
-    sim = spawn(["run", "simserver", "--project", str(project), "--nameserver", nameserver],
-                tmp_path / "simserver.log", env={"HRPSIM_MODEL_ROOTS": ""})
+    sim = spawn(
+        ["run", "simserver", "--project", str(project), "--nameserver", nameserver],
+        tmp_path / "simserver.log",
+        env={"HRPSIM_MODEL_ROOTS": ""},
+    )
     try:
         endpoint = wait_registered(nameserver, "simserver", sim)["endpoint"]
         with Client(endpoint, peer="simserver", timeout=HANG) as client:
