@@ -442,7 +442,8 @@ class ControllerHub:
             for ctl in waiting:
                 if now >= ctl.sent_at + ctl.deadline:
                     self._stats[ctl.name].missed += 1
-                    self._lost(ctl, f"no answer to tick {tick} within its deadline of {ctl.deadline:g} s")
+                    self._lost(ctl, f"no answer to tick {tick} within its deadline of {ctl.deadline:g} s",
+                               cause="deadline")
             waiting = [c for c in waiting if c.name in self._by_name]
             if waiting:
                 self._receive(min(c.sent_at + c.deadline for c in waiting) - now)
@@ -457,12 +458,14 @@ class ControllerHub:
                 ctl.answered_late = True
                 self._events.append(ControllerEvent(ctl.name, ctl.robot, "miss", f"tick {tick}"))
             if now >= ctl.sent_at + ctl.deadline:
-                self._lost(ctl, f"no answer to tick {ctl.outstanding} within its deadline of {ctl.deadline:g} s")
+                self._lost(ctl, f"no answer to tick {ctl.outstanding} within its deadline of {ctl.deadline:g} s",
+                           cause="deadline")
 
-    def _lost(self, ctl: AttachedController, reason: str) -> None:
-        """The controller is gone (or as good as gone): detach it and apply its policy."""
+    def _lost(self, ctl: AttachedController, reason: str, *, cause: str = "connection") -> None:
+        """The controller is gone (or as good as gone): detach it and apply its policy. ``cause`` is
+        the error's field: ``connection`` (it dropped) or ``deadline`` (no answer in time)."""
         self._send(ctl.identity, proto.error(f"detached: {reason}; send hello to attach again",
-                                             field_name="deadline", tick=ctl.outstanding, fatal=True))
+                                             field_name=cause, tick=ctl.outstanding, fatal=True))
         self._detach(ctl)
         self._apply_policy(ctl, reason)
 
