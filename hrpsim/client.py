@@ -54,6 +54,7 @@ class Client:
             zmq.EVENT_DISCONNECTED | zmq.EVENT_CONNECTED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
             | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL)
         self._connected_once = False
+        self._refused: str | None = None  # why the peer refused our key, once it has
         try:
             self._sock.connect(endpoint)
         except zmq.ZMQError as exc:
@@ -82,6 +83,8 @@ class Client:
         limit = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + limit
         req_id = next(self._ids)
+        if self._refused is not None:
+            raise AccessDenied(self._refused)
         self._drain_monitor()
         try:
             self._sock.send(self._codec.request(req_id, op, args), zmq.NOBLOCK)
@@ -133,8 +136,10 @@ class Client:
 
     def _note_event(self, event: dict[str, Any]) -> bool:
         if event["event"] in (zmq.EVENT_HANDSHAKE_FAILED_AUTH, zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL):
-            raise AccessDenied(f"{self.peer} at {self.endpoint} refused this process's key (or it speaks "
-                               "without keys): is the key on its allow-list, and do both sides use --keys?")
+            self._refused = (f"{self.peer} at {self.endpoint} refused this process's key (or it speaks "
+                             "without keys): is the key on its allow-list, and do both sides use --keys?")
+        if self._refused is not None:  # every later call too: the refusal does not go away by itself
+            raise AccessDenied(self._refused)
         if event["event"] == zmq.EVENT_CONNECTED:
             self._connected_once = True
             return False
