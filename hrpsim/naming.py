@@ -185,3 +185,13 @@ class Registration:
             self._note(ns.register(self.name, self.kind, self.endpoint, owner=self.owner, metadata=self.metadata))
         except HrpsimError as exc:
             log.warning("re-registering %s failed: %s", self.name, exc)
+
+
+def host_identity() -> str:
+    """Who shares this machine's ipc:// sockets: the host name and, on Linux, the network namespace
+    (processes in another namespace are another host as far as the stack is concerned)."""
+    try:
+        namespace = os.stat("/proc/self/ns/net").st_ino
+    except OSError:
+        namespace = 0
+    return f"{socket.gethostname()}/{namespace}"

@@ -36,7 +36,7 @@ from hrpsim.engines.base import Engine, JointCommand, make_engine
 from hrpsim.errors import HrpsimError, NotFound, RequestError, SimulationError
 from hrpsim.files import ReadPolicy, add_root_option, model_roots, reading_under
 from hrpsim.logs import setup_logging
-from hrpsim.naming import sibling_bind
+from hrpsim.naming import host_identity, sibling_bind
 from hrpsim.project import Project, load_project
 from hrpsim.runsummary import empty_summary
 from hrpsim.service import DEFAULT_BIND, Operation, Service
@@ -86,7 +86,8 @@ class SimServer(Service):
 
     def metadata(self) -> dict[str, Any]:
         return {"pid": os.getpid(), "state": self.publisher.endpoint, "project": self.project.path,
-                "controllers": self.hub.endpoint, "robots": list(self.engine.robots), "engine": self.engine.name,
+                "controllers": self.hub.endpoint, "controllers_ipc": self.hub.ipc_endpoint,
+                "host": host_identity(), "robots": list(self.engine.robots), "engine": self.engine.name,
                 **self._extra_metadata}
 
     def operations(self) -> dict[str, Operation]:
