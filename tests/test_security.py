@@ -167,3 +167,39 @@ def test_a_project_names_its_key_folder_for_launch(tmp_path: Path, monkeypatch: 
     for component in ("nameserver", "modelloader", "simserver"):
         log = (tmp_path / "run" / f"{component}.log").read_text()
         assert "CurveZMQ with the 'server' key" in log, component
+
+
+def test_a_controller_on_the_simulators_host_runs_with_its_key(
+    keys: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sim_helpers import pendulum_urdf_project, wait_finished
+
+    assert hrpsim_keys(keys, "--name", "pendulum-hand", "--role", "controller", "--robots", "pend").returncode == 0
+    ns = start_nameserver(tmp_path)
+    project = pendulum_urdf_project(tmp_path, controller="hold", end_time=0.2, start_angle=0.3)
+    proc, admin, _ = start_simserver(tmp_path, ns.address, project)
+    controller = spawn(
+        [
+            "controller",
+            str(REPO / "examples/controllers/hold_pose.py"),
+            "--robot",
+            "pend",
+            "--name",
+            "hold",
+            "--nameserver",
+            ns.address,
+            "--key",
+            "pendulum-hand",
+        ],
+        tmp_path / "controller.log",
+    )
+    try:
+        admin.call("start")  # the controller attaches over ipc:// (same host), CURVE all the same
+        status = wait_finished(admin)
+        assert status["error"] is None, controller.log_text()
+        assert admin.call("summary")["controllers"]["hold"]["ticks"] == 200
+    finally:
+        admin.close()
+        proc.stop()
+        controller.stop()
+        ns.stop()
