@@ -41,6 +41,7 @@ from hrpsim.engines.base import Engine, RobotState
 from hrpsim.errors import ProtocolError, RequestError, SimulationError
 from hrpsim.hil.devices import RobotDevices, devices_of
 from hrpsim.project import Project
+from hrpsim.security import admit_controller
 from hrpsim.service import DEFAULT_BIND, bind_router
 from hrpsim.simserver.admission import AttachedController, admit
 from hrpsim.simserver.controller_stats import ControllerStats
@@ -76,7 +77,8 @@ class ControllerHub:
         self.ipc_endpoint: str | None = None  # the same hub for controllers on this host
         if bind is not None:
             ctx = context or zmq.Context.instance()
-            self._router, self.endpoint = bind_router(ctx, bind, "controller hub", mandatory=True)
+            self._router, self.endpoint = bind_router(ctx, bind, "controller hub", mandatory=True,
+                                                      domain="controllers", max_message=64 * 1024)  # commands
             self.ipc_endpoint = _bind_ipc(self._router)
             self._monitor = self._router.get_monitor_socket(zmq.EVENT_DISCONNECTED)
             self._poller = zmq.Poller()
@@ -340,7 +342,9 @@ class ControllerHub:
             self._note_connection(fd, identity)
         try:
             hello = proto.parse_hello(msg)
+            key = admit_controller(frame, hello.robot, self._by_name.get(hello.controller))
             ctl = self._admit(identity, hello)
+            ctl.key = key
         except RequestError as exc:
             log.warning("refused a controller: %s", exc)
             self._send(identity, proto.error_for(exc, default_field="hello", fatal=True))
