@@ -4,7 +4,7 @@ or in-process when the project says ``services: {loader: local}``."""
 from __future__ import annotations
 
 from hrpsim.bodyinfo import Body
-from hrpsim.errors import HrpsimError, ModelError
+from hrpsim.errors import HrpsimError, ModelError, NotFound, PeerGone, Timeout
 from hrpsim.models import fetch_body
 from hrpsim.project import ModelConfig, Project
 
@@ -17,6 +17,8 @@ def load_bodies(project: Project, nameserver: str | None) -> dict[str, Body]:
     for mc in project.models:
         try:
             body = _load_local(mc) if local else _fetch(mc, nameserver)
+        except (NotFound, PeerGone, Timeout) as exc:  # no modelloader: the other models would wait as long
+            raise ModelError(f"{project.path}: cannot load model {mc.name!r}: {exc}", problems) from None
         except HrpsimError as exc:
             problems.append(f"model {mc.name!r} ({mc.file}): {exc}")
             continue
@@ -28,8 +30,11 @@ def load_bodies(project: Project, nameserver: str | None) -> dict[str, Body]:
     return bodies
 
 
+MODELLOADER_WAIT_S = 5.0  # a restarted modelloader registers again within this
+
+
 def _fetch(mc: ModelConfig, nameserver: str | None) -> Body:
-    return fetch_body(mc.file, nameserver=nameserver, options=mc.options or None)
+    return fetch_body(mc.file, nameserver=nameserver, options=mc.options or None, wait=MODELLOADER_WAIT_S)
 
 
 def _load_local(mc: ModelConfig) -> Body:
