@@ -325,7 +325,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    try:
+        return _launch(parse_args(argv))
+    except KeyboardInterrupt:  # Ctrl-C before the launcher's own handler was in place: nothing started yet
+        print("hrpsim launch: interrupted before anything started", file=sys.stderr)
+        return 128 + signal.SIGINT
+
+
+def _launch(args: argparse.Namespace) -> int:
     setup_logging("launch", os.environ.get("HRPSIM_LOG_LEVEL", "WARNING"))
     try:
         project = load_project(args.project)
