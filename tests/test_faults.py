@@ -89,7 +89,7 @@ def write_project(folder: Path, models_dir: Path, row: Row) -> Path:
         "collisions:\n  - {a: floor, b: robot, friction: 0.5}\n"
         "controllers:\n"
         f"  - {{name: ctl, robot: robot, command: 'python {controller}', period: 0.004, policy: {row.policy},"
-        f" deadline: 3.0, restart: {row.restart}}}\n")
+        f" deadline: 3.0{', restart: on-failure' if row.restart == 'on-failure' else ''}}}\n")
     return path
 
 
