@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from hrpsim.client import Client
-from hrpsim.errors import ConfigError, HrpsimError, NotFound, Timeout
+from hrpsim.errors import ConfigError, HrpsimError, NotFound, PeerGone, Timeout
 from hrpsim.logs import setup_logging
 from hrpsim.naming import DEFAULT_NAMESERVER, ENV_NAMESERVER, NameClient
 from hrpsim.project import Project, load_project
@@ -214,6 +214,9 @@ class Launch:
                 self._check_children()
                 try:
                     status = sim.call("status", timeout=1.0)
+                except PeerGone:  # it died: its exit (and log) is what the next check reports
+                    wait_until(lambda: not self.sup.child("simserver").running, 2.0)
+                    continue
                 except Timeout:  # stopped (SIGSTOP) or busy: the run goes on when it answers again
                     silent_since = silent_since or time.monotonic()
                     self.sup.echo(f"launch: the simulator has not answered for {time.monotonic() - silent_since:.0f} s")

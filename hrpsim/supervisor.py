@@ -2,16 +2,16 @@
 on the terminal, and one way to stop them all — in reverse order of start: a polite request,
 then SIGTERM, then SIGKILL — so that no process is ever left behind.
 
-A child also dies with the supervisor whatever kills it (SIGKILL included): each one asks the
-kernel for SIGKILL when its parent dies (Linux ``prctl(PR_SET_PDEATHSIG)``), so a launcher that
-is killed leaves no orphan holding the nameserver's port. Each child has a restart policy
-(``on-failure`` with a bounded number of restarts and a growing delay, or ``never``), as circus
-and systemd give their watched processes; :meth:`Supervisor.due_restarts` applies it.
+A child also dies with the supervisor whatever kills it (SIGKILL included): a watchdog at the
+other end of a lifeline pipe (hrpsim/lifeline.py) kills every child's process group when the pipe
+closes without a goodbye, so a launcher that is killed leaves no orphan holding the nameserver's
+port. Each child has a restart policy (``on-failure`` with a bounded number of restarts and a
+growing delay, or ``never``), as circus and systemd give their watched processes;
+:meth:`Supervisor.due_restarts` applies it.
 """
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import os
 import signal
@@ -24,25 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from hrpsim.lifeline import Lifeline
+
 log = logging.getLogger("hrpsim.launch")
 
-PR_SET_PDEATHSIG = 1  # linux/prctl.h
-_LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
-RESTART_POLICIES = ("on-failure", "never")
 BACKOFF_FIRST_S, BACKOFF_MAX_S = 0.5, 8.0  # the delay before restart n is first * 2**(n-1), capped
-
-
-def _die_with(parent_pid: int) -> Callable[[], None]:
-    """A preexec_fn: SIGKILL this child when the process that started it dies. A parent that died
-    between fork and prctl is noticed through getppid (the child was re-parented already)."""
-
-    def arm() -> None:
-        if _LIBC is not None:
-            _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent_pid:
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    return arm
 
 
 @dataclass
@@ -111,6 +97,7 @@ class Supervisor:
         self._grace = grace
         self._term_grace = term_grace
         self._width = 12
+        self._lifeline: Lifeline | None = None
 
     def start(self, child: Child) -> Child:
         env = {**os.environ, **child.env, "PYTHONUNBUFFERED": "1"}
@@ -118,10 +105,13 @@ class Supervisor:
         try:
             child.popen = subprocess.Popen(
                 child.argv, cwd=child.cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_die_with(os.getpid()),
+                stderr=subprocess.STDOUT, start_new_session=True,
             )
         except OSError as exc:
             raise OSError(f"cannot start {child.name} ({' '.join(child.argv)}): {exc.strerror}") from None
+        if self._lifeline is None:
+            self._lifeline = Lifeline.start()
+        self._lifeline.watch(child.pid)  # its own session: the group id is its pid
         if child not in self.children:
             self.children.append(child)
         self._width = max(self._width, len(child.name))
@@ -182,6 +172,9 @@ class Supervisor:
             self._stop(child)
         for child in self.children:
             self._reap_group(child)
+        if self._lifeline is not None:
+            self._lifeline.release()
+            self._lifeline = None
         return {c.name: c.returncode for c in self.children}
 
     def _stop(self, child: Child) -> None:

@@ -49,9 +49,10 @@ from hrpsim.transforms import quaternion_matrix
 log = logging.getLogger("hrpsim.simserver")
 
 TICK_BATCH_S = 0.005  # wall seconds of ticking between looks at the request socket
-# What a tick that waits for a late controller still answers: reading and stopping, nothing that moves the world.
-SERVED_WITHIN_A_TICK = frozenset({"ping", "quit", "status", "summary", "pause", "models", "state", "sensor_state",
-                                  "world_state", "get_link_data", "forward_kinematics"})
+# What a tick that waits for a late controller still answers: reading, stopping, and start (a no-op
+# while running); nothing that moves the world.
+SERVED_WITHIN_A_TICK = frozenset({"ping", "quit", "status", "summary", "pause", "start", "models", "state",
+                                  "sensor_state", "world_state", "get_link_data", "forward_kinematics"})
 CONTROLLER_WAIT_S = 30.0  # how long start() waits for the project's controllers to attach
 
 
