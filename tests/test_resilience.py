@@ -182,3 +182,27 @@ def test_a_run_that_loses_its_collision_service_stops_with_an_error_naming_it(tm
     assert "collision service" in summary["error"] and 0 < summary["sim_time"] < 60.0, output
     assert "internal error" not in summary["error"], "a lost service is a fault of the run, not a bug"
     assert "finished without error" not in output
+
+
+def test_a_failing_child_is_restarted_a_bounded_number_of_times_and_a_clean_exit_is_not(tmp_path):
+    from hrpsim.supervisor import Child, RestartPolicy, Supervisor
+
+    sup = Supervisor(echo=None)
+    failing = sup.start(Child("failing", [sys.executable, "-c", "raise SystemExit(3)"], tmp_path / "failing.log",
+                              policy=RestartPolicy("on-failure", 2)))
+    clean = sup.start(Child("clean", [sys.executable, "-c", "pass"], tmp_path / "clean.log",
+                            policy=RestartPolicy("on-failure", 2)))
+    pids = {failing.pid}
+    try:
+        deadline = time.monotonic() + 60
+        while not (failing.lost and clean.lost) and time.monotonic() < deadline:
+            for child in sup.died():
+                sup.schedule_restart(child)
+            pids.update(c.pid for c in sup.due_restarts())
+            time.sleep(0.05)
+    finally:
+        sup.stop_all()
+    assert failing.lost and failing.restarts == 2 and len(pids) == 3
+    assert clean.lost and clean.restarts == 0 and clean.returncode == 0
+    assert RestartPolicy.delay(1) < RestartPolicy.delay(2) < RestartPolicy.delay(3)
+    assert RestartPolicy.delay(50) == RestartPolicy.delay(51), "the delay is capped"
