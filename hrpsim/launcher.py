@@ -274,8 +274,14 @@ class Launch:
         return empty_summary(wall_time=time.monotonic() - start)
 
     def _check_children(self) -> None:
-        """Apply each dead child's restart policy; the simulator's death ends the run."""
+        """Apply each dead child's restart policy; the simulator's death ends the run. A controller that
+        exits with status 0 left on its own (the run's bye, or its own choice): nothing is lost."""
+        controllers = {c.name for c in self.project.controllers}
         for child in self.sup.died():
+            if child.name in controllers and child.returncode == 0:
+                child.expected_exit = True
+                self.sup.echo(f"launch: {child.name} (pid {child.pid}) finished (exit status 0)")
+                continue
             what = f"{child.name} (pid {child.pid}) died with status {child.returncode}"
             if child.name == "simserver":
                 raise LaunchError(f"{what}; the end of its log ({child.log_path}):\n{child.tail()}")
