@@ -16,6 +16,26 @@ FLOOR = SHARED_MODELS / "openhrp3" / "model" / "floor.wrl"
 CLOSED_LINK = SHARED_MODELS / "openhrp3" / "model" / "closed-link-sample.wrl"
 
 
+# A URDF pendulum: a rod of {mass} kg hanging from a continuous joint about Y, its COM {half} m below.
+PENDULUM_URDF_TEMPLATE = """<?xml version="1.0"?>
+<robot name="pendulum">
+  <link name="world"/>
+  <link name="base"/>
+  <joint name="mount" type="fixed"><parent link="world"/><child link="base"/></joint>
+  <link name="rod">
+    <inertial>
+      <origin xyz="0 0 -{half}"/>
+      <mass value="{mass}"/>
+      <inertia ixx="{i}" iyy="{i}" izz="0.0001" ixy="0" ixz="0" iyz="0"/>
+    </inertial>
+  </link>
+  <joint name="swing" type="continuous">
+    <parent link="base"/><child link="rod"/><axis xyz="0 1 0"/>
+  </joint>
+</robot>
+"""
+
+
 def box_inertia(mass: float, size: tuple[float, float, float]) -> np.ndarray:
     x, y, z = size
     return np.diag([mass * (y * y + z * z) / 12, mass * (x * x + z * z) / 12, mass * (x * x + y * y) / 12])

@@ -1,0 +1,373 @@
+"""The MuJoCo engine: a project's models in one MuJoCo model, stepped tick by tick.
+
+The model is built in memory (build.py) and compiled once per build. A tick is one ``mj_step``
+in ``integrate()``: the held commands go in, MuJoCo finds contacts, solves and integrates; then
+the engine keeps the acceleration-stage sensors and joint efforts of that step and recomputes
+poses and velocities of the new state, so that everything read between ticks describes the state
+now. MuJoCo finds contacts inside its step, so ``collide()`` only checks that the world may step.
+
+Conventions are those of the ODE engine (docs/physics.md): joints in controller order with
+OpenHRP's signs, the root pose is the root link's frame, velocities are world-frame [linear of
+the frame origin, angular]. Before MuJoCo computes a new state from a bad one, the engine checks
+every joint's position and velocity; a non-finite or exploding state raises SimulationError
+naming the model and link, and the engine refuses to step until ``reset()``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import mujoco
+import numpy as np
+from hrpsim.engines.base import Engine, JointCommand, LinkStates, RobotState
+from hrpsim.engines.mujoco.build import ModelLayout, build_spec
+from hrpsim.engines.mujoco.drives import Drives
+from hrpsim.engines.mujoco.geometry import quaternion
+from hrpsim.engines.mujoco.sensors import SensorSet
+
+from hrpsim.bodyinfo import Body
+from hrpsim.errors import ConfigError, NotFound, RequestError, SimulationError
+from hrpsim.project import Project
+
+MAX_LINEAR_SPEED = 1e3  # m/s: beyond this a body is exploding, not moving (as on ODE)
+MAX_ANGULAR_SPEED = 1e4  # rad/s
+MAX_DISTANCE = 1e6  # m from the origin
+MODEL_ERRORS = (ValueError, mujoco.FatalError)
+BAD_STATE_WARNINGS = (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
+                      mujoco.mjtWarning.mjWARN_BADQACC)
+
+log = logging.getLogger("hrpsim.simserver")
+# MuJoCo's warnings go to our log, not to a MUJOCO_LOG.TXT in whatever folder the process runs in.
+mujoco.set_mju_user_warning(lambda message: log.warning("MuJoCo: %s", message))
+
+
+@dataclass
+class _Model:
+    """One model's MuJoCo indices: per link its body id, joint qpos and dof address (-1: none)."""
+
+    layout: ModelLayout
+    bodies: np.ndarray
+    qpos: np.ndarray
+    dofs: np.ndarray
+    controller: np.ndarray  # controller order -> link index
+    free_root: tuple[int, int] | None  # the root's free joint: (qpos address, dof address)
+    drives: Drives | None = None
+    sensors: SensorSet | None = None
+
+
+class MujocoEngine(Engine):
+    name = "mujoco"
+
+    def __init__(self, project: Project, bodies: dict[str, Body], **_options: Any) -> None:
+        self.project, self.bodies = project, bodies
+        self.timestep = float(project.world.timestep)
+        self._build()
+
+    def _build(self) -> None:
+        spec, layouts = build_spec(self.project, self.bodies)
+        try:
+            self.m = spec.compile()
+        except MODEL_ERRORS as exc:
+            raise ConfigError(f"{self.project.path}: MuJoCo refuses the model: {exc}") from None
+        self.d = mujoco.MjData(self.m)
+        self.models = {name: self._index(layout) for name, layout in layouts.items()}
+        for model in self.models.values():
+            self._place_initial(model)
+        mujoco.mj_forward(self.m, self.d)
+        for name, model in self.models.items():
+            if not model.layout.static:
+                self._attach_drives(name, model)
+        mujoco.mj_forward(self.m, self.d)  # again: the drives' hold constraints are now (in)active
+        self._robots = [name for name, model in self.models.items() if not model.layout.static]
+        self._moving = [self.models[name] for name in self._robots]
+        self._dof_limit = self._speed_limits()
+        self._external: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
+        self._last_state: dict[str, RobotState] = {}
+        self.time, self.tick, self.failed = 0.0, 0, None
+
+    def _index(self, layout: ModelLayout) -> _Model:
+        m, obj = self.m, mujoco.mjtObj
+        bodies = np.array([mujoco.mj_name2id(m, obj.mjOBJ_BODY, b) for b in layout.bodies], dtype=int)
+        joints = [mujoco.mj_name2id(m, obj.mjOBJ_JOINT, j) if j else -1 for j in layout.joints]
+        qpos = np.array([m.jnt_qposadr[j] if j >= 0 else -1 for j in joints], dtype=int)
+        dofs = np.array([m.jnt_dofadr[j] if j >= 0 else -1 for j in joints], dtype=int)
+        free = None
+        if joints and joints[0] >= 0 and m.jnt_type[joints[0]] == mujoco.mjtJoint.mjJNT_FREE:
+            free = (int(qpos[0]), int(dofs[0]))
+            qpos[0] = dofs[0] = -1
+        controller = np.array([layout.info.link_index(lk.name) for lk in layout.info.joints], dtype=int)
+        return _Model(layout, bodies, qpos, dofs, controller, free)
+
+    def _place_initial(self, model: _Model) -> None:
+        values = model.layout.initial_values
+        for index, adr in enumerate(model.qpos):
+            if adr >= 0:
+                self.d.qpos[adr] = values[index]
+        if model.free_root is not None:
+            adr = model.free_root[0]
+            self.d.qpos[adr:adr + 3] = self.m.body_pos[model.bodies[0]]
+            self.d.qpos[adr + 3:adr + 7] = self.m.body_quat[model.bodies[0]]
+
+    def _attach_drives(self, name: str, model: _Model) -> None:
+        layout, links = model.layout, model.layout.info.links
+        joints = [layout.joints[i] if model.qpos[i] >= 0 else "" for i in model.controller]
+        limits = [min(abs(links[i].torque_lower), abs(links[i].torque_upper)) for i in model.controller]
+        initial = np.array([layout.initial_values[i] for i in model.controller])
+        model.drives = Drives(self.m, self.d, name, layout.info.joint_names, joints, initial, limits,
+                              layout.config.drive)
+        model.sensors = SensorSet(self.m, self.d, layout.info, layout.sensors)
+
+    def _speed_limits(self) -> np.ndarray:
+        limits = np.full(self.m.nv, MAX_ANGULAR_SPEED)
+        for j in range(self.m.njnt):
+            adr, kind = self.m.jnt_dofadr[j], self.m.jnt_type[j]
+            if kind == mujoco.mjtJoint.mjJNT_SLIDE:
+                limits[adr] = MAX_LINEAR_SPEED
+            elif kind == mujoco.mjtJoint.mjJNT_FREE:
+                limits[adr:adr + 3] = MAX_LINEAR_SPEED
+        return limits
+
+    # --- models ---
+
+    @property
+    def robots(self) -> list[str]:
+        return list(self._robots)
+
+    def _model(self, name: str) -> _Model:
+        model = self.models.get(name)
+        if model is None:
+            raise NotFound(f"no model named {name!r} in this world (models: {', '.join(self.models)})")
+        return model
+
+    def _robot(self, name: str) -> _Model:
+        self.require_robot(name)
+        return self.models[name]
+
+    # --- the tick ---
+
+    def collide(self) -> None:
+        """Check that the world may step; the contacts were found at the end of the last step."""
+        if self.failed is not None:
+            raise SimulationError(self.failed)
+
+    def integrate(self) -> None:
+        if self.failed is not None:
+            raise SimulationError(self.failed)
+        for model in self._moving:
+            model.drives.apply()
+        self._apply_external()
+        mujoco.mj_step(self.m, self.d)
+        for model in self._moving:
+            model.drives.record_effort()
+            model.sensors.snapshot()
+        self.tick += 1
+        self.time = self.tick * self.timestep
+        self._guard()
+        # Poses, velocities and gyros of the new state, for reading between ticks.
+        for stage in (mujoco.mj_kinematics, mujoco.mj_comPos, mujoco.mj_comVel, mujoco.mj_sensorVel):
+            stage(self.m, self.d)
+
+    def _guard(self) -> None:
+        warnings = sum(int(self.d.warning[w].number) for w in BAD_STATE_WARNINGS)
+        if warnings:  # MuJoCo met a bad state and reset its data; what it was is gone
+            self.failed = (f"simulation stopped at t={self.time:.6g} s (tick {self.tick}): MuJoCo found a "
+                           f"non-finite or exploding state (qpos, qvel or qacc) and reset its data")
+            log.error("%s", self.failed)
+            raise SimulationError(self.failed)
+        speeds = np.abs(self.d.qvel)
+        bad_speed = ~(speeds < self._dof_limit)  # NaN fails the comparison too
+        bad_position = ~(np.abs(self.d.qpos) < MAX_DISTANCE)
+        if not (bad_speed.any() or bad_position.any()):
+            return
+        if bad_speed.any():
+            body = int(self.m.dof_bodyid[int(np.flatnonzero(bad_speed)[0])])
+        else:
+            adr = int(np.flatnonzero(bad_position)[0])
+            body = int(self.m.jnt_bodyid[int(np.searchsorted(self.m.jnt_qposadr, adr, side="right") - 1)])
+        self.failed = (f"simulation stopped at t={self.time:.6g} s (tick {self.tick}): {self._where(body)} has a "
+                       f"non-finite or exploding state (joint speeds up to {np.nanmax(speeds):.3g}, "
+                       f"positions up to {np.nanmax(np.abs(self.d.qpos)):.3g})")
+        log.error("%s", self.failed)
+        raise SimulationError(self.failed)
+
+    def _where(self, body: int) -> str:
+        for model in self.models.values():
+            hits = np.flatnonzero(model.bodies == body)
+            if hits.size:
+                return model.layout.where(int(hits[0]))
+        return f"MuJoCo body {mujoco.mj_id2name(self.m, mujoco.mjtObj.mjOBJ_BODY, body)!r}"
+
+    def _apply_external(self) -> None:
+        for (robot, index), (force, torque) in self._external.items():
+            body = self.models[robot].bodies[index]
+            # MuJoCo applies xfrc at the centre of mass; the force acts at the link origin.
+            lever = self.d.xpos[body] - self.d.xipos[body]
+            self.d.xfrc_applied[body, :3] = force
+            self.d.xfrc_applied[body, 3:] = torque + np.cross(lever, force)
+
+    # --- state and commands ---
+
+    def read(self, robot: str) -> RobotState:
+        model = self._robot(robot)
+        if self.failed is not None and robot in self._last_state:
+            return self._last_state[robot]
+        q, dq = self._joint_arrays(model)
+        position, rotation, velocity = self._root(model)
+        state = RobotState(time=self.time, tick=self.tick, q=q, dq=dq, tau=model.drives.applied(),
+                           root_position=position, root_rotation=rotation, root_velocity=velocity,
+                           sensors=model.sensors.read())
+        self._last_state[robot] = state
+        return state
+
+    def _joint_arrays(self, model: _Model) -> tuple[np.ndarray, np.ndarray]:
+        qpos, dofs = model.qpos[model.controller], model.dofs[model.controller]
+        q = np.where(qpos >= 0, self.d.qpos[np.maximum(qpos, 0)], 0.0)
+        dq = np.where(dofs >= 0, self.d.qvel[np.maximum(dofs, 0)], 0.0)
+        return q, dq
+
+    def _root(self, model: _Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        body = model.bodies[0]
+        return self.d.xpos[body].copy(), self.d.xmat[body].reshape(3, 3).copy(), self._velocity(body)
+
+    def _velocity(self, body: int) -> np.ndarray:
+        """[linear of the body frame's origin, angular], world frame."""
+        out = np.empty(6)
+        mujoco.mj_objectVelocity(self.m, self.d, mujoco.mjtObj.mjOBJ_BODY, int(body), out, 0)
+        return np.concatenate([out[3:], out[:3]])
+
+    def apply(self, robot: str, command: JointCommand) -> None:
+        model = self._robot(robot)
+        names = model.layout.info.joint_names
+        arrays = [_command_array(robot, field, value, names)
+                  for field, value in (("torque", command.torque), ("q_ref", command.q_ref),
+                                       ("dq_ref", command.dq_ref))]
+        if command.modes is not None:
+            if not isinstance(command.modes, dict):
+                raise RequestError(f"robot {robot!r}: 'modes' must be a map joint -> mode")
+            model.drives.set_modes(command.modes)
+        model.drives.set_arrays(*arrays)
+
+    def drive_modes(self, robot: str) -> list[str]:
+        return list(self._robot(robot).drives.modes)
+
+    def link_states(self, model_name: str) -> LinkStates:
+        model = self._model(model_name)
+        bodies = model.bodies
+        velocities = np.array([self._velocity(b) for b in bodies]) if not model.layout.static else np.zeros(
+            (len(bodies), 6))
+        return LinkStates(self.d.xpos[bodies].copy(), self.d.xquat[bodies].copy(), velocities[:, :3],
+                          velocities[:, 3:])
+
+    def link_values(self, model_name: str) -> tuple[np.ndarray, np.ndarray]:
+        model = self._model(model_name)
+        values = np.where(model.qpos >= 0, self.d.qpos[np.maximum(model.qpos, 0)], 0.0)
+        rates = np.where(model.dofs >= 0, self.d.qvel[np.maximum(model.dofs, 0)], 0.0)
+        return values, rates
+
+    def set_external_force(self, robot: str, link: str, force: Any, torque: Any = (0.0, 0.0, 0.0)) -> None:
+        """A force (at the link origin) and torque, world frame, applied every tick until set to zero."""
+        model = self._robot(robot)
+        try:
+            index = model.layout.info.link_index(link)
+        except KeyError:
+            raise NotFound(f"model {robot!r} has no link {link!r}") from None
+        f = _vector(f"{robot}.{link}.force", force, 3)
+        t = _vector(f"{robot}.{link}.torque", torque, 3)
+        if not np.any(f) and not np.any(t):
+            self._external.pop((robot, index), None)
+            self.d.xfrc_applied[model.bodies[index]] = 0.0
+        else:
+            self._external[(robot, index)] = (f, t)
+
+    def set_link_data(self, robot: str, *, q: Any = None, dq: Any = None, root_position: Any = None,
+                      root_rotation: Any = None, root_velocity: Any = None) -> None:
+        model = self._robot(robot)
+        names = model.layout.info.joint_names
+        q_arr, dq_arr = _command_array(robot, "q", q, names), _command_array(robot, "dq", dq, names)
+        p = None if root_position is None else _vector(f"{robot}.root_position", root_position, 3)
+        if p is not None and np.linalg.norm(p) >= MAX_DISTANCE:
+            raise RequestError(f"{robot}.root_position: {p.tolist()} is beyond {MAX_DISTANCE:g} m from the origin")
+        r = None if root_rotation is None else _rotation(f"{robot}.root_rotation", root_rotation)
+        v = None if root_velocity is None else _vector(f"{robot}.root_velocity", root_velocity, 6)
+        for adrs, values, target in ((model.qpos, q_arr, self.d.qpos), (model.dofs, dq_arr, self.d.qvel)):
+            if values is not None:
+                adr = adrs[model.controller]
+                target[adr[adr >= 0]] = values[adr >= 0]
+        self._place_root(model, p, r, v)
+        if q_arr is not None:
+            model.drives.set_arrays(None, q_arr, None)
+        mujoco.mj_forward(self.m, self.d)
+        model.sensors.snapshot()
+        self._last_state.pop(robot, None)
+
+    def _place_root(self, model: _Model, p: np.ndarray | None, r: np.ndarray | None, v: np.ndarray | None) -> None:
+        body = model.bodies[0]
+        if model.free_root is None:  # a fixed root: move where the model is welded to the world
+            if p is not None:
+                self.m.body_pos[body] = p
+            if r is not None:
+                self.m.body_quat[body] = quaternion(r)
+            return
+        qadr, dadr = model.free_root
+        if p is not None:
+            self.d.qpos[qadr:qadr + 3] = p
+        if r is not None:
+            self.d.qpos[qadr + 3:qadr + 7] = quaternion(r)
+        if v is not None:
+            rotation = self.d.xmat[body].reshape(3, 3) if r is None else r
+            self.d.qvel[dadr:dadr + 3] = v[:3]
+            self.d.qvel[dadr + 3:dadr + 6] = rotation.T @ v[3:]  # MuJoCo keeps a free body's spin in its frame
+
+    # --- life ---
+
+    def reset(self) -> None:
+        self._build()
+
+    def rebuild(self, project: Project, bodies: dict[str, Body]) -> None:
+        missing = [m.name for m in project.models if m.name not in bodies]
+        if missing:
+            raise ConfigError(f"{project.path}: no body loaded for model(s) {', '.join(missing)}")
+        self.project, self.bodies, self.timestep = project, bodies, float(project.world.timestep)
+        self._build()
+
+    def release(self) -> None:
+        self.close()
+        self.models, self._moving, self._external = {}, [], {}
+
+
+def _rotation(field: str, value: Any) -> np.ndarray:
+    r = _vector(field, value, 9).reshape(3, 3)
+    if not np.allclose(r @ r.T, np.eye(3), atol=1e-6) or np.linalg.det(r) < 0:
+        raise RequestError(f"{field}: not a rotation matrix")
+    return r
+
+
+def _vector(field: str, value: Any, n: int) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise RequestError(f"{field}: expected {n} numbers, got {value!r}") from None
+    if arr.shape != (n,):
+        raise RequestError(f"{field}: expected {n} numbers, got {arr.size}")
+    if not np.all(np.isfinite(arr)):
+        raise RequestError(f"{field}: non-finite value at index {int(np.flatnonzero(~np.isfinite(arr))[0])}")
+    return arr
+
+
+def _command_array(robot: str, field: str, value: Any, names: list[str]) -> np.ndarray | None:
+    if value is None:
+        return None
+    n = len(names)
+    try:
+        arr = np.asarray(value, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise RequestError(f"robot {robot!r}: {field} must be {n} numbers, got {type(value).__name__}") from None
+    if arr.shape != (n,):
+        raise RequestError(f"robot {robot!r}: {field} has {arr.size} values, the robot has {n} joints")
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        i = int(bad[0])
+        raise RequestError(f"robot {robot!r}: {field}[{i}] (joint {names[i]!r}) is not finite: {arr[i]}")
+    return arr
