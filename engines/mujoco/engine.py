@@ -170,27 +170,30 @@ class MujocoEngine(Engine):
             stage(self.m, self.d)
 
     def _guard(self) -> None:
-        warnings = sum(int(self.d.warning[w].number) for w in BAD_STATE_WARNINGS)
-        if warnings:  # MuJoCo met a bad state and reset its data; what it was is gone
-            self.failed = (f"simulation stopped at t={self.time:.6g} s (tick {self.tick}): MuJoCo found a "
-                           f"non-finite or exploding state (qpos, qvel or qacc) and reset its data")
-            log.error("%s", self.failed)
-            raise SimulationError(self.failed)
-        speeds = np.abs(self.d.qvel)
-        bad_speed = ~(speeds < self._dof_limit)  # NaN fails the comparison too
-        bad_position = ~(np.abs(self.d.qpos) < MAX_DISTANCE)
-        if not (bad_speed.any() or bad_position.any()):
+        body = self._bad_body()
+        if body is None:
             return
-        if bad_speed.any():
-            body = int(self.m.dof_bodyid[int(np.flatnonzero(bad_speed)[0])])
-        else:
-            adr = int(np.flatnonzero(bad_position)[0])
-            body = int(self.m.jnt_bodyid[int(np.searchsorted(self.m.jnt_qposadr, adr, side="right") - 1)])
         self.failed = (f"simulation stopped at t={self.time:.6g} s (tick {self.tick}): {self._where(body)} has a "
-                       f"non-finite or exploding state (joint speeds up to {np.nanmax(speeds):.3g}, "
-                       f"positions up to {np.nanmax(np.abs(self.d.qpos)):.3g})")
+                       f"non-finite or exploding state (positions, speeds or accelerations)")
         log.error("%s", self.failed)
         raise SimulationError(self.failed)
+
+    def _bad_body(self) -> int | None:
+        """The MuJoCo body of the first bad coordinate, if any."""
+        m, d = self.m, self.d
+        for warning in BAD_STATE_WARNINGS:  # MuJoCo met it in the step and reset its data
+            if d.warning[warning].number:
+                index = int(d.warning[warning].lastinfo)
+                if warning == mujoco.mjtWarning.mjWARN_BADQPOS:
+                    return int(m.jnt_bodyid[int(np.searchsorted(m.jnt_qposadr, index, side="right") - 1)])
+                return int(m.dof_bodyid[index])
+        bad_speed = np.flatnonzero(~(np.abs(d.qvel) < self._dof_limit))  # NaN fails the comparison too
+        if bad_speed.size:
+            return int(m.dof_bodyid[int(bad_speed[0])])
+        bad_position = np.flatnonzero(~(np.abs(d.qpos) < MAX_DISTANCE))
+        if bad_position.size:
+            return int(m.jnt_bodyid[int(np.searchsorted(m.jnt_qposadr, int(bad_position[0]), side="right") - 1)])
+        return None
 
     def _where(self, body: int) -> str:
         for model in self.models.values():
