@@ -17,7 +17,8 @@ two points; ``xy``, ``z`` and ``piston`` put a light intermediate body on link1 
 that free what the type leaves free (a slide along the axis; two slides across it; a slide and a
 hinge along it) and connect (or, for ``piston``, weld) it to link2's point.
 
-For a running engine (``runtime=True``) each joint also gets a motor (torque drive), an inactive
+Without ``runtime`` (a model file for MuJoCo's own tools) geoms keep MuJoCo's default collision
+filter and no drives are added. For a running engine each joint also gets a motor (torque drive), an inactive
 joint equality (high-gain drive) and a rotor with a drag tendon (velocity drive); see drives.py.
 """
 
@@ -34,7 +35,7 @@ from hrpsim.engines.mujoco.geometry import add_shape, quaternion
 from hrpsim.bodyinfo import Body, ExtraJoint, Link
 from hrpsim.errors import ConfigError, RequestError
 from hrpsim.kinematics import forward_kinematics, link_values
-from hrpsim.project import CollisionPair, ModelConfig, Project
+from hrpsim.project import CollisionPair, ModelConfig, Project, WorldConfig
 from hrpsim.transforms import axis_angle_matrix
 
 MIN_MASS = 1e-3  # kg given to massless links, as on ODE
@@ -85,7 +86,7 @@ def build_spec(project: Project, bodies: dict[str, Body], *, runtime: bool = Tru
     _options(spec, project)
     layouts: dict[str, ModelLayout] = {}
     for config in project.models:
-        layout = _add_model(spec, bodies[config.name], config, project.world.joint_limits)
+        layout = _add_model(spec, bodies[config.name], config, project.world.joint_limits, runtime)
         layouts[config.name] = layout
         if runtime and not layout.static:
             _add_drives(spec, layout)
@@ -133,7 +134,8 @@ def root_pose(config: ModelConfig) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(config.position, float), axis_angle_matrix(rot[:3], float(rot[3]))
 
 
-def _add_model(spec: mujoco.MjSpec, info: Body, config: ModelConfig, joint_limits: bool) -> ModelLayout:
+def _add_model(spec: mujoco.MjSpec, info: Body, config: ModelConfig, joint_limits: bool,
+               runtime: bool) -> ModelLayout:
     static = bool(config.static or info.static)
     try:
         initial = link_values(info, config.joints)
@@ -161,7 +163,8 @@ def _add_model(spec: mujoco.MjSpec, info: Body, config: ModelConfig, joint_limit
         for k, shape in enumerate(link.shapes):
             geom = add_shape(spec, body, shape, element(config.name, link.name, str(k)), static=static, where=where)
             if geom is not None:
-                geom.contype = geom.conaffinity = 0  # only the project's pairs collide
+                if runtime:
+                    geom.contype = geom.conaffinity = 0  # only the project's pairs collide
                 geoms.append(geom.name)
         layout.geoms.append(geoms)
     if not static:
@@ -240,8 +243,7 @@ def _add_drives(spec: mujoco.MjSpec, layout: ModelLayout) -> None:
                           objtype=mujoco.mjtObj.mjOBJ_JOINT)
         # The velocity drive's rotor: a separate, immensely heavy wheel turning at dq_ref, which drags
         # the joint along through a friction of at most the torque limit (0: no drag).
-        rotor = spec.worldbody.add_body(name=f"{joint}/rotor", mass=LOOP_BODY_MASS, inertia=[LOOP_BODY_INERTIA] * 3,
-                                        explicitinertial=True)
+        rotor = _light_body(spec.worldbody, f"{joint}/rotor")
         rotor.add_joint(name=f"{joint}/rotor", type=mujoco.mjtJoint.mjJNT_HINGE, axis=[0.0, 0.0, 1.0],
                         armature=ROTOR_INERTIA)
         drag = spec.add_tendon(name=f"{joint}/drag", frictionloss=0.0)
@@ -271,8 +273,7 @@ def _add_loop(spec: mujoco.MjSpec, layout: ModelLayout, extra: ExtraJoint) -> No
         return
     axis = np.asarray(extra.axis, float)
     frame = _frame_along(axis / max(np.linalg.norm(axis), 1e-12))
-    middle = body1.add_body(name=element(name, extra.name), pos=point1, quat=quaternion(frame),
-                            mass=LOOP_BODY_MASS, inertia=[LOOP_BODY_INERTIA] * 3, explicitinertial=True)
+    middle = _light_body(body1, element(name, extra.name), pos=point1, quat=quaternion(frame))
     slide, hinge = mujoco.mjtJoint.mjJNT_SLIDE, mujoco.mjtJoint.mjJNT_HINGE
     free = {"xy": [(slide, (0, 0, 1))], "z": [(slide, (1, 0, 0)), (slide, (0, 1, 0))],
             "piston": [(slide, (0, 0, 1)), (hinge, (0, 0, 1))]}[extra.type]
@@ -286,6 +287,14 @@ def _add_loop(spec: mujoco.MjSpec, layout: ModelLayout, extra: ExtraJoint) -> No
     body2.add_site(name=site2, pos=np.asarray(extra.point2, float), quat=quaternion(rotation2))
     kind = mujoco.mjtEq.mjEQ_WELD if extra.type == "piston" else mujoco.mjtEq.mjEQ_CONNECT
     _equality(spec, kind, site1, site2)
+
+
+def _light_body(parent: mujoco.MjsBody, name: str, **placement: Any) -> mujoco.MjsBody:
+    """A 1 g helper body (a loop's intermediate, a drive's rotor)."""
+    body = parent.add_body(name=name, **placement)
+    body.mass, body.ipos, body.explicitinertial = LOOP_BODY_MASS, [0.0, 0.0, 0.0], True
+    body.fullinertia = [LOOP_BODY_INERTIA] * 3 + [0.0] * 3
+    return body
 
 
 def _equality(spec: mujoco.MjSpec, kind: mujoco.mjtEq, site1: str, site2: str) -> None:
@@ -345,3 +354,15 @@ def _geom_pairs(a: ModelLayout, b: ModelLayout) -> list[tuple[str, str]]:
             if frozenset((i, j)) not in excluded:
                 out += [(g1, g2) for g1 in a.geoms[i] for g2 in a.geoms[j]]
     return out
+
+
+def write_mjcf(body: Body, path: str) -> str:
+    """``body`` as an MJCF file (root at the origin; a free root gets a free joint); returns the path."""
+    config = ModelConfig(name=body.name or "model", file=body.source, static=body.static)
+    project = Project(path=path, world=WorldConfig(), models=[config], collisions=[])
+    spec, _ = build_spec(project, {config.name: body}, runtime=False)
+    spec.modelname = config.name
+    spec.compile()  # MuJoCo checks what it will be asked to load
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(spec.to_xml())
+    return path
