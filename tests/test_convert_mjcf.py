@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from hrpsim.modelloader import load_body
 
 mujoco = pytest.importorskip("mujoco")

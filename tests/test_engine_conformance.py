@@ -11,9 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hrpsim.engines.base import Engine, JointCommand, make_engine
-from hrpsim.modelloader import load_body
-from hrpsim.modelloader.urdf import load_urdf
 from sim_helpers import (
     CLOSED_LINK,
     FLOOR,
@@ -28,12 +25,14 @@ from sim_helpers import (
 )
 
 from hrpsim.bodyinfo import Body, Sensor
-from hrpsim.kinematics import forward_kinematics
+from hrpsim.engines.base import Engine, JointCommand, make_engine
+from hrpsim.modelloader import load_body
+from hrpsim.modelloader.urdf import load_urdf
 from hrpsim.project import CollisionPair
 from hrpsim.transforms import axis_angle_matrix
 
 G = 9.8
-ENGINES = ["mujoco"]
+ENGINES = ["ode", "mujoco"]
 
 # the pendulum of sim_helpers.pendulum_body: 1 kg rod of 0.5 m hanging from its end
 PENDULUM_PIVOT_INERTIA = 1.0 * 0.5**2 / 12 + 1.0 * 0.02**2 / 4 + 1.0 * 0.25**2
@@ -174,6 +173,12 @@ def test_torque_command_accelerates_a_joint_as_newton_says(engine: str, tmp_path
     assert world.drive_modes("pend") == ["torque"]
 
 
+# How far from a 0.7 rad jump of q_ref the joint is after one step. ODE's motor constraint is
+# softened by the world's CFM and ends a few percent short; MuJoCo's hold is an equality made
+# nearly hard (impedance 0.9999).
+ONE_STEP_GAP = {"ode": 0.05, "mujoco": 1e-3}
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_high_gain_holds_its_initial_angle_and_reaches_a_target_in_one_step(engine: str, tmp_path: Path) -> None:
     world = build(engine, tmp_path, [(model("pend", drive="high_gain", joints={"ROD": 0.3}), pendulum_body())])
@@ -181,7 +186,7 @@ def test_high_gain_holds_its_initial_angle_and_reaches_a_target_in_one_step(engi
     assert world.read("pend").q[0] == pytest.approx(0.3, abs=1e-4)
     world.apply("pend", JointCommand(q_ref=np.array([-0.4]), dq_ref=np.array([0.0])))
     world.step()
-    assert world.read("pend").q[0] == pytest.approx(-0.4, abs=1e-3)
+    assert world.read("pend").q[0] == pytest.approx(-0.4, abs=ONE_STEP_GAP[engine])
     run(world, 0.2)
     state = world.read("pend")
     assert state.q[0] == pytest.approx(-0.4, abs=1e-4)
@@ -275,11 +280,7 @@ def test_gyro_and_accelerometer_read_in_the_sensor_frame(engine: str, tmp_path: 
 def _loop_gap(world: Engine, robot: str) -> float:
     body = world.body(robot)
     extra = body.extra_joints[0]
-    states = world.link_states(robot)
-    values, _ = world.link_values(robot)
-    from hrpsim.engines.base import _matrix
-
-    poses = forward_kinematics(body, states.positions[0], _matrix(states.quaternions[0]), values)
+    poses = world.forward_kinematics(robot)
     i1, i2 = body.link_index(extra.link1), body.link_index(extra.link2)
     p1 = poses[i1][0] + poses[i1][1] @ extra.point1
     p2 = poses[i2][0] + poses[i2][1] @ extra.point2

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hrpsim.engines.base import JointCommand, make_engine
-from hrpsim.modelloader import load_body
 from sim_helpers import CLOSED_LINK, box_body, floor_body, model, pendulum_body, project
 
 from hrpsim.bodyinfo import Shape
+from hrpsim.engines.base import JointCommand, make_engine
 from hrpsim.errors import ConfigError, RequestError, SimulationError
+from hrpsim.modelloader import load_body
 from hrpsim.project import CollisionPair
 
 pytest.importorskip("mujoco")

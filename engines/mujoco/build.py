@@ -30,9 +30,10 @@ from typing import Any
 
 import mujoco
 import numpy as np
-from hrpsim.engines.mujoco.geometry import add_shape, quaternion
 
 from hrpsim.bodyinfo import Body, ExtraJoint, Link
+from hrpsim.conventions import excluded_link_pairs
+from hrpsim.engines.mujoco.geometry import add_shape, quaternion
 from hrpsim.errors import ConfigError, RequestError
 from hrpsim.kinematics import forward_kinematics, link_values
 from hrpsim.project import CollisionPair, ModelConfig, Project, WorldConfig
@@ -345,13 +346,11 @@ def _geom_pairs(a: ModelLayout, b: ModelLayout) -> list[tuple[str, str]]:
     if a is not b:
         return [(g1, g2) for geoms1 in a.geoms for g1 in geoms1 for geoms2 in b.geoms for g2 in geoms2]
     links = a.info.links
-    excluded = {frozenset((i, lk.parent)) for i, lk in enumerate(links) if lk.parent >= 0}
-    names = {lk.name: i for i, lk in enumerate(links)}
-    excluded |= {frozenset((names[x], names[y])) for x, y in a.info.collision_exclusions if x in names and y in names}
+    excluded = excluded_link_pairs(a.info)
     out = []
     for i in range(len(links)):
         for j in range(i + 1, len(links)):
-            if frozenset((i, j)) not in excluded:
+            if (i, j) not in excluded:
                 out += [(g1, g2) for g1 in a.geoms[i] for g2 in a.geoms[j]]
     return out
 

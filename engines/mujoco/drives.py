@@ -23,9 +23,9 @@ import math
 import mujoco
 import numpy as np
 
+from hrpsim.conventions import DRIVE_MODES
 from hrpsim.errors import ConfigError, RequestError
 
-MODES = ("torque", "high_gain", "velocity")
 UNLIMITED = 1e7  # N m: the velocity drive's force limit for joints without one (ODE's motor uses the same)
 HARD_IMPEDANCE = (0.9999, 0.9999, 0.001, 0.5, 2.0)  # solimp: the constraint nearly hard at every distance
 
@@ -77,8 +77,8 @@ class Drives:
         for name, mode in modes.items():
             if name not in self.index:
                 raise RequestError(f"model {self.robot!r} has no joint {name!r} (joints: {', '.join(self.names)})")
-            if mode not in MODES:
-                raise RequestError(f"joint {name!r}: unknown drive mode {mode!r} (modes: {', '.join(MODES)})")
+            if mode not in DRIVE_MODES:
+                raise RequestError(f"joint {name!r}: unknown drive mode {mode!r} (modes: {', '.join(DRIVE_MODES)})")
         for name, mode in modes.items():
             i = self.index[name]
             if mode == "high_gain" and self.modes[i] != "high_gain" and self.qpos[i] >= 0:

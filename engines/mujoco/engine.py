@@ -21,19 +21,20 @@ from typing import Any
 
 import mujoco
 import numpy as np
+
+from hrpsim.bodyinfo import Body
+from hrpsim.conventions import MAX_DISTANCE
 from hrpsim.engines.base import Engine, JointCommand, LinkStates, RobotState
+from hrpsim.engines.checks import command_array, rotation, vector
 from hrpsim.engines.mujoco.build import ModelLayout, build_spec
 from hrpsim.engines.mujoco.drives import Drives
 from hrpsim.engines.mujoco.geometry import quaternion
 from hrpsim.engines.mujoco.sensors import SensorSet
-
-from hrpsim.bodyinfo import Body
 from hrpsim.errors import ConfigError, NotFound, RequestError, SimulationError
 from hrpsim.project import Project
 
 MAX_LINEAR_SPEED = 1e3  # m/s: beyond this a body is exploding, not moving (as on ODE)
 MAX_ANGULAR_SPEED = 1e4  # rad/s
-MAX_DISTANCE = 1e6  # m from the origin
 MODEL_ERRORS = (ValueError, mujoco.FatalError)
 BAD_STATE_WARNINGS = (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
                       mujoco.mjtWarning.mjWARN_BADQACC)
@@ -230,6 +231,10 @@ class MujocoEngine(Engine):
         dq = np.where(dofs >= 0, self.d.qvel[np.maximum(dofs, 0)], 0.0)
         return q, dq
 
+    def root_pose(self, model_name: str) -> tuple[np.ndarray, np.ndarray]:
+        body = self._model(model_name).bodies[0]
+        return self.d.xpos[body].copy(), self.d.xmat[body].reshape(3, 3).copy()
+
     def _root(self, model: _Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         body = model.bodies[0]
         return self.d.xpos[body].copy(), self.d.xmat[body].reshape(3, 3).copy(), self._velocity(body)
@@ -243,7 +248,7 @@ class MujocoEngine(Engine):
     def apply(self, robot: str, command: JointCommand) -> None:
         model = self._robot(robot)
         names = model.layout.info.joint_names
-        arrays = [_command_array(robot, field, value, names)
+        arrays = [command_array(robot, field, value, names)
                   for field, value in (("torque", command.torque), ("q_ref", command.q_ref),
                                        ("dq_ref", command.dq_ref))]
         if command.modes is not None:
@@ -276,8 +281,8 @@ class MujocoEngine(Engine):
             index = model.layout.info.link_index(link)
         except KeyError:
             raise NotFound(f"model {robot!r} has no link {link!r}") from None
-        f = _vector(f"{robot}.{link}.force", force, 3)
-        t = _vector(f"{robot}.{link}.torque", torque, 3)
+        f = vector(f"{robot}.{link}.force", force, 3)
+        t = vector(f"{robot}.{link}.torque", torque, 3)
         if not np.any(f) and not np.any(t):
             self._external.pop((robot, index), None)
             self.d.xfrc_applied[model.bodies[index]] = 0.0
@@ -288,12 +293,12 @@ class MujocoEngine(Engine):
                       root_rotation: Any = None, root_velocity: Any = None) -> None:
         model = self._robot(robot)
         names = model.layout.info.joint_names
-        q_arr, dq_arr = _command_array(robot, "q", q, names), _command_array(robot, "dq", dq, names)
-        p = None if root_position is None else _vector(f"{robot}.root_position", root_position, 3)
+        q_arr, dq_arr = command_array(robot, "q", q, names), command_array(robot, "dq", dq, names)
+        p = None if root_position is None else vector(f"{robot}.root_position", root_position, 3)
         if p is not None and np.linalg.norm(p) >= MAX_DISTANCE:
             raise RequestError(f"{robot}.root_position: {p.tolist()} is beyond {MAX_DISTANCE:g} m from the origin")
-        r = None if root_rotation is None else _rotation(f"{robot}.root_rotation", root_rotation)
-        v = None if root_velocity is None else _vector(f"{robot}.root_velocity", root_velocity, 6)
+        r = None if root_rotation is None else rotation(f"{robot}.root_rotation", root_rotation)
+        v = None if root_velocity is None else vector(f"{robot}.root_velocity", root_velocity, 6)
         for adrs, values, target in ((model.qpos, q_arr, self.d.qpos), (model.dofs, dq_arr, self.d.qvel)):
             if values is not None:
                 adr = adrs[model.controller]
@@ -338,39 +343,3 @@ class MujocoEngine(Engine):
     def release(self) -> None:
         self.close()
         self.models, self._moving, self._external = {}, [], {}
-
-
-def _rotation(field: str, value: Any) -> np.ndarray:
-    r = _vector(field, value, 9).reshape(3, 3)
-    if not np.allclose(r @ r.T, np.eye(3), atol=1e-6) or np.linalg.det(r) < 0:
-        raise RequestError(f"{field}: not a rotation matrix")
-    return r
-
-
-def _vector(field: str, value: Any, n: int) -> np.ndarray:
-    try:
-        arr = np.asarray(value, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise RequestError(f"{field}: expected {n} numbers, got {value!r}") from None
-    if arr.shape != (n,):
-        raise RequestError(f"{field}: expected {n} numbers, got {arr.size}")
-    if not np.all(np.isfinite(arr)):
-        raise RequestError(f"{field}: non-finite value at index {int(np.flatnonzero(~np.isfinite(arr))[0])}")
-    return arr
-
-
-def _command_array(robot: str, field: str, value: Any, names: list[str]) -> np.ndarray | None:
-    if value is None:
-        return None
-    n = len(names)
-    try:
-        arr = np.asarray(value, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise RequestError(f"robot {robot!r}: {field} must be {n} numbers, got {type(value).__name__}") from None
-    if arr.shape != (n,):
-        raise RequestError(f"robot {robot!r}: {field} has {arr.size} values, the robot has {n} joints")
-    bad = np.flatnonzero(~np.isfinite(arr))
-    if bad.size:
-        i = int(bad[0])
-        raise RequestError(f"robot {robot!r}: {field}[{i}] (joint {names[i]!r}) is not finite: {arr[i]}")
-    return arr

@@ -13,9 +13,9 @@ import mujoco
 import numpy as np
 
 from hrpsim.bodyinfo import Shape
+from hrpsim.conventions import Z_TO_Y
 from hrpsim.errors import ConfigError
 
-Y_AXIS_TO_Z = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])  # rotation -90 deg about X
 MIN_SIZE = 1e-6  # m: MuJoCo refuses geoms of zero size
 
 
@@ -37,7 +37,7 @@ def add_shape(spec: mujoco.MjSpec, body: mujoco.MjsBody, shape: Shape, name: str
     if geom_type is None:
         return None
     if shape.kind in ("cylinder", "cone", "capsule"):
-        r = r @ Y_AXIS_TO_Z
+        r = r @ Z_TO_Y
     geom = body.add_geom(name=name, type=geom_type, size=size, pos=p, quat=quaternion(r))
     if shape.kind == "mesh":
         mesh = spec.add_mesh(name=name)
