@@ -103,6 +103,7 @@ class Drives:
         self._torque = np.flatnonzero(driven & (modes == "torque"))
         self._velocity = np.flatnonzero(driven & (modes == "velocity"))
         self._hold = np.flatnonzero(driven & (modes == "high_gain"))
+        self._torque_actuators = self.actuators[self._torque]
 
     def set_arrays(self, torque: np.ndarray | None, q_ref: np.ndarray | None, dq_ref: np.ndarray | None) -> None:
         for target, values in ((self.torque, torque), (self.q_ref, q_ref), (self.dq_ref, dq_ref)):
@@ -111,13 +112,16 @@ class Drives:
 
     def apply(self) -> None:
         """This step's actuator controls and hold targets (before the step)."""
-        ctrl = self.d.ctrl
-        ctrl[self.actuators[self._torque]] = self.torque[self._torque]
+        d = self.d
+        if self._torque.size:
+            d.ctrl[self._torque_actuators] = self.torque[self._torque]
         velocity = self._velocity
-        self.d.qpos[self.rotor_qpos[velocity]] = 0.0  # only the rotor's speed matters to the drag
-        self.d.qvel[self.rotor_dof[velocity]] = self.dq_ref[velocity]
+        if velocity.size:
+            d.qpos[self.rotor_qpos[velocity]] = 0.0  # only the rotor's speed matters to the drag
+            d.qvel[self.rotor_dof[velocity]] = self.dq_ref[velocity]
         hold = self._hold
-        self.m.eq_data[self.equalities[hold], 0] = self.q_ref[hold] + self.dq_ref[hold] * self.dt
+        if hold.size:
+            self.m.eq_data[self.equalities[hold], 0] = self.q_ref[hold] + self.dq_ref[hold] * self.dt
 
     def record_effort(self) -> None:
         """Each joint's applied torque (force) in the step just taken (after it, before the next)."""

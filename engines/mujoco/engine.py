@@ -16,7 +16,7 @@ naming the model and link, and the engine refuses to step until ``reset()``.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import mujoco
@@ -54,6 +54,10 @@ class _Model:
     dofs: np.ndarray
     controller: np.ndarray  # controller order -> link index
     free_root: tuple[int, int] | None  # the root's free joint: (qpos address, dof address)
+    joint_names: list[str] = field(default_factory=list)  # controller order
+    joint_qpos: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))  # controller order, 0: none
+    joint_dofs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
+    jointless: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))  # controller indices
     drives: Drives | None = None
     sensors: SensorSet | None = None
 
@@ -84,6 +88,7 @@ class MujocoEngine(Engine):
         self._robots = [name for name, model in self.models.items() if not model.layout.static]
         self._moving = [self.models[name] for name in self._robots]
         self._dof_limit = self._speed_limits()
+        self._half_step = self.timestep / 2.0
         self._external: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
         self._last_state: dict[str, RobotState] = {}
         self.time, self.tick, self.failed = 0.0, 0, None
@@ -99,7 +104,10 @@ class MujocoEngine(Engine):
             free = (int(qpos[0]), int(dofs[0]))
             qpos[0] = dofs[0] = -1
         controller = np.array([layout.info.link_index(lk.name) for lk in layout.info.joints], dtype=int)
-        return _Model(layout, bodies, qpos, dofs, controller, free)
+        model = _Model(layout, bodies, qpos, dofs, controller, free, layout.info.joint_names)
+        model.joint_qpos, model.joint_dofs = np.maximum(qpos[controller], 0), np.maximum(dofs[controller], 0)
+        model.jointless = np.flatnonzero(qpos[controller] < 0)
+        return model
 
     def _place_initial(self, model: _Model) -> None:
         values = model.layout.initial_values
@@ -171,6 +179,11 @@ class MujocoEngine(Engine):
             stage(self.m, self.d)
 
     def _guard(self) -> None:
+        d = self.d
+        # MuJoCo restarts its clock when it resets a bad state; otherwise check the numbers ourselves.
+        if (abs(d.time - self.time) < self._half_step and (np.abs(d.qvel) < self._dof_limit).all()
+                and (np.abs(d.qpos) < MAX_DISTANCE).all()):
+            return
         body = self._bad_body()
         if body is None:
             return
@@ -226,9 +239,9 @@ class MujocoEngine(Engine):
         return state
 
     def _joint_arrays(self, model: _Model) -> tuple[np.ndarray, np.ndarray]:
-        qpos, dofs = model.qpos[model.controller], model.dofs[model.controller]
-        q = np.where(qpos >= 0, self.d.qpos[np.maximum(qpos, 0)], 0.0)
-        dq = np.where(dofs >= 0, self.d.qvel[np.maximum(dofs, 0)], 0.0)
+        q, dq = self.d.qpos[model.joint_qpos], self.d.qvel[model.joint_dofs]
+        if model.jointless.size:  # controller joints without a MuJoCo joint (fixed) read 0
+            q[model.jointless] = dq[model.jointless] = 0.0
         return q, dq
 
     def root_pose(self, model_name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -247,10 +260,10 @@ class MujocoEngine(Engine):
 
     def apply(self, robot: str, command: JointCommand) -> None:
         model = self._robot(robot)
-        names = model.layout.info.joint_names
-        arrays = [command_array(robot, field, value, names)
-                  for field, value in (("torque", command.torque), ("q_ref", command.q_ref),
-                                       ("dq_ref", command.dq_ref))]
+        names = model.joint_names
+        arrays = [command_array(robot, name, value, names)
+                  for name, value in (("torque", command.torque), ("q_ref", command.q_ref),
+                                      ("dq_ref", command.dq_ref))]
         if command.modes is not None:
             if not isinstance(command.modes, dict):
                 raise RequestError(f"robot {robot!r}: 'modes' must be a map joint -> mode")
@@ -292,7 +305,7 @@ class MujocoEngine(Engine):
     def set_link_data(self, robot: str, *, q: Any = None, dq: Any = None, root_position: Any = None,
                       root_rotation: Any = None, root_velocity: Any = None) -> None:
         model = self._robot(robot)
-        names = model.layout.info.joint_names
+        names = model.joint_names
         q_arr, dq_arr = command_array(robot, "q", q, names), command_array(robot, "dq", dq, names)
         p = None if root_position is None else vector(f"{robot}.root_position", root_position, 3)
         if p is not None and np.linalg.norm(p) >= MAX_DISTANCE:
