@@ -112,3 +112,20 @@ def test_set_link_data_places_joints_and_root(tmp_path: Path) -> None:
     pend.step()
     assert pend.read("pend").q[0] == pytest.approx(0.7, abs=1e-4)  # the hold target followed
     assert pend.link_values("pend")[0][1] == pytest.approx(0.7, abs=1e-4)
+
+
+def test_switching_into_velocity_mode_at_run_time_keeps_the_state(tmp_path: Path) -> None:
+    # Velocity drives are added to the model when a joint first needs one (the model is recompiled).
+    world = build(tmp_path, [(model("floor", static=True), floor_body()),
+                             (model("pend", joints={"ROD": 0.5}, position=(0.0, 0.0, 1.0)), pendulum_body())])
+    for _ in range(100):
+        world.step()
+    before = world.read("pend")
+    nv = world.m.nv
+    world.apply("pend", JointCommand(dq_ref=np.array([-1.0]), modes={"ROD": "velocity"}))
+    assert world.m.nv == nv + 1  # the rotor
+    after = world.read("pend")
+    assert (after.tick, after.q[0], after.dq[0]) == (before.tick, before.q[0], before.dq[0])
+    world.step()
+    assert world.read("pend").dq[0] == pytest.approx(-1.0, abs=1e-4)
+    assert world.drive_modes("pend") == ["velocity"]

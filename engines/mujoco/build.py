@@ -233,6 +233,7 @@ def _add_sensor_sites(spec: mujoco.MjSpec, layout: ModelLayout) -> None:
 
 
 def _add_drives(spec: mujoco.MjSpec, layout: ModelLayout) -> None:
+    velocity = _velocity_joints(layout)
     for joint in layout.joints:
         if not joint or (joint == layout.joints[0] and layout.info.links[0].joint_type == "free"):
             continue
@@ -242,14 +243,29 @@ def _add_drives(spec: mujoco.MjSpec, layout: ModelLayout) -> None:
                           forcelimited=mujoco.mjtLimited.mjLIMITED_FALSE)
         spec.add_equality(name=f"{joint}/hold", type=mujoco.mjtEq.mjEQ_JOINT, name1=joint, active=False,
                           objtype=mujoco.mjtObj.mjOBJ_JOINT)
-        # The velocity drive's rotor: a separate, immensely heavy wheel turning at dq_ref, which drags
-        # the joint along through a friction of at most the torque limit (0: no drag).
-        rotor = _light_body(spec.worldbody, f"{joint}/rotor")
-        rotor.add_joint(name=f"{joint}/rotor", type=mujoco.mjtJoint.mjJNT_HINGE, axis=[0.0, 0.0, 1.0],
-                        armature=ROTOR_INERTIA)
-        drag = spec.add_tendon(name=f"{joint}/drag", frictionloss=0.0)
-        drag.wrap_joint(joint, 1.0)
-        drag.wrap_joint(f"{joint}/rotor", -1.0)
+        if joint in velocity:
+            add_rotor(spec, joint)
+
+
+def _velocity_joints(layout: ModelLayout) -> set[str]:
+    """MuJoCo names of the joints the project starts in velocity mode."""
+    drive = layout.config.drive
+    labels = [lk.joint_label for lk in layout.info.links]
+    chosen = labels if drive == "velocity" else [] if isinstance(drive, str) else \
+        [name for name, mode in drive.items() if mode == "velocity"]
+    return {element(layout.name, label) for label in chosen}
+
+
+def add_rotor(spec: mujoco.MjSpec, joint: str) -> None:
+    """The velocity drive's rotor: a separate, immensely heavy wheel turning at dq_ref, which drags
+    the joint along through a tendon friction of at most the torque limit (0: no drag). Only joints
+    that use the velocity drive get one, because 29 idle rotors cost sample1 a sixth of its speed."""
+    rotor = _light_body(spec.worldbody, f"{joint}/rotor")
+    rotor.add_joint(name=f"{joint}/rotor", type=mujoco.mjtJoint.mjJNT_HINGE, axis=[0.0, 0.0, 1.0],
+                    armature=ROTOR_INERTIA)
+    drag = spec.add_tendon(name=f"{joint}/drag", frictionloss=0.0)
+    drag.wrap_joint(joint, 1.0)
+    drag.wrap_joint(f"{joint}/rotor", -1.0)
 
 
 def _add_loop(spec: mujoco.MjSpec, layout: ModelLayout, extra: ExtraJoint) -> None:

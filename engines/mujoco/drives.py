@@ -39,6 +39,7 @@ class Drives:
         self.m, self.d, self.robot = model, data, robot
         self.dt = float(model.opt.timestep)
         self.names = joint_names
+        self.mujoco_joints = mujoco_joints
         self.index = {name: i for i, name in enumerate(joint_names)}
         n = len(joint_names)
         self.torque, self.q_ref, self.dq_ref = np.zeros(n), initial.astype(float).copy(), np.zeros(n)
@@ -73,12 +74,20 @@ class Drives:
                               f"(joints: {', '.join(self.names)})")
         return dict(drive)
 
-    def set_modes(self, modes: dict[str, str]) -> None:
+    def check_modes(self, modes: dict[str, str]) -> None:
         for name, mode in modes.items():
             if name not in self.index:
                 raise RequestError(f"model {self.robot!r} has no joint {name!r} (joints: {', '.join(self.names)})")
             if mode not in DRIVE_MODES:
                 raise RequestError(f"joint {name!r}: unknown drive mode {mode!r} (modes: {', '.join(DRIVE_MODES)})")
+
+    def without_rotor(self, modes: dict[str, str]) -> list[int]:
+        """Joints (controller indices) these modes put in velocity mode that have no rotor yet."""
+        return [self.index[name] for name, mode in modes.items()
+                if mode == "velocity" and self.actuators[self.index[name]] >= 0 and self.tendons[self.index[name]] < 0]
+
+    def set_modes(self, modes: dict[str, str]) -> None:
+        self.check_modes(modes)
         for name, mode in modes.items():
             i = self.index[name]
             if mode == "high_gain" and self.modes[i] != "high_gain" and self.qpos[i] >= 0:
@@ -95,7 +104,8 @@ class Drives:
         self.d.eq_active[self.equalities[i]] = int(mode == "high_gain")
         limit = self.limits[i]
         limit = limit if math.isfinite(limit) and limit > 0.0 else UNLIMITED
-        self.m.tendon_frictionloss[self.tendons[i]] = limit if mode == "velocity" else 0.0
+        if self.tendons[i] >= 0:
+            self.m.tendon_frictionloss[self.tendons[i]] = limit if mode == "velocity" else 0.0
 
     def _groups(self) -> None:
         driven = self.actuators >= 0
@@ -109,6 +119,12 @@ class Drives:
         for target, values in ((self.torque, torque), (self.q_ref, q_ref), (self.dq_ref, dq_ref)):
             if values is not None:
                 target[:] = values
+
+    def take_over(self, old: Drives) -> None:
+        """Continue where ``old`` (the same robot's drives in the model before a recompile) was."""
+        self.set_modes(dict(zip(self.names, old.modes, strict=True)))
+        self.set_arrays(old.torque, old.q_ref, old.dq_ref)
+        self.effort[:] = old.effort
 
     def apply(self) -> None:
         """This step's actuator controls and hold targets (before the step)."""

@@ -26,7 +26,7 @@ from hrpsim.bodyinfo import Body
 from hrpsim.conventions import MAX_DISTANCE
 from hrpsim.engines.base import Engine, JointCommand, LinkStates, RobotState
 from hrpsim.engines.checks import command_array, rotation, vector
-from hrpsim.engines.mujoco.build import ModelLayout, build_spec
+from hrpsim.engines.mujoco.build import ModelLayout, add_rotor, build_spec
 from hrpsim.engines.mujoco.drives import Drives
 from hrpsim.engines.mujoco.geometry import quaternion
 from hrpsim.engines.mujoco.sensors import SensorSet
@@ -71,7 +71,7 @@ class MujocoEngine(Engine):
         self._build()
 
     def _build(self) -> None:
-        spec, layouts = build_spec(self.project, self.bodies)
+        self.spec, layouts = spec, layouts = build_spec(self.project, self.bodies)
         try:
             self.m = spec.compile()
         except MODEL_ERRORS as exc:
@@ -127,6 +127,24 @@ class MujocoEngine(Engine):
         model.drives = Drives(self.m, self.d, name, layout.info.joint_names, joints, initial, limits,
                               layout.config.drive)
         model.sensors = SensorSet(self.m, self.d, layout.info, layout.sensors)
+
+    def _add_rotors(self, joints: list[str]) -> None:
+        """Give these joints their velocity drive's rotor: recompile the model keeping the state,
+        then index it again and let new drives and sensors carry on from the old ones."""
+        for joint in joints:
+            add_rotor(self.spec, joint)
+        self.m, self.d = self.spec.recompile(self.m, self.d)
+        old = self.models
+        self.models = {name: self._index(model.layout) for name, model in old.items()}
+        for name, model in self.models.items():
+            if model.layout.static:
+                continue
+            self._attach_drives(name, model)
+            model.drives.take_over(old[name].drives)
+            model.sensors.after_step[:] = old[name].sensors.after_step
+        self._moving = [self.models[name] for name in self._robots]
+        self._dof_limit = self._speed_limits()
+        mujoco.mj_forward(self.m, self.d)
 
     def _speed_limits(self) -> np.ndarray:
         limits = np.full(self.m.nv, MAX_ANGULAR_SPEED)
@@ -267,6 +285,11 @@ class MujocoEngine(Engine):
         if command.modes is not None:
             if not isinstance(command.modes, dict):
                 raise RequestError(f"robot {robot!r}: 'modes' must be a map joint -> mode")
+            model.drives.check_modes(command.modes)
+            missing = model.drives.without_rotor(command.modes)
+            if missing:
+                self._add_rotors([model.drives.mujoco_joints[i] for i in missing])
+                model = self.models[robot]
             model.drives.set_modes(command.modes)
         model.drives.set_arrays(*arrays)
 
@@ -326,10 +349,11 @@ class MujocoEngine(Engine):
     def _place_root(self, model: _Model, p: np.ndarray | None, r: np.ndarray | None, v: np.ndarray | None) -> None:
         body = model.bodies[0]
         if model.free_root is None:  # a fixed root: move where the model is welded to the world
+            welded = self.spec.body(model.layout.bodies[0])  # in the spec too, for a recompile
             if p is not None:
-                self.m.body_pos[body] = p
+                self.m.body_pos[body] = welded.pos = p
             if r is not None:
-                self.m.body_quat[body] = quaternion(r)
+                self.m.body_quat[body] = welded.quat = quaternion(r)
             return
         qadr, dadr = model.free_root
         if p is not None:
