@@ -27,22 +27,29 @@ class SensorSet:
     def __init__(self, model: mujoco.MjModel, data: mujoco.MjData, info: Body, sites: dict[str, str]) -> None:
         self.d = data
         self.after_step = np.array(data.sensordata)  # acceleration-stage values of the last step
-        self.force: list[tuple[str, int, int]] = []  # name, address of force (3) and torque (3), -1: reads zeros
-        self.gyro: list[tuple[str, int]] = []
-        self.accel: list[tuple[str, int]] = []
+        force: list[tuple[str, int, int]] = []  # name, address of force (3) and torque (3); -1: reads zeros
+        gyro: list[tuple[str, int]] = []
+        accel: list[tuple[str, int]] = []
         for sensor in info.sensors:
             site = sites.get(sensor.name)
             if site is None:
                 continue
-            first = int(model.sensor_adr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, f"{site}/0")])
+            first = _address(model, f"{site}/0")
             if sensor.type == "force":
-                second = int(model.sensor_adr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, f"{site}/1")])
-                on_root = sensor.link == 0
-                self.force.append((sensor.name, -1 if on_root else first, second))
+                force.append((sensor.name, -1 if sensor.link == 0 else first, _address(model, f"{site}/1")))
             elif sensor.type == "gyro":
-                self.gyro.append((sensor.name, first))
+                gyro.append((sensor.name, first))
             else:
-                self.accel.append((sensor.name, first))
+                accel.append((sensor.name, first))
+        # One gather per read: kept values (force, accel) and values now (gyro), then a view per sensor.
+        self.force_names = [name for name, _, _ in force]
+        self.zero_force = np.array([adr < 0 for _, adr, _ in force], dtype=bool)
+        self.force_index = np.array([[*range(max(f, 0), max(f, 0) + 3), *range(t, t + 3)] for _, f, t in force],
+                                    dtype=int).reshape(-1)
+        self.accel_names = [name for name, _ in accel]
+        self.accel_index = np.array([range(adr, adr + 3) for _, adr in accel], dtype=int).reshape(-1)
+        self.gyro_names = [name for name, _ in gyro]
+        self.gyro_index = np.array([range(adr, adr + 3) for _, adr in gyro], dtype=int).reshape(-1)
 
     def snapshot(self) -> None:
         """Keep the acceleration-stage readings of the step just taken."""
@@ -50,11 +57,16 @@ class SensorSet:
 
     def read(self) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
-        kept, now = self.after_step, self.d.sensordata
-        for name, force, torque in self.force:
-            out[name] = np.zeros(6) if force < 0 else -np.concatenate([kept[force:force + 3], kept[torque:torque + 3]])
-        for name, adr in self.gyro:
-            out[name] = now[adr:adr + 3].copy()
-        for name, adr in self.accel:
-            out[name] = kept[adr:adr + 3].copy()
+        if self.force_names:
+            wrenches = (-self.after_step[self.force_index]).reshape(-1, 6)
+            wrenches[self.zero_force] = 0.0
+            out.update(zip(self.force_names, wrenches, strict=True))
+        if self.gyro_names:
+            out.update(zip(self.gyro_names, self.d.sensordata[self.gyro_index].reshape(-1, 3), strict=True))
+        if self.accel_names:
+            out.update(zip(self.accel_names, self.after_step[self.accel_index].reshape(-1, 3), strict=True))
         return out
+
+
+def _address(model: mujoco.MjModel, sensor: str) -> int:
+    return int(model.sensor_adr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, sensor)])
