@@ -6,10 +6,10 @@ In-process: the controller object is called between read and integrate in this p
 engines walk the whole pattern side by side, in alternating blocks of ticks so that both see the
 same machine load; `ENGINE_inprocess_ticks_per_s` is the median over blocks, `ENGINE_inprocess_rt`
 that times the step (the real-time factor), `mujoco_over_ode_inprocess` the median ratio of
-adjacent blocks; `ENGINE_engine_only_rt` leaves out the time spent in the controller's own Python
-(the pattern interpolation and PD law, the same on both engines). External: `hrpsim launch` of the
-same project (nameserver, model loader, simulator and the controller as separate processes,
-lockstep over ZeroMQ), one engine after the other;
+adjacent blocks; `ENGINE_engine_only_rt` (median over blocks too) leaves out the time spent in the
+controller's own Python (the pattern interpolation and PD law, the same on both engines).
+External: `hrpsim launch` of the same project (nameserver, model loader, simulator and the
+controller as separate processes, lockstep over ZeroMQ), one engine after the other;
 `ENGINE_external_rt` is the run's real-time factor from its summary, `ENGINE_external_ratio` =
 external / in-process ticks/s of that engine. The machine has 2 cores shared with other work.
 """
@@ -55,28 +55,27 @@ class InProcessWalk:
         self.controller.period = self.controller.timestep = project.world.timestep
         self.controller.start(body)
         self.end = project.world.end_time
-        self.controller_time = self.wall_time = 0.0
 
     @property
     def finished(self) -> bool:
         return self.world.time >= self.end - 1e-9
 
-    def run(self, ticks: int) -> float:
-        """Ticks/s of the next ``ticks`` ticks; the controller's share is added to ``controller_time``."""
+    def run(self, ticks: int) -> tuple[float, float]:
+        """Ticks/s of the next ``ticks`` ticks, whole and without the controller's own time."""
         world, controller, joints = self.world, self.controller, self.controller.joints
-        start, done, clock = time.perf_counter(), 0, time.perf_counter
+        clock = time.perf_counter
+        start, done, in_controller = clock(), 0, 0.0
         while done < ticks and not self.finished:
             world.collide()
             state = State(world.read("robot").to_wire(), joints)
             before = clock()
             command = controller.control(state)
-            self.controller_time += clock() - before
+            in_controller += clock() - before
             world.apply("robot", JointCommand(**command.fields()))
             world.integrate()
             done += 1
-        elapsed = time.perf_counter() - start
-        self.wall_time += elapsed
-        return done / elapsed
+        elapsed = clock() - start
+        return done / elapsed, done / (elapsed - in_controller)
 
 
 def _in_process() -> dict[str, float]:
@@ -84,16 +83,20 @@ def _in_process() -> dict[str, float]:
     bodies = {m.name: load_body(m.file) for m in project.models}
     walks = {engine: InProcessWalk(engine, bodies) for engine in ENGINES}
     rates: dict[str, list[float]] = {engine: [] for engine in ENGINES}
+    engine_only: dict[str, list[float]] = {engine: [] for engine in ENGINES}
     while not all(w.finished for w in walks.values()):
         for engine, walk in walks.items():
             if not walk.finished:
-                rates[engine].append(walk.run(BLOCK))
+                whole, alone = walk.run(BLOCK)
+                rates[engine].append(whole)
+                engine_only[engine].append(alone)
     pairs = min(len(r) for r in rates.values())
-    out = {f"{e}_inprocess_ticks_per_s": statistics.median(rates[e]) for e in ENGINES}
     timestep = project.world.timestep
-    out.update({f"{e}_inprocess_rt": out[f"{e}_inprocess_ticks_per_s"] * timestep for e in ENGINES})
-    for engine, walk in walks.items():  # the engine's own rate: the whole run less the controller's time
-        out[f"{engine}_engine_only_rt"] = walk.world.tick * timestep / (walk.wall_time - walk.controller_time)
+    out = {}
+    for e in ENGINES:
+        out[f"{e}_inprocess_ticks_per_s"] = statistics.median(rates[e])
+        out[f"{e}_inprocess_rt"] = out[f"{e}_inprocess_ticks_per_s"] * timestep
+        out[f"{e}_engine_only_rt"] = statistics.median(engine_only[e]) * timestep
     out["mujoco_over_ode_inprocess"] = statistics.median(
         rates["mujoco"][i] / rates["ode"][i] for i in range(pairs))
     return out

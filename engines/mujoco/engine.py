@@ -8,9 +8,9 @@ now. MuJoCo finds contacts inside its step, so ``collide()`` only checks that th
 
 Conventions are those of the ODE engine (docs/physics.md): joints in controller order with
 OpenHRP's signs, the root pose is the root link's frame, velocities are world-frame [linear of
-the frame origin, angular]. Before MuJoCo computes a new state from a bad one, the engine checks
-every joint's position and velocity; a non-finite or exploding state raises SimulationError
-naming the model and link, and the engine refuses to step until ``reset()``.
+the frame origin, angular]. After every step the engine checks every coordinate and MuJoCo's own
+bad-state warnings; a non-finite or exploding state raises SimulationError naming the model and
+link, and the engine refuses to step until ``reset()`` (the last state read stays readable).
 """
 
 from __future__ import annotations
@@ -71,7 +71,8 @@ class MujocoEngine(Engine):
         self._build()
 
     def _build(self) -> None:
-        self.spec, layouts = spec, layouts = build_spec(self.project, self.bodies)
+        spec, layouts = build_spec(self.project, self.bodies)
+        self.spec = spec  # kept: velocity drives are added to it when a joint first needs one
         try:
             self.m = spec.compile()
         except MODEL_ERRORS as exc:
