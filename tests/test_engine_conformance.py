@@ -24,7 +24,7 @@ from sim_helpers import (
     sensing_box_body,
 )
 
-from hrpsim.bodyinfo import Body, Sensor
+from hrpsim.bodyinfo import Body, Sensor, Shape
 from hrpsim.engines.base import Engine, JointCommand, make_engine
 from hrpsim.modelloader import load_body
 from hrpsim.modelloader.urdf import load_urdf
@@ -329,3 +329,24 @@ def test_sample1_holds_its_initial_pose_upright_on_its_feet(engine: str, tmp_pat
     accel = robot.sensors[[s.name for s in robot.sensors].index("gsensor")]
     chest = world.forward_kinematics("robot")[accel.link][1]
     assert chest @ accel.rotation @ state.sensors["gsensor"] == pytest.approx([0.0, 0.0, G], abs=0.05)
+
+
+# A wedge 2 m long rising from z 0 at x = -1 to z 1 at x = +1 (its bounding box top is at z 1), as a mesh.
+WEDGE_V = np.array([[-1, -1, 0], [1, -1, 0], [1, 1, 0], [-1, 1, 0], [1, -1, 1], [1, 1, 1]], float)
+WEDGE_T = np.array([[0, 2, 1], [0, 3, 2], [0, 1, 4], [3, 5, 2], [1, 2, 5], [1, 5, 4], [0, 4, 5], [0, 5, 3]])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_box_rests_on_the_slope_of_a_static_mesh(engine: str, tmp_path: Path) -> None:
+    wedge = floor_body()
+    wedge.links[0].shapes = [Shape("mesh", vertices=WEDGE_V, triangles=WEDGE_T)]
+    theta = math.atan(0.5)
+    lift = 0.1 / math.cos(theta)  # the box centre above the slope, straight up
+    world = build(engine, tmp_path, [(model("wedge", static=True), wedge),
+                                     (model("box", position=(0.0, 0.0, 0.5 + lift + 0.002),
+                                            rotation=(0.0, 1.0, 0.0, -theta)), box_body())],
+                  collisions=[CollisionPair("wedge", "box", friction=2.0)])
+    run(world, 1.0)
+    x, _, z = world.read("box").root_position
+    assert z - (x + 1.0) / 2.0 == pytest.approx(lift, abs=3e-3)  # on the slope, not on the bounding box
+    assert abs(x) < 0.01  # friction 2 holds it on a 27 degree slope
