@@ -350,3 +350,16 @@ def test_a_box_rests_on_the_slope_of_a_static_mesh(engine: str, tmp_path: Path) 
     x, _, z = world.read("box").root_position
     assert z - (x + 1.0) / 2.0 == pytest.approx(lift, abs=3e-3)  # on the slope, not on the bounding box
     assert abs(x) < 0.01  # friction 2 holds it on a 27 degree slope
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_root_velocity_set_and_read_in_the_world_frame_on_a_turned_body(engine: str, tmp_path: Path) -> None:
+    world = build(engine, tmp_path, [(model("box", position=(0.0, 0.0, 5.0), rotation=(1.0, 0.0, 0.0, math.pi / 2)),
+                                      box_body())], gravity=[0.0, 0.0, 0.0])
+    velocity = [1.0, 0.5, 0.0, 0.0, 0.3, 1.0]
+    world.set_link_data("box", root_velocity=velocity)
+    assert world.read("box").root_velocity == pytest.approx(velocity, abs=1e-9)
+    run(world, 0.1)
+    state = world.read("box")
+    assert state.root_velocity == pytest.approx(velocity, abs=1e-6)  # a symmetric box spins steadily
+    assert state.root_position == pytest.approx([0.1, 0.05, 5.0], abs=1e-6)
