@@ -51,6 +51,14 @@ def test_engine_settings_are_checked_naming_the_key(tmp_path: Path) -> None:
     assert (world.m.opt.solver, world.m.opt.iterations, world.m.opt.cone) == (1, 30, 1)
 
 
+def test_far_away_placements_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"model 'floor': position .* beyond"):
+        build(tmp_path, [(model("floor", static=True, position=(1e20, 0.0, 0.0)), floor_body())])
+    world = build(tmp_path, [(model("box", position=(0.0, 0.0, 1.0)), box_body())])
+    with pytest.raises(RequestError, match=r"box\.root_position: .* beyond"):
+        world.set_link_data("box", root_position=[1e20, 0.0, 0.0])
+
+
 def test_a_plane_on_a_moving_link_is_refused(tmp_path: Path) -> None:
     body = box_body()
     body.links[0].shapes.append(Shape("plane"))

@@ -32,7 +32,7 @@ import mujoco
 import numpy as np
 
 from hrpsim.bodyinfo import Body, ExtraJoint, Link
-from hrpsim.conventions import excluded_link_pairs
+from hrpsim.conventions import MAX_DISTANCE, excluded_link_pairs
 from hrpsim.engines.mujoco.geometry import add_shape, quaternion
 from hrpsim.errors import ConfigError, RequestError
 from hrpsim.kinematics import forward_kinematics, link_values
@@ -144,6 +144,9 @@ def _add_model(spec: mujoco.MjSpec, info: Body, config: ModelConfig, joint_limit
         raise ConfigError(f"model {config.name!r}: joints: {exc}") from None
     layout = ModelLayout(config.name, info, config, static, initial)
     position, rotation = root_pose(config)
+    if not np.linalg.norm(position) < MAX_DISTANCE:
+        raise ConfigError(f"model {config.name!r}: position {config.position} is beyond {MAX_DISTANCE:g} m "
+                          f"from the origin")
     poses = forward_kinematics(info, position, rotation, initial) if static else None
     for index, link in enumerate(info.links):
         where = layout.where(index)
