@@ -28,8 +28,12 @@ import zmq
 from zmq.utils.monitor import parse_monitor_message
 
 from hrpsim import tick as proto
-from hrpsim.engines.base import Engine
+from hrpsim.controllers.base import Controller
+from hrpsim.controllers.command import Command
+from hrpsim.controllers.state import JointIndex, State
+from hrpsim.engines.base import Engine, RobotState
 from hrpsim.errors import ProtocolError, RequestError, SimulationError
+from hrpsim.hil.devices import RobotDevices, devices_of
 from hrpsim.project import Project
 from hrpsim.service import DEFAULT_BIND, bind_router
 from hrpsim.simserver.admission import AttachedController, admit
@@ -48,7 +52,8 @@ class ControllerHub:
     """Serves the tick protocol for every controller of one world."""
 
     def __init__(self, engine: Engine, project: Project, *, context: zmq.Context | None = None,
-                 bind: str = DEFAULT_BIND, spin_s: float = 0.0005) -> None:
+                 bind: str | None = DEFAULT_BIND, spin_s: float = 0.0005) -> None:
+        """``bind=None``: no socket, in-process controllers only (the Python API)."""
         self.engine = engine
         self._spin_s = spin_s  # busy-poll this long before sleeping in poll(): answers come back fast
         self._held = HeldCommands(engine)
@@ -59,13 +64,16 @@ class ControllerHub:
         self._fd_owner: dict[int, bytes] = {}  # socket number of each connection that said hello
         self._stale_disconnects: dict[int, int] = {}
         self._ordered: list[AttachedController] = []  # attached controllers by name: the order commands apply in
-        ctx = context or zmq.Context.instance()
-        self._router, self.endpoint = bind_router(ctx, bind, "controller hub", mandatory=True)
-        self._monitor = self._router.get_monitor_socket(zmq.EVENT_DISCONNECTED)
-        self._poller = zmq.Poller()
-        self._poller.register(self._router, zmq.POLLIN)
-        self._poller.register(self._monitor, zmq.POLLIN)
-        log.info("controller hub serving at %s (%s)", self.endpoint, project.world.sync)
+        self._router: zmq.Socket | None = None
+        self.endpoint: str | None = None
+        if bind is not None:
+            ctx = context or zmq.Context.instance()
+            self._router, self.endpoint = bind_router(ctx, bind, "controller hub", mandatory=True)
+            self._monitor = self._router.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+            self._poller = zmq.Poller()
+            self._poller.register(self._router, zmq.POLLIN)
+            self._poller.register(self._monitor, zmq.POLLIN)
+            log.info("controller hub serving at %s (%s)", self.endpoint, project.world.sync)
 
     # --- the simulator's loop ---
 
@@ -77,15 +85,20 @@ class ControllerHub:
         """Send the state of the record's tick to every controller whose turn it is."""
         tick = record.tick
         frames: dict[str, bytes] = {}
+        sensed = {robot: devices.sense(record.state(robot)) for robot, devices in self._devices.items()}
         for ctl in self._ordered:
             if not ctl.due(tick):
+                continue
+            if ctl.local is not None:
+                self._run_local(ctl, record, sensed.get(ctl.robot) or record.state(ctl.robot))
                 continue
             if ctl.outstanding is not None:  # realtime: still busy with an earlier tick, this turn is lost
                 self._stats[ctl.name].missed += 1
                 continue
             frame = frames.get(ctl.robot)
             if frame is None:
-                frame = frames[ctl.robot] = proto.state(record.state(ctl.robot).to_wire())
+                state = sensed.get(ctl.robot) or record.state(ctl.robot)
+                frame = frames[ctl.robot] = proto.state(state.to_wire())
             # an answer that came in since the last tick (realtime) stays: after_collide applies it
             ctl.outstanding, ctl.sent_at = tick, time.perf_counter()
             if not self._send(ctl.identity, frame):
@@ -104,6 +117,7 @@ class ControllerHub:
             if ctl.answer is not None:
                 self._apply(ctl, ctl.answer, record)
                 ctl.answer = None
+        self._actuate(record)
         record.events.extend(self._events)
         self._events.clear()
         if self._stop_reason is not None:
@@ -145,6 +159,8 @@ class ControllerHub:
         self.lockstep = project.world.sync == "lockstep"
         self.end_time: float = float(project.world.end_time)
         self._stats: dict[str, ControllerStats] = {c.name: ControllerStats() for c in project.controllers}
+        self._devices: dict[str, RobotDevices] = devices_of(project.models, self.engine.bodies,
+                                                            project.world.timestep)
         self._held.clear()
         self._joints: dict[str, tuple[list[str], dict[str, int]]] = {}
         self._stop_reason: str | None = None
@@ -161,8 +177,45 @@ class ControllerHub:
             self._send(ctl.identity, proto.bye(reason))
             self._detach(ctl)
 
+    def attach_local(self, controller: Controller, *, name: str, robot: str, period: float | None = None) -> None:
+        """Run ``controller`` in this process, at its turns, as if it were attached over the wire: same
+        admission rules, command merging, order, policies and statistics."""
+        hello = proto.Hello(controller=name, robot=robot, period=period)
+        ctl = self._admit(b"local/" + name.encode(), hello)
+        ctl.local = controller
+        names, _ = self._joint_table(robot)
+        controller.joints = JointIndex(names)
+        controller.period, controller.timestep = ctl.period, self.project.world.timestep
+        controller.start(self.engine.body(robot))
+        self._events.append(ControllerEvent(ctl.name, ctl.robot, "attach", f"in process, every {ctl.every} ticks"))
+        log.info("controller %s runs in process on %s (every %d ticks)", ctl.name, ctl.robot, ctl.every)
+
+    def _run_local(self, ctl: AttachedController, record: TickRecord, seen: RobotState) -> None:
+        names, index_of = self._joint_table(ctl.robot)
+        state = State(seen.to_wire(), ctl.local.joints)
+        started = time.perf_counter()
+        try:
+            result = ctl.local.control(state)
+            if result is None:
+                fields = proto.command_fields(record.tick)
+            elif isinstance(result, Command):
+                fields = proto.command_fields(record.tick, **result.fields())
+            else:
+                fields = proto.command_fields(record.tick, torque=result)
+            cmd = proto.parse_command(fields, joint_names=names, index_of=index_of, expected_tick=record.tick)
+        except Exception as exc:  # a controller's bug is its failure, handled by its policy, not the simulator's
+            log.exception("controller %s raised at tick %d", ctl.name, record.tick)
+            self._stats[ctl.name].errors += 1
+            self._detach(ctl)
+            self._apply_policy(ctl, f"raised {type(exc).__name__}: {exc}")
+            return
+        self._stats[ctl.name].rtt.add((time.perf_counter() - started) * 1e6)
+        ctl.answer = cmd
+
     def close(self) -> None:
-        if self._router.closed:
+        for ctl in [c for c in self._by_name.values() if c.local is not None]:
+            self._detach(ctl)
+        if self._router is None or self._router.closed:
             return
         self.end_run("the simulator is closing")
         try:
@@ -176,6 +229,10 @@ class ControllerHub:
 
     def _receive(self, timeout: float) -> None:
         """Handle every waiting message, waiting up to ``timeout`` s for the first."""
+        if self._router is None:
+            if timeout > 0:
+                time.sleep(timeout)
+            return
         if not self._spin_until_ready(timeout):
             return
         while True:  # messages first: a controller's bye arrives before its connection drops
@@ -216,7 +273,7 @@ class ControllerHub:
         try:
             msg = proto.decode(frame.bytes, expect=proto.TO_SIMULATOR)
         except ProtocolError as exc:
-            self._bad_message(identity, ctl, f"malformed message: {exc}", "")
+            self._bad_message(identity, ctl, f"malformed message: {exc}", "", kind="ProtocolError")
             return
         kind = msg["type"]
         if kind == proto.COMMAND:
@@ -264,7 +321,7 @@ class ControllerHub:
             ctl = self._admit(identity, hello)
         except RequestError as exc:
             log.warning("refused a controller: %s", exc)
-            self._send(identity, proto.error(str(exc), field_name=proto.field_of(str(exc)) or "hello", fatal=True))
+            self._send(identity, proto.error_for(exc, default_field="hello", fatal=True))
             return
         ctl.fd = fd
         body = self.engine.body(ctl.robot)
@@ -307,7 +364,7 @@ class ControllerHub:
         try:
             cmd = proto.parse_command(msg, joint_names=names, index_of=index_of, expected_tick=expected)
         except RequestError as exc:
-            self._bad_message(identity, ctl, str(exc), proto.field_of(str(exc)))
+            self._bad_message(identity, ctl, str(exc), exc.field)
             return
         if expected is None:
             self._bad_message(identity, ctl, f"command for tick {cmd.tick}, but no state is waiting for an answer",
@@ -319,9 +376,10 @@ class ControllerHub:
             stats.late_applied += 1
         ctl.outstanding, ctl.answer, ctl.answered_late = None, cmd, False
 
-    def _bad_message(self, identity: bytes, ctl: AttachedController | None, message: str, field_name: str) -> None:
+    def _bad_message(self, identity: bytes, ctl: AttachedController | None, message: str, field_name: str,
+                     kind: str = "RequestError") -> None:
         tick = ctl.outstanding if ctl is not None else None
-        self._send(identity, proto.error(message, field_name=field_name, tick=tick))
+        self._send(identity, proto.error(message, field_name=field_name, tick=tick, kind=kind))
         if ctl is None:
             log.warning("message from an unattached peer refused: %s", message)
             return
@@ -331,12 +389,30 @@ class ControllerHub:
             ctl.outstanding = None
             self._apply_policy(ctl, f"bad command at tick {tick}: {message}")
 
+    def _actuate(self, record: TickRecord) -> None:
+        """Commands that have come through their robot's device models this tick reach the engine."""
+        for robot, devices in self._devices.items():
+            tripped = devices.watchdog_tripped
+            for command in devices.due(record.tick, record.time):
+                try:
+                    self.engine.apply(robot, command)
+                except RequestError as exc:
+                    log.warning("robot %s: a delayed command was refused by the engine: %s", robot, exc)
+            if devices.watchdog_tripped and not tripped:
+                log.warning("robot %s: no command for %g s: the watchdog zeroes its torques", robot,
+                            devices.config.watchdog)
+                self._events.append(ControllerEvent("", robot, "watchdog", f"tick {record.tick}"))
+
     def _apply(self, ctl: AttachedController, cmd: proto.Command, record: TickRecord) -> None:
         merged = self._held.merge(ctl.robot, cmd)
+        devices = self._devices.get(ctl.robot)
         try:
-            self.engine.apply(ctl.robot, merged)
+            if devices is not None:
+                devices.command(record.tick, merged)
+            else:
+                self.engine.apply(ctl.robot, merged)
         except RequestError as exc:
-            self._bad_message(ctl.identity, ctl, str(exc), proto.field_of(str(exc)))
+            self._bad_message(ctl.identity, ctl, str(exc), exc.field)
             self._apply_policy(ctl, f"command refused by the engine: {exc}")
             return
         self._stats[ctl.name].ticks += 1
@@ -394,6 +470,11 @@ class ControllerHub:
             self._reorder()
             self._stats[ctl.name].attached = False
         self._events.append(ControllerEvent(ctl.name, ctl.robot, "detach"))
+        if ctl.local is not None:
+            try:
+                ctl.local.stop()
+            except Exception:
+                log.exception("controller %s raised in stop()", ctl.name)
         # _fd_owner keeps the entry: only the connection's disconnect event removes it
 
     def _reorder(self) -> None:
@@ -417,6 +498,8 @@ class ControllerHub:
         self.engine.apply(robot, self._held.zero_torque(robot, names))
 
     def _send(self, identity: bytes, frame: bytes) -> bool:
+        if self._router is None or identity.startswith(b"local/"):
+            return False
         try:
             self._router.send_multipart([identity, frame], zmq.NOBLOCK)
             return True
@@ -429,3 +512,13 @@ def _source_fd(frame: zmq.Frame) -> int | None:
         return int(frame.get(zmq.SRCFD))
     except (zmq.ZMQError, ValueError, TypeError):
         return None
+
+
+def attach_in_process(hub: ControllerHub, project: Project) -> None:
+    """Load and attach every controller the project runs in process (``in_process: true``)."""
+    from hrpsim.controllers.runner import load_controller
+
+    for config in project.controllers:
+        if config.in_process and config.name not in hub.attached:
+            controller = load_controller(config.file, **config.options)
+            hub.attach_local(controller, name=config.name, robot=config.robot, period=config.period)

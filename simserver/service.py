@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import sys
 import time
@@ -38,7 +39,7 @@ from hrpsim.project import Project, load_project
 from hrpsim.runsummary import empty_summary
 from hrpsim.service import DEFAULT_BIND, Operation, Service
 from hrpsim.simserver.bodies import load_bodies
-from hrpsim.simserver.hub import ControllerHub
+from hrpsim.simserver.hub import ControllerHub, attach_in_process
 from hrpsim.simserver.loop import TickLoop
 from hrpsim.simserver.publisher import StatePublisher
 from hrpsim.simserver.record import Observer
@@ -70,8 +71,10 @@ class SimServer(Service):
         self.running = False
         self.finished = False
         self._waiting_since: float | None = None
+        self._wait_limit: float | None = CONTROLLER_WAIT_S
         self._target = self._end_time(until)
         self.hub.end_time = self._target
+        attach_in_process(self.hub, project)
         super().__init__(name, bind=bind, nameserver=nameserver, register=register, context=ctx)
 
     def _end_time(self, until: float | None) -> float:
@@ -130,10 +133,14 @@ class SimServer(Service):
         self.running = False
         self.finished = True
         self.loop.pause()
-        # Controllers stay attached until quit (hub.close says bye): a launcher reads the summary
-        # first, and a later start() can go on with them.
         log.info("run %s at t=%.4f s (tick %d)", "stopped" if error else "finished", self.engine.time,
                  self.engine.tick)
+        # At the run's end (not at an intermediate start(until=...)) every controller hears so and
+        # exits on its own; the summary keeps its figures.
+        if error:
+            self.hub.end_run(f"the run stopped at t={self.engine.time:.4f} s: {error}")
+        elif self.engine.time >= self._end_time(self.until) - 0.5 * self.engine.timestep:
+            self.hub.end_run(f"the run reached its end at t={self.engine.time:.4f} s")
 
     def _wait_for_controllers(self) -> None:
         names = [c.name for c in self.project.controllers]
@@ -141,9 +148,9 @@ class SimServer(Service):
         if not missing:
             self._waiting_since = None
             self._begin()
-        elif time.monotonic() - self._waiting_since > CONTROLLER_WAIT_S:
+        elif self._wait_limit is not None and time.monotonic() - self._waiting_since > self._wait_limit:
             self._waiting_since = None
-            message = f"controller(s) {', '.join(missing)} did not attach within {CONTROLLER_WAIT_S:g} s"
+            message = f"controller(s) {', '.join(missing)} did not attach within {self._wait_limit:g} s"
             self.loop.error = message
             self._finish(message)
 
@@ -168,21 +175,32 @@ class SimServer(Service):
                                f"{self.engine.name} (start another simserver for it)")
         self.engine.rebuild(proj, load_bodies(proj, self.nameserver))
         self.hub.reconfigure(proj)
+        attach_in_process(self.hub, proj)
         self.project = proj
         self._target = self._end_time(self.until)
         self.hub.end_time = self._target
         return self.op_reset()
 
-    def op_start(self, until: float | None = None) -> dict[str, Any]:
+    def op_start(self, until: float | None = None, wait: float | None = CONTROLLER_WAIT_S) -> dict[str, Any]:
+        """Run to ``until`` once the project's controllers have attached (waiting ``wait`` s at most;
+        None: as long as it takes; 0: start at once). A controller the run already ended for is waited
+        for again."""
         if self.running or self._waiting_since is not None:
             return self.op_status()
         if self.loop.error is not None:
             raise SimulationError(f"the run stopped with an error; reset first: {self.loop.error}")
+        if until is not None and not (isinstance(until, int | float) and math.isfinite(until)):
+            raise RequestError(f"start: until must be a finite number of seconds, got {until!r}")
+        if wait is not None and not (isinstance(wait, int | float) and math.isfinite(wait) and wait >= 0):
+            raise RequestError(f"start: wait must be a finite number of seconds >= 0 or nil, got {wait!r}")
         self._target = self._end_time(until if until is not None else self.until)
         self.hub.end_time = self._target
         self.finished = False
-        if self.project.controllers:
-            self._waiting_since = time.monotonic()
+        attach_in_process(self.hub, self.project)
+        if self.project.controllers and wait != 0:
+            self._waiting_since, self._wait_limit = time.monotonic(), wait
+            log.info("the run starts when controller(s) %s have attached",
+                     ", ".join(c.name for c in self.project.controllers))
         else:
             self._begin()
         return self.op_status()
@@ -322,7 +340,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nameserver", help="nameserver address (default: $HRPSIM_NAMESERVER or port 2809)")
     parser.add_argument("--bind", default=DEFAULT_BIND, help="address for requests (default: %(default)s)")
     parser.add_argument("--name", default="simserver", help="name to register (default: %(default)s)")
-    parser.add_argument("--start", action="store_true", help="start the run at once instead of waiting for 'start'")
+    when = parser.add_mutually_exclusive_group()
+    when.add_argument("--start", action="store_true", help="start the run as soon as the project's controllers have "
+                      "attached (default: wait for 'hrpsim sim start')")
+    when.add_argument("--start-now", action="store_true", help="start the run at once, controllers or not")
     args = parser.parse_args(argv)
     setup_logging("simserver")
     try:
@@ -332,6 +353,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hrpsim run simserver: {exc}", file=sys.stderr)
         return 1
     if args.start:
-        server.op_start()
+        server.op_start(wait=None)
+    elif args.start_now:
+        server.op_start(wait=0)
     server.serve_forever()
     return 0
