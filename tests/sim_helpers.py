@@ -77,6 +77,17 @@ def pendulum_body(mass: float = 1.0, length: float = 0.5, rod_radius: float = 0.
     return Body("pendulum", links=[base, rod])
 
 
+def folded_chain(width: float = 0.05) -> Body:
+    """Three 0.3 m links (boxes ``width`` wide along their Y hinges); folded by 2.8 rad twice, the
+    third lies across the first."""
+    def rod(name: str, parent: int, joint_id: int, x: float) -> Link:
+        return Link(name, parent=parent, joint_type="rotate" if parent >= 0 else "fixed",
+                    joint_axis=np.array([0.0, 1.0, 0.0]), joint_id=joint_id, translation=np.array([x, 0.0, 0.0]),
+                    mass=1.0, com=np.array([0.15, 0.0, 0.0]), inertia=np.eye(3) * 0.01,
+                    shapes=[Shape("box", translation=np.array([0.15, 0.0, 0.0]), size=np.array([0.3, width, 0.05]))])
+    return Body("chain", links=[rod("L0", -1, -1, 0.0), rod("L1", 0, 0, 0.3), rod("L2", 1, 1, 0.3)])
+
+
 def project(tmp: Path, models: list[tuple[ModelConfig, Body]], *, timestep: float = 0.001,
             collisions: list[CollisionPair] | None = None, **world: object) -> tuple[Project, dict[str, Body]]:
     """A Project object (no file) and its bodies, for building a OdeEngine directly."""

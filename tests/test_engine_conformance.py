@@ -18,6 +18,7 @@ from sim_helpers import (
     SAMPLE1,
     box_body,
     floor_body,
+    folded_chain,
     model,
     pendulum_body,
     project,
@@ -363,3 +364,22 @@ def test_root_velocity_set_and_read_in_the_world_frame_on_a_turned_body(engine: 
     state = world.read("box")
     assert state.root_velocity == pytest.approx(velocity, abs=1e-6)  # a symmetric box spins steadily
     assert state.root_position == pytest.approx([0.1, 0.05, 5.0], abs=1e-6)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("self_collision", [True, False])
+def test_self_collision_pushes_overlapping_links_apart_only_when_asked(engine: str, tmp_path: Path,
+                                                                       self_collision: bool) -> None:
+    pairs = [CollisionPair("chain", "chain", self_collision=True)] if self_collision else [
+        CollisionPair("chain", "other")]
+    # Plates wide along the hinge axis, so that the overlap is shallowest across them (a contact
+    # pushing along the axis could not turn the joints).
+    world = build(engine, tmp_path, [(model("chain", joints={"L1": 2.8, "L2": 2.8}), folded_chain(width=0.2)),
+                                     (model("other", position=(5.0, 5.0, 5.0), static=True), box_body())],
+                  collisions=pairs, gravity=[0.0, 0.0, 0.0])
+    run(world, 0.02)
+    moved = float(np.abs(world.read("chain").dq).max())
+    if self_collision:
+        assert moved > 0.01  # L2 overlaps L0: their contact pushes the joints open
+    else:
+        assert moved < 1e-9  # nothing acts on a chain in zero gravity; neighbours never collide
