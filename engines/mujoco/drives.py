@@ -1,6 +1,7 @@
 """Drive modes of one model's joints in MuJoCo, with the meaning they have on ODE.
 
-Every joint has a general actuator and a joint equality (built inactive, see build.py):
+Every joint has a motor actuator and an inactive joint equality (``add_drive_elements``), and a
+rotor with a drag tendon once it uses the velocity drive (``add_rotor``):
 
 - torque: the actuator is a plain motor (force = ctrl = the command). Reflected rotor inertia is
   the joint's armature, so it is in joint space in every mode.
@@ -24,10 +25,49 @@ import mujoco
 import numpy as np
 
 from hrpsim.conventions import DRIVE_MODES
+from hrpsim.engines.mujoco.layout import ModelLayout, element, helper_body
 from hrpsim.errors import ConfigError, RequestError
 
+ROTOR_INERTIA = 1e10  # kg m^2 of a velocity drive's rotor: no joint's drag changes its speed
 UNLIMITED = 1e7  # N m: the velocity drive's force limit for joints without one (ODE's motor uses the same)
 HARD_IMPEDANCE = (0.9999, 0.9999, 0.001, 0.5, 2.0)  # solimp: the constraint nearly hard at every distance
+
+
+def add_drive_elements(spec: mujoco.MjSpec, layout: ModelLayout) -> None:
+    """Each joint's motor and hold equality; rotors for the joints the project starts in velocity mode."""
+    velocity = _velocity_joints(layout)
+    for joint in layout.joints:
+        if not joint or (joint == layout.joints[0] and layout.info.links[0].joint_type == "free"):
+            continue
+        spec.add_actuator(name=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT, target=joint,
+                          gaintype=mujoco.mjtGain.mjGAIN_FIXED, biastype=mujoco.mjtBias.mjBIAS_NONE,
+                          gainprm=[1.0] + [0.0] * 9, ctrllimited=mujoco.mjtLimited.mjLIMITED_FALSE,
+                          forcelimited=mujoco.mjtLimited.mjLIMITED_FALSE)
+        spec.add_equality(name=f"{joint}/hold", type=mujoco.mjtEq.mjEQ_JOINT, name1=joint, active=False,
+                          objtype=mujoco.mjtObj.mjOBJ_JOINT)
+        if joint in velocity:
+            add_rotor(spec, joint)
+
+
+def _velocity_joints(layout: ModelLayout) -> set[str]:
+    """MuJoCo names of the joints the project starts in velocity mode."""
+    drive = layout.config.drive
+    labels = [lk.joint_label for lk in layout.info.links]
+    chosen = labels if drive == "velocity" else [] if isinstance(drive, str) else \
+        [name for name, mode in drive.items() if mode == "velocity"]
+    return {element(layout.name, label) for label in chosen}
+
+
+def add_rotor(spec: mujoco.MjSpec, joint: str) -> None:
+    """The velocity drive's rotor: a separate, immensely heavy wheel turning at dq_ref, which drags
+    the joint along through a tendon friction of at most the torque limit (0: no drag). Only joints
+    that use the velocity drive get one, because 29 idle rotors cost sample1 a sixth of its speed."""
+    rotor = helper_body(spec.worldbody, f"{joint}/rotor")
+    rotor.add_joint(name=f"{joint}/rotor", type=mujoco.mjtJoint.mjJNT_HINGE, axis=[0.0, 0.0, 1.0],
+                    armature=ROTOR_INERTIA)
+    drag = spec.add_tendon(name=f"{joint}/drag", frictionloss=0.0)
+    drag.wrap_joint(joint, 1.0)
+    drag.wrap_joint(f"{joint}/rotor", -1.0)
 
 
 class Drives:

@@ -26,9 +26,10 @@ from hrpsim.bodyinfo import Body
 from hrpsim.conventions import MAX_DISTANCE
 from hrpsim.engines.base import Engine, JointCommand, LinkStates, RobotState
 from hrpsim.engines.checks import command_array, rotation, vector
-from hrpsim.engines.mujoco.build import ModelLayout, add_rotor, build_spec
-from hrpsim.engines.mujoco.drives import Drives
+from hrpsim.engines.mujoco.build import build_spec
+from hrpsim.engines.mujoco.drives import Drives, add_rotor
 from hrpsim.engines.mujoco.geometry import quaternion
+from hrpsim.engines.mujoco.layout import ModelLayout
 from hrpsim.engines.mujoco.sensors import SensorSet
 from hrpsim.errors import ConfigError, NotFound, RequestError, SimulationError
 from hrpsim.project import Project
