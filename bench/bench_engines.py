@@ -110,11 +110,14 @@ def _external(engine: str, folder: Path) -> float:
     project.write_text(yaml.safe_dump(data))
     summary = folder / f"{engine}.json"
     try:
-        subprocess.run([sys.executable, "-m", "hrpsim", "launch", str(project), "--nameserver", "tcp://127.0.0.1:*",
-                        "--summary", str(summary), "--run-dir", str(folder / engine)], cwd=REPO, check=True,
-                       capture_output=True, timeout=600)
+        done = subprocess.run([sys.executable, "-m", "hrpsim", "launch", str(project), "--nameserver",
+                               "tcp://127.0.0.1:*", "--summary", str(summary), "--run-dir", str(folder / engine)],
+                              cwd=REPO, capture_output=True, text=True, timeout=600)
     finally:
         project.unlink()
+    if done.returncode != 0:
+        raise RuntimeError(f"the {engine} walk failed (exit {done.returncode}):\n"
+                           f"{done.stdout[-3000:]}{done.stderr[-2000:]}")
     return float(json.loads(summary.read_text())["real_time_factor"])
 
 
