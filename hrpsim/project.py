@@ -46,6 +46,7 @@ class WorldConfig:
     engine: str = "ode"
     collision: str = "builtin"
     publish_every: int = 10  # ticks between world-state frames on the PUB stream
+    command_delay: int = 0  # lockstep: 1 applies the answer to tick k at tick k + 1 (pipelined)
     joint_limits: bool = False  # the models' joint limits as joint stops
     ode: OdeConfig = field(default_factory=OdeConfig)
     mujoco: dict[str, Any] = field(default_factory=dict)  # settings the MuJoCo engine checks itself
@@ -248,6 +249,14 @@ def _world(c: _Checker, data: dict[str, Any]) -> WorldConfig:
             setattr(w, key, v)
     if "publish_every" in data:
         c.positive_int("world.publish_every", data["publish_every"], w, "publish_every")
+    if "command_delay" in data:
+        delay = data["command_delay"]
+        if delay not in (0, 1) or isinstance(delay, bool):
+            c.bad("world.command_delay", f"must be 0 (strict lockstep) or 1 (pipelined), got {delay!r}")
+        elif delay and w.sync != "lockstep":
+            c.bad("world.command_delay", "pipelining is a lockstep mode: realtime applies the latest answer anyway")
+        else:
+            w.command_delay = delay
     w.ode = _ode(c, c.mapping("world.ode", data.get("ode")))
     w.mujoco = dict(c.mapping("world.mujoco", data.get("mujoco")))
     if "joint_limits" in data and (flag := c.boolean("world.joint_limits", data["joint_limits"])) is not None:

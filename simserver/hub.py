@@ -6,7 +6,9 @@ One ROUTER socket serves every controller. The tick loop (simserver/loop.py) cal
 
 ``before_collide`` sends the state of tick k to every controller whose turn it is, so controllers
 compute while the engine detects collisions; ``after_collide`` collects their commands (lockstep:
-waits for each up to its deadline; realtime: serves answers until the tick's wall-clock slot ends),
+waits for each up to its deadline; realtime: serves answers until the tick's wall-clock slot ends;
+pipelined lockstep, ``world.command_delay: 1``: the answers to tick k are waited for at the start of
+tick k + 1 and act from then on, so the controllers compute while the engine integrates),
 merges them into the robot's held arrays (simserver/held_commands.py) and applies them through the
 engine, in controller-name order so that a lockstep run does not depend on which answer came first.
 Each applied command and controller event goes into the tick record for the observers.
@@ -58,6 +60,7 @@ class ControllerHub:
         self._spin_s = spin_s  # busy-poll this long before sleeping in poll(): answers come back fast
         self._held = HeldCommands(engine)
         self._events: list[ControllerEvent] = []  # since the last tick record
+        self._seen: dict[str, RobotState] = {}  # this tick's states as the devices let controllers see them
         self._configure(project)
         self._by_identity: dict[bytes, AttachedController] = {}
         self._by_name: dict[str, AttachedController] = {}
@@ -82,15 +85,19 @@ class ControllerHub:
         self._receive(0.0)
 
     def before_collide(self, record: TickRecord) -> None:
-        """Send the state of the record's tick to every controller whose turn it is."""
+        """Send the state of the record's tick to every controller whose turn it is. Pipelined, first
+        collect the answers to the tick before (computed while the engine integrated it)."""
         tick = record.tick
+        if self.pipelined:
+            self._wait_for_answers(tick - 1)
         frames: dict[str, bytes] = {}
-        sensed = {robot: devices.sense(record.state(robot)) for robot, devices in self._devices.items()}
+        sensed = self._seen = {robot: devices.sense(record.state(robot)) for robot, devices in self._devices.items()}
         for ctl in self._ordered:
             if not ctl.due(tick):
                 continue
             if ctl.local is not None:
-                self._run_local(ctl, record, sensed.get(ctl.robot) or record.state(ctl.robot))
+                if not self.pipelined:  # pipelined: after this tick's commands are applied (after_collide)
+                    self._run_local(ctl, record, sensed.get(ctl.robot) or record.state(ctl.robot))
                 continue
             if ctl.outstanding is not None:  # realtime: still busy with an earlier tick, this turn is lost
                 self._stats[ctl.name].missed += 1
@@ -108,15 +115,21 @@ class ControllerHub:
         """Collect, check and apply the commands answering the record's tick; apply policies;
         RunStopped to stop. In realtime, answers are served until ``slot_end`` (perf_counter s)."""
         tick = record.tick
-        if self.lockstep:
+        if self.pipelined:
+            pass  # answers to this tick come during the step; before_collide of the next collects them
+        elif self.lockstep:
             self._wait_for_answers(tick)
         else:
             self._serve_slot(tick, slot_end)
             self._check_realtime(tick)
         for ctl in self._ordered:
-            if ctl.answer is not None:
+            # pipelined: only answers to earlier ticks act now, however early this tick's came back
+            if ctl.answer is not None and (not self.pipelined or ctl.answer.tick < tick):
                 self._apply(ctl, ctl.answer, record)
                 ctl.answer = None
+        if self.pipelined:
+            for ctl in [c for c in self._ordered if c.local is not None and c.due(tick)]:
+                self._run_local(ctl, record, self._seen.get(ctl.robot) or record.state(ctl.robot))
         self._actuate(record)
         record.events.extend(self._events)
         self._events.clear()
@@ -157,6 +170,7 @@ class ControllerHub:
     def _configure(self, project: Project) -> None:
         self.project = project
         self.lockstep = project.world.sync == "lockstep"
+        self.pipelined = self.lockstep and project.world.command_delay == 1
         self.end_time: float = float(project.world.end_time)
         self._stats: dict[str, ControllerStats] = {c.name: ControllerStats() for c in project.controllers}
         self._devices: dict[str, RobotDevices] = devices_of(project.models, self.engine.bodies,
@@ -438,7 +452,8 @@ class ControllerHub:
             for ctl in waiting:
                 if now >= ctl.sent_at + ctl.deadline:
                     self._stats[ctl.name].missed += 1
-                    self._lost(ctl, f"no answer to tick {tick} within its deadline of {ctl.deadline:g} s")
+                    self._lost(ctl, f"no answer to tick {tick} within its deadline of {ctl.deadline:g} s",
+                               cause="deadline")
             waiting = [c for c in waiting if c.name in self._by_name]
             if waiting:
                 self._receive(min(c.sent_at + c.deadline for c in waiting) - now)
@@ -453,12 +468,14 @@ class ControllerHub:
                 ctl.answered_late = True
                 self._events.append(ControllerEvent(ctl.name, ctl.robot, "miss", f"tick {tick}"))
             if now >= ctl.sent_at + ctl.deadline:
-                self._lost(ctl, f"no answer to tick {ctl.outstanding} within its deadline of {ctl.deadline:g} s")
+                self._lost(ctl, f"no answer to tick {ctl.outstanding} within its deadline of {ctl.deadline:g} s",
+                           cause="deadline")
 
-    def _lost(self, ctl: AttachedController, reason: str) -> None:
-        """The controller is gone (or as good as gone): detach it and apply its policy."""
+    def _lost(self, ctl: AttachedController, reason: str, *, cause: str = "connection") -> None:
+        """The controller is gone (or as good as gone): detach it and apply its policy. ``cause`` is
+        the error's field: ``connection`` (it dropped) or ``deadline`` (no answer in time)."""
         self._send(ctl.identity, proto.error(f"detached: {reason}; send hello to attach again",
-                                             field_name="deadline", tick=ctl.outstanding, fatal=True))
+                                             field_name=cause, tick=ctl.outstanding, fatal=True))
         self._detach(ctl)
         self._apply_policy(ctl, reason)
 
