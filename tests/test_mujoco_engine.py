@@ -137,3 +137,28 @@ def test_switching_into_velocity_mode_at_run_time_keeps_the_state(tmp_path: Path
     world.step()
     assert world.read("pend").dq[0] == pytest.approx(-1.0, abs=1e-4)
     assert world.drive_modes("pend") == ["velocity"]
+
+
+def _notched_prism() -> Shape:
+    """An L-shaped prism 1 m high: concave, so its convex hull fills the notch."""
+    outline = np.array([[0, 0], [2, 0], [2, 1], [1, 1], [1, 2], [0, 2]], float)
+    vertices = np.vstack([np.c_[outline, np.zeros(6)], np.c_[outline, np.ones(6)]])
+    bottom = [[0, 2, 1], [0, 3, 2], [0, 4, 3], [0, 5, 4]]
+    top = [[6 + a, 6 + c, 6 + b] for a, b, c in bottom]
+    sides = [tri for i in range(6) for tri in ([i, (i + 1) % 6, 6 + (i + 1) % 6], [i, 6 + (i + 1) % 6, 6 + i])]
+    return Shape("mesh", vertices=vertices, triangles=np.array(bottom + top + sides))
+
+
+def test_a_concave_mesh_is_named_in_a_warning_because_it_collides_as_its_hull(tmp_path: Path, caplog) -> None:
+    room = floor_body()
+    room.links[0].shapes = [_notched_prism()]
+    with caplog.at_level("WARNING", logger="hrpsim.simserver"):
+        build(tmp_path, [(model("room", static=True), room), (model("box", position=(0, 0, 3.0)), box_body())])
+    assert any("model 'room' link 'BASE'" in r.message and "convex hull" in r.message for r in caplog.records)
+    caplog.clear()
+    wedge = floor_body()
+    wedge.links[0].shapes = [Shape("mesh", vertices=np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], float),
+                                   triangles=np.array([[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]]))]
+    with caplog.at_level("WARNING", logger="hrpsim.simserver"):
+        build(tmp_path, [(model("tetra", static=True), wedge), (model("box", position=(0, 0, 3.0)), box_body())])
+    assert not any("convex hull" in r.message for r in caplog.records)  # a convex mesh is exact
