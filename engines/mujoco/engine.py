@@ -204,7 +204,8 @@ class MujocoEngine(Engine):
         # tell); otherwise check the numbers ourselves. One reduction each on the hot path (NaN fails
         # the comparisons); the bounds per dof only when some speed is above the lower one.
         speed = np.abs(d.qvel).max(initial=0.0)
-        if (self.tick > 1 and abs(d.time - self.time) < self._half_step and np.abs(d.qpos).max(initial=0.0) < MAX_DISTANCE
+        clock_kept = self.tick > 1 and abs(d.time - self.time) < self._half_step
+        if (clock_kept and np.abs(d.qpos).max(initial=0.0) < MAX_DISTANCE
                 and (speed < MAX_LINEAR_SPEED or (np.abs(d.qvel) < self._dof_limit).all())):
             return
         body = self._bad_body()
