@@ -17,6 +17,7 @@ import yaml
 
 from hrpsim.conventions import DRIVE_MODES, POLICIES, SYNC_MODES, period_ticks
 from hrpsim.errors import ConfigError
+from hrpsim.files import read_model
 
 SOLVERS = ("step", "quickstep")
 COLLISION_MODES = ("builtin", "service")
@@ -124,6 +125,7 @@ class Project:
     controllers: list[ControllerConfig] = field(default_factory=list)
     collisions: list[CollisionPair] = field(default_factory=list)
     services: dict[str, Any] = field(default_factory=dict)  # e.g. {collision: true}
+    keys: str | None = None  # security.keys: the CurveZMQ key folder (hrpsim.security)
     notes: list[str] = field(default_factory=list)  # what has no effect, or what a foreign format cannot express
 
     @property
@@ -422,7 +424,7 @@ def _cross_check(c: _Checker, p: Project) -> None:
                 c.bad(f"collisions[{i}].{side}", f"no model named {getattr(pair, side)!r}")
 
 
-SECTIONS = {"world", "models", "controllers", "collisions", "services"}
+SECTIONS = {"world", "models", "controllers", "collisions", "services", "security"}
 
 
 def _empty_sections(c: _Checker, data: dict[str, Any]) -> None:
@@ -444,6 +446,18 @@ def _services(c: _Checker, data: Any) -> dict[str, Any]:
     if "collision" in services:
         c.boolean("services.collision", services["collision"])
     return services
+
+
+def _keys(c: _Checker, data: Any, folder: Path) -> str | None:
+    """``security: {keys: DIR}``: the CurveZMQ key folder (relative to the project), or None."""
+    security = c.mapping("security", data)
+    c.unknown("security", security, {"keys"})
+    if "keys" not in security:
+        return None
+    if not isinstance(security["keys"], str) or not security["keys"]:
+        c.bad("security.keys", "must be the path of a key folder (made by 'hrpsim keys new DIR')")
+        return None
+    return str((folder / security["keys"]).resolve())
 
 
 def _notes(data: dict[str, Any], project: Project) -> list[str]:
@@ -477,6 +491,7 @@ def parse_project(data: Any, path: str) -> Project:
         parsed = [parse(i, d) for i, d in enumerate(items)]
         setattr(project, section, [x for x in parsed if x is not None])
     project.services = _services(c, data.get("services"))
+    project.keys = _keys(c, data.get("security"), folder)
     project.notes = _notes(data, project)
     for ctl in project.controllers:
         ctl.cwd = str((folder / ctl.cwd).resolve()) if ctl.cwd else str(folder)
@@ -498,9 +513,9 @@ def load_project(path: str | Path) -> Project:
         project.notes = [*notes, *project.notes]
         return project
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read project file {path}: {exc.strerror}") from None
+        text = read_model(path, "project file", ConfigError).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); a project file is YAML") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
