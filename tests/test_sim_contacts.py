@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sim_helpers import box_body, floor_body, model, project
+from sim_helpers import box_body, floor_body, folded_chain, model, project
 
 from hrpsim.bodyinfo import Body, Link, Shape
 from hrpsim.engines.ode.engine import OdeEngine
@@ -53,23 +53,13 @@ def test_a_sliding_box_stops_where_its_sliding_friction_says(tmp_path: Path, sli
     assert travelled == pytest.approx(2.0**2 / (2 * mu_used * G), rel=0.05)
 
 
-def _folded_chain() -> Body:
-    """Three 0.3 m links on Y hinges folded back so that the third lies across the first."""
-    def rod(name: str, parent: int, joint_id: int, x: float) -> Link:
-        return Link(name, parent=parent, joint_type="rotate" if parent >= 0 else "fixed",
-                    joint_axis=np.array([0.0, 1.0, 0.0]), joint_id=joint_id, translation=np.array([x, 0.0, 0.0]),
-                    mass=1.0, com=np.array([0.15, 0.0, 0.0]), inertia=np.eye(3) * 0.01,
-                    shapes=[Shape("box", translation=np.array([0.15, 0.0, 0.0]), size=np.array([0.3, 0.05, 0.05]))])
-    return Body("chain", links=[rod("L0", -1, -1, 0.0), rod("L1", 0, 0, 0.3), rod("L2", 1, 1, 0.3)])
-
-
 @pytest.mark.parametrize("self_collision", [True, False])
 def test_self_collision_only_when_the_project_asks_and_never_between_neighbours(tmp_path: Path,
                                                                               self_collision: bool) -> None:
     pairs = [CollisionPair("chain", "chain", self_collision=True)] if self_collision else [
         CollisionPair("chain", "other")]
     other = box_body()
-    proj, bodies = project(tmp_path, [(model("chain", joints={"L1": 2.8, "L2": 2.8}), _folded_chain()),
+    proj, bodies = project(tmp_path, [(model("chain", joints={"L1": 2.8, "L2": 2.8}), folded_chain()),
                                       (model("other", position=(5.0, 5.0, 5.0), static=True), other)],
                            collisions=pairs, gravity=[0.0, 0.0, 0.0])
     world = OdeEngine(proj, bodies)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sim_helpers import box_body, floor_body, model, pendulum_body, project, sensing_box_body
+from sim_helpers import PENDULUM_URDF_TEMPLATE, box_body, floor_body, model, pendulum_body, project, sensing_box_body
 
 from hrpsim.engines.base import JointCommand
 from hrpsim.engines.ode.engine import OdeEngine
@@ -18,23 +18,6 @@ from hrpsim.transforms import axis_angle_matrix
 
 G = 9.8
 
-PENDULUM_URDF = """<?xml version="1.0"?>
-<robot name="pendulum">
-  <link name="world"/>
-  <link name="base"/>
-  <joint name="mount" type="fixed"><parent link="world"/><child link="base"/></joint>
-  <link name="rod">
-    <inertial>
-      <origin xyz="0 0 -{half}"/>
-      <mass value="{mass}"/>
-      <inertia ixx="{i}" iyy="{i}" izz="0.0001" ixy="0" ixz="0" iyz="0"/>
-    </inertial>
-  </link>
-  <joint name="swing" type="continuous">
-    <parent link="base"/><child link="rod"/><axis xyz="0 1 0"/>
-  </joint>
-</robot>
-"""
 
 
 def run(world: OdeEngine, seconds: float) -> None:
@@ -61,7 +44,7 @@ def test_pendulum_from_a_model_file_has_the_small_angle_period(tmp_path: Path) -
     mass, length = 2.0, 0.6
     i_com = mass * length**2 / 12
     urdf = tmp_path / "pendulum.urdf"
-    urdf.write_text(PENDULUM_URDF.format(half=length / 2, mass=mass, i=i_com))
+    urdf.write_text(PENDULUM_URDF_TEMPLATE.format(half=length / 2, mass=mass, i=i_com))
     body = load_urdf(urdf)
     proj, bodies = project(tmp_path, [(model("pendulum", joints={"swing": 0.05}), body)])
     world = OdeEngine(proj, bodies)

@@ -20,6 +20,7 @@ import ode
 from hrpsim.bodyinfo import Body
 from hrpsim.conventions import MAX_DISTANCE
 from hrpsim.engines.base import Engine, JointCommand, LinkStates, RobotState
+from hrpsim.engines.checks import command_array, rotation, vector
 from hrpsim.engines.ode.contacts import ContactGenerator
 from hrpsim.engines.ode.drives import Drives
 from hrpsim.engines.ode.extrajoints import build_extra_joint
@@ -236,8 +237,7 @@ class OdeEngine(Engine):
     def apply(self, robot: str, command: JointCommand) -> None:
         """Set commands (full length, controller order) and modes; values hold until changed."""
         model = self._robot(robot)
-        n = len(model.joints)
-        arrays = [_command_array(robot, field, value, n, model.joint_names)
+        arrays = [command_array(robot, field, value, model.joint_names)
                   for field, value in (("torque", command.torque), ("q_ref", command.q_ref),
                                        ("dq_ref", command.dq_ref))]
         drives = self.drives[robot]
@@ -269,8 +269,8 @@ class OdeEngine(Engine):
         """A force (at the link origin) and torque, world frame, applied every tick until changed."""
         model = self._robot(robot)
         index = _link_index(model, link)
-        f = _vector(f"{robot}.{link}.force", force, 3)
-        t = _vector(f"{robot}.{link}.torque", torque, 3)
+        f = vector(f"{robot}.{link}.force", force, 3)
+        t = vector(f"{robot}.{link}.torque", torque, 3)
         if not np.any(f) and not np.any(t):
             self._external.pop((robot, index), None)
         else:
@@ -283,9 +283,8 @@ class OdeEngine(Engine):
         [linear, angular] in the world frame). Unset quantities keep their current values;
         high-gain targets follow the new joint values."""
         model = self._robot(robot)
-        n = len(model.joints)
-        q_arr = _command_array(robot, "q", q, n, model.joint_names)
-        dq_arr = _command_array(robot, "dq", dq, n, model.joint_names)
+        q_arr = command_array(robot, "q", q, model.joint_names)
+        dq_arr = command_array(robot, "dq", dq, model.joint_names)
         values, rates = current_link_values(model)
         for k, sim in enumerate(model.joints):
             if q_arr is not None:
@@ -294,11 +293,11 @@ class OdeEngine(Engine):
                 rates[sim.index] = dq_arr[k]
         p0, r0 = model.link_origin(model.links[0])
         v0, w0 = model.link_velocity(model.links[0])
-        p = p0 if root_position is None else _vector(f"{robot}.root_position", root_position, 3)
+        p = p0 if root_position is None else vector(f"{robot}.root_position", root_position, 3)
         if np.linalg.norm(p) >= MAX_DISTANCE:
             raise RequestError(f"{robot}.root_position: {p.tolist()} is beyond {MAX_DISTANCE:g} m from the origin")
-        r = r0 if root_rotation is None else _rotation(f"{robot}.root_rotation", root_rotation)
-        vel = np.concatenate([v0, w0]) if root_velocity is None else _vector(
+        r = r0 if root_rotation is None else rotation(f"{robot}.root_rotation", root_rotation)
+        vel = np.concatenate([v0, w0]) if root_velocity is None else vector(
             f"{robot}.root_velocity", root_velocity, 6)
         place(model, values, rates, p, r, vel[:3], vel[3:])
         if q_arr is not None:
@@ -306,46 +305,8 @@ class OdeEngine(Engine):
         self._last_state.pop(robot, None)
 
 
-def _rotation(field: str, value: Any) -> np.ndarray:
-    flat = _vector(field, value, 9)
-    r = flat.reshape(3, 3)
-    if not np.allclose(r @ r.T, np.eye(3), atol=1e-6) or np.linalg.det(r) < 0:
-        raise RequestError(f"{field}: not a rotation matrix")
-    return r
-
-
 def _link_index(model: OdeModel, link: str) -> int:
     try:
         return model.info.link_index(link)
     except KeyError:
         raise NotFound(f"model {model.name!r} has no link {link!r}") from None
-
-
-def _vector(field: str, value: Any, n: int) -> np.ndarray:
-    try:
-        arr = np.asarray(value, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise RequestError(f"{field}: expected {n} numbers, got {value!r}") from None
-    if arr.shape != (n,):
-        raise RequestError(f"{field}: expected {n} numbers, got {arr.size}")
-    if not np.all(np.isfinite(arr)):
-        raise RequestError(f"{field}: non-finite value at index {int(np.flatnonzero(~np.isfinite(arr))[0])}")
-    return arr
-
-
-def _command_array(robot: str, field: str, value: Any, n: int, names: list[str]) -> np.ndarray | None:
-    if value is None:
-        return None
-    try:
-        arr = np.asarray(value, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise RequestError(f"robot {robot!r}: {field} must be {n} numbers, got {type(value).__name__}") from None
-    if arr.shape != (n,):
-        raise RequestError(f"robot {robot!r}: {field} has {arr.size} values, the robot has {n} joints")
-    bad = np.flatnonzero(~np.isfinite(arr))
-    if bad.size:
-        i = int(bad[0])
-        raise RequestError(f"robot {robot!r}: {field}[{i}] (joint {names[i]!r}) is not finite: {arr[i]}")
-    return arr
-
-
