@@ -33,5 +33,5 @@ def test_a_broken_urdf_is_an_error_reply_and_the_service_goes_on(client, tmp_pat
     broken.write_text('<robot name="b">\n<link name="a"><inertial><mass value="-2"/></inertial></link>\n</robot>\n')
     with pytest.raises(ModelError) as caught:
         client.call("load", path=str(broken))
-    assert f"{broken}:2:" in str(caught.value) and "mass -2.0 is not positive" in str(caught.value)
+    assert f"{broken}:2:" in str(caught.value) and "mass -2.0 is negative" in str(caught.value)
     assert Body.from_wire(client.call("load", path=str(PUMA))).dof == 6
