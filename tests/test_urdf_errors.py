@@ -38,7 +38,8 @@ def test_a_missing_mesh_names_the_urdf_line_and_every_path_tried(tmp_path: Path,
     text = robot('<link name="a">\n<collision><geometry>\n<mesh filename="package://pkg/m.stl"/></geometry></collision></link>')
     path, problems = _problems(tmp_path, text)
     (problem,) = problems
-    assert problem.startswith(f"{path}:{_line_of(text, '<mesh')}: /robot(name='r')/link(name='a')/collision/geometry/mesh")
+    element = "/robot(name='r')/link(name='a')/collision/geometry/mesh"
+    assert problem.startswith(f"{path}:{_line_of(text, '<mesh')}: {element}")
     assert str(tmp_path / "nowhere" / "pkg" / "m.stl") in problem
     assert str(tmp_path / "pkg" / "m.stl") in problem  # looked upwards from the file too
 

@@ -104,7 +104,7 @@ def test_unknown_elements_and_attributes_are_ignored_one_warning_each(tmp_path: 
 
 def test_an_undeclared_namespace_prefix_is_read_as_written(tmp_path: Path):
     text = robot(TWO_LINKS.format(base="") + _revolute() + '<xacro:property name="x" value="1"/>')
-    path, warnings, body = _load(tmp_path, text)
+    _path, warnings, body = _load(tmp_path, text)
     assert any("Namespace prefix xacro" in w for w in warnings)
     assert any("unknown element <xacro:property> ignored" in w for w in warnings)
     assert len(body.links) == 2
@@ -122,7 +122,7 @@ def test_an_unreadable_visual_mesh_is_left_out_a_collision_mesh_is_an_error(tmp_
     warning, body = _only_warning(tmp_path, robot(TWO_LINKS.format(base=visual) + _revolute()), "<mesh")
     assert "not found" in warning and "left out" in warning and body.links[0].visuals == []
     collision = visual.replace("visual", "collision")
-    with pytest.raises(ModelError, match="part.stl' not found"):
+    with pytest.raises(ModelError, match=r"part\.stl' not found"):
         load_urdf(write(tmp_path, "odd.urdf", robot(TWO_LINKS.format(base=collision) + _revolute())))
 
 
