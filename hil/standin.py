@@ -27,6 +27,7 @@ from hrpsim.simserver.hub import ControllerHub
 from hrpsim.bodyinfo import Body
 from hrpsim.errors import ConfigError, HrpsimError, SimulationError
 from hrpsim.logs import setup_logging
+from hrpsim.placement import root_placement
 from hrpsim.project import Project, load_project
 from hrpsim.service import DEFAULT_BIND, Operation, Service
 
@@ -67,7 +68,7 @@ class HardwareStandIn(Service):
         self.project.world.sync = "lockstep" if lockstep else "realtime"
         initial = _initial(project, robot, body)
         world_args: dict[str, Any] = {"timestep": project.world.timestep, "initial": {robot: initial},
-                                      "positions": {robot: np.asarray(project.model(robot).position, float)}}
+                                      "positions": {robot: root_placement(project.model(robot), body)[0]}}
         bodies = {robot: body}
         self.world = ReplayWorld(bodies, replay, **world_args) if replay else KinematicWorld(bodies, **world_args)
         self.hub = ControllerHub(self.world, project)

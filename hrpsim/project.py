@@ -58,8 +58,8 @@ class ModelConfig:
     name: str
     file: str  # absolute path
     static: bool = False
-    position: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
-    rotation: list[float] = field(default_factory=lambda: [0.0, 0.0, 1.0, 0.0])  # axis-angle
+    position: list[float] | None = None  # None: the root's position in its file (hrpsim/placement.py)
+    rotation: list[float] | None = None  # axis-angle; None: the root's rotation in its file
     joints: dict[str, float] = field(default_factory=dict)  # initial joint values
     drive: str | dict[str, str] = "torque"
     options: dict[str, Any] = field(default_factory=dict)  # loader options

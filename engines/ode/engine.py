@@ -25,6 +25,7 @@ from hrpsim.simserver.sensors import SensorSet
 
 from hrpsim.bodyinfo import Body
 from hrpsim.errors import ConfigError, NotFound, RequestError, SimulationError
+from hrpsim.placement import root_placement
 from hrpsim.project import Project
 
 MAX_LINEAR_SPEED = 1e3  # m/s: beyond this a body is exploding, not moving
@@ -69,8 +70,9 @@ class World:
         limits = cfg.joint_limits
         gravity = np.asarray(cfg.gravity, float)
         for mc in self.project.models:
-            if not np.linalg.norm(mc.position) < MAX_DISTANCE:
-                raise ConfigError(f"{self.project.path}: model {mc.name!r}: position {mc.position} is beyond "
+            position = root_placement(mc, self.bodies[mc.name])[0]
+            if not np.linalg.norm(position) < MAX_DISTANCE:
+                raise ConfigError(f"{self.project.path}: model {mc.name!r}: position {list(position)} is beyond "
                                   f"{MAX_DISTANCE:g} m from the origin, where ODE's collision space fails")
             model = OdeModel(mc.name, self.bodies[mc.name], mc, self.ode_world, self.space, joint_limits=limits)
             self.models[mc.name] = model
