@@ -14,8 +14,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="hrpsim model convert",
         description="Convert a model file (OpenHRP VRML .wrl, URDF, COLLADA .dae/.zae) to URDF. "
-        "Meshes go to a <OUT>_meshes folder beside the output. Sensors, extra joints and motor "
-        "parameters have no URDF form and are left out.",
+        "Meshes go to a <OUT>_meshes folder beside the output. Gear ratios and rotor inertias go "
+        "to transmissions; sensors, extra joints and other motor parameters have no URDF form and are left out.",
     )
     parser.add_argument("input", help="model file to read")
     parser.add_argument("output", help="URDF file to write (.urdf)")
@@ -56,9 +56,9 @@ def left_out(body: Body) -> list[str]:
     crawlers = [lk.name for lk in body.links if lk.joint_type == "crawler"]
     if crawlers:
         notes.append(f"crawler joints written as fixed ({', '.join(crawlers)})")
-    motors = [lk.joint_label for lk in body.links if lk.rotor_inertia or lk.torque_const != 1.0]
+    motors = [lk.joint_label for lk in body.links if lk.rotor_resistor or lk.torque_const != 1.0]
     if motors:
-        notes.append(f"rotor inertia / torque constant of {len(motors)} joints")
+        notes.append(f"rotor resistance / torque constant of {len(motors)} joints")
     planes = sum(1 for lk in body.links for s in lk.shapes if s.kind == "plane")
     if planes:
         notes.append(f"{planes} infinite planes")
