@@ -3,9 +3,13 @@
 What maps: the simulation item (totalTime, timeStep, gravity), each model item (url with
 ``$(PROJECT_DIR)``/``$(CURRENT_DIR)``, isRobot=false as a static model, the root's
 ``.translation``/``.rotation``, ``JOINT.angle`` initial values, ``JOINT.mode`` Torque/HighGain
-drives) and the collision pairs (static and sliding friction). What cannot map is kept in
-``Project.notes``: GrxUI controllers are OpenHRP RT components, not programs hrpsim can start,
-and a pair restricted to one link (jointName1/2) becomes a pair of whole models.
+drives), the collision pairs (static and sliding friction; exactly the listed pairs collide, as
+in GrxUI, so a project without pair items has no contacts) and the extra-joint items (closed
+loops between links of one model or of two). What cannot map is kept in ``Project.notes``, one
+line per item, which ``hrpsim launch`` prints: GrxUI controllers and RT systems are OpenHRP RT
+components, not programs hrpsim can start; a pair restricted to one link (jointName1/2) becomes
+a pair of whole models; a property for a joint the model lacks is ignored, as GrxUI ignores it.
+Log and graph items only concern GrxUI's own windows and are passed over.
 """
 
 from __future__ import annotations
@@ -16,11 +20,15 @@ from typing import Any
 
 from lxml import etree
 
-from hrpsim.errors import ConfigError
+from hrpsim.errors import ConfigError, HrpsimError
 
 MODEL_ITEM = "GrxModelItem"
 SIMULATION_ITEM = "GrxSimulationItem"
 PAIR_ITEM = "GrxCollisionPairItem"
+EXTRA_JOINT_ITEM = "GrxExtraJointItem"
+RTS_ITEM = "GrxRTSItem"
+WINDOW_ITEMS = ("GrxWorldStateItem", "GrxGraphItem")  # logging and plotting: no physics
+EXTRA_JOINT_TYPES = {"ball": "ball", "piston": "piston", "xyz": "xyz", "xy": "xy", "z": "z"}
 MODES = {"torque": "torque", "highgain": "high_gain", "high_gain": "high_gain", "velocity": "velocity"}
 _VARIABLE = re.compile(r"\$\((PROJECT_DIR|CURRENT_DIR)\)")
 
@@ -73,6 +81,7 @@ class _Reader:
     def model(self, item: etree._Element) -> dict[str, Any]:
         name, line = item.get("name", ""), item.sourceline or 0
         model: dict[str, Any] = {"name": name, "file": self.url(item.get("url", ""), line), "joints": {}}
+        known = _joint_names(model["file"])
         drives: dict[str, str] = {}
         roots: set[str] = set()
         for prop, value, pline in _properties(item):
@@ -87,6 +96,9 @@ class _Reader:
                 roots.add(head)
             elif field == "rotation" and head and (v := self.number_list(prop, value, pline, 4)):
                 model["rotation"] = v
+            elif field in ("angle", "mode") and head not in ("", "view") and known is not None and head not in known:
+                self.notes.append(f"{self.path}:{pline}: model {name!r} has no joint {head!r}: "
+                                  f"property {prop!r} ignored, as GrxUI ignores it")
             elif field == "angle" and head and (v := self.number_list(prop, value, pline, 1)):
                 model["joints"][head] = v[0]
             elif field == "mode" and head and head != "view":
@@ -120,6 +132,51 @@ class _Reader:
         return pair
 
 
+    def extra_joint(self, item: etree._Element) -> dict[str, Any] | None:
+        """A closed loop the project adds (GrxExtraJointItem): link1 of object1, link2 of object2."""
+        props = {name: (value, line) for name, value, line in _properties(item)}
+        line = item.sourceline or 0
+        names = {"object1Name": "model1", "link1Name": "link1", "object2Name": "model2", "link2Name": "link2"}
+        joint: dict[str, Any] = {"name": item.get("name", "")}
+        for prop, key in names.items():
+            joint[key] = props.get(prop, ("", line))[0]
+        missing = [prop for prop, key in names.items() if not joint[key]]
+        if missing:
+            self.bad(line, f"extra joint {joint['name']!r} needs {', '.join(missing)}")
+            return None
+        kind = props.get("jointType", ("piston", line))
+        if kind[0].lower() not in EXTRA_JOINT_TYPES:
+            self.bad(kind[1], f"extra joint {joint['name']!r}: unknown jointType {kind[0]!r} "
+                              f"(known: {', '.join(EXTRA_JOINT_TYPES)})")
+            return None
+        joint["type"] = EXTRA_JOINT_TYPES[kind[0].lower()]
+        for prop, key in (("jointAxis", "axis"), ("link1LocalPos", "point1"), ("link2LocalPos", "point2")):
+            if prop in props and (v := self.number_list(prop, props[prop][0], props[prop][1], 3)) is not None:
+                joint[key] = v
+        return joint
+
+    def not_carried_over(self, item: etree._Element, kind: str) -> None:
+        line, name = item.sourceline or 0, item.get("name", "")
+        if kind == RTS_ITEM:
+            count = sum(1 for prop, _, _ in _properties(item) if prop == "connection")
+            self.notes.append(f"{self.path}:{line}: RT system {name!r} ({count} port connections between OpenHRP "
+                              "RT components) not carried over: hrpsim controllers talk to the simulator directly")
+        elif kind not in WINDOW_ITEMS:
+            self.notes.append(f"{self.path}:{line}: item {name!r} ({kind}) has no hrpsim counterpart; not carried over")
+
+
+def _joint_names(file: str) -> set[str] | None:
+    """The joint and link names of a model, which GrxUI checks joint properties against; None
+    when the model cannot be read here (the simulator then reports why)."""
+    from hrpsim.modelloader import load_body
+
+    try:
+        body = load_body(file)
+    except HrpsimError:
+        return None
+    return {link.joint_label for link in body.links} | {link.name for link in body.links}
+
+
 def read_grxui(path: str | Path) -> tuple[dict[str, Any], list[str]]:
     """The project as the YAML form's data, and the notes on what did not map."""
     path = Path(path)
@@ -128,7 +185,7 @@ def read_grxui(path: str | Path) -> tuple[dict[str, Any], list[str]]:
     except (OSError, etree.XMLSyntaxError) as exc:
         raise ConfigError(f"{path}: not a readable GrxUI project: {exc}") from None
     reader = _Reader(path)
-    data: dict[str, Any] = {"world": {}, "models": [], "collisions": []}
+    data: dict[str, Any] = {"world": {}, "models": [], "collisions": [], "extra_joints": []}
     seen_pairs: set[frozenset[str]] = set()
     for item in root.iter("item"):
         kind = (item.get("class") or "").rsplit(".", 1)[-1]
@@ -136,11 +193,18 @@ def read_grxui(path: str | Path) -> tuple[dict[str, Any], list[str]]:
             data["world"].update(reader.simulation(item))
         elif kind == MODEL_ITEM:
             data["models"].append(reader.model(item))
-        elif kind == PAIR_ITEM and (pair := reader.pair(item)) is not None:
-            key = frozenset((pair["a"], pair["b"]))
-            if key not in seen_pairs:
+        elif kind == PAIR_ITEM:
+            pair = reader.pair(item)
+            key = frozenset((pair["a"], pair["b"])) if pair is not None else None
+            if key is not None and key not in seen_pairs:
                 seen_pairs.add(key)
                 data["collisions"].append(pair)
+        elif kind == EXTRA_JOINT_ITEM:
+            joint = reader.extra_joint(item)
+            if joint is not None:
+                data["extra_joints"].append(joint)
+        else:
+            reader.not_carried_over(item, kind)
     if reader.problems:
         raise ConfigError("\n  ".join([f"{path}: {len(reader.problems)} problem(s):", *reader.problems]))
     return data, reader.notes

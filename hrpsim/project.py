@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
+from hrpsim.bodyinfo import EXTRA_JOINT_TYPES, ExtraJoint
 from hrpsim.errors import ConfigError
 
 SYNC_MODES = ("lockstep", "realtime")
@@ -90,12 +92,36 @@ class CollisionPair:
 
 
 @dataclass
+class ExtraJointConfig:
+    """A closed loop between links of one model or of two (GrxUI's extra-joint item); points are
+    in each link's frame, the axis in link1's frame, types as BodyInfo's extra joints."""
+
+    name: str
+    model1: str
+    link1: str
+    model2: str
+    link2: str
+    type: str = "ball"
+    axis: list[float] = field(default_factory=lambda: [0.0, 0.0, 1.0])
+    point1: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    point2: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
+
+    def as_extra_joint(self) -> ExtraJoint:
+        return ExtraJoint(self.name, self.link1, self.link2, self.type, np.asarray(self.axis, float),
+                          np.asarray(self.point1, float), np.asarray(self.point2, float))
+
+
+@dataclass
 class Project:
     path: str
     world: WorldConfig = field(default_factory=WorldConfig)
     models: list[ModelConfig] = field(default_factory=list)
     controllers: list[ControllerConfig] = field(default_factory=list)
     collisions: list[CollisionPair] = field(default_factory=list)
+    # True: exactly the listed pairs collide (the file has a collisions section, or is GrxUI's);
+    # False: a project without one lets every two models collide with the defaults
+    only_listed_pairs: bool = False
+    extra_joints: list[ExtraJointConfig] = field(default_factory=list)
     services: dict[str, Any] = field(default_factory=dict)  # e.g. {collision: true}
     notes: list[str] = field(default_factory=list)  # what a foreign project format could not express
 
@@ -109,6 +135,12 @@ class Project:
                 return m
         raise KeyError(name)
 
+    def collision_pairs(self) -> list[CollisionPair]:
+        """The pairs that collide, whatever the engine (see ``only_listed_pairs``)."""
+        if self.collisions or self.only_listed_pairs:
+            return list(self.collisions)
+        return [CollisionPair(a.name, b.name) for i, a in enumerate(self.models) for b in self.models[i + 1:]]
+
     def to_wire(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
@@ -120,6 +152,8 @@ class Project:
             models=[ModelConfig(**m) for m in data.get("models", [])],
             controllers=[ControllerConfig(**c) for c in data.get("controllers", [])],
             collisions=[CollisionPair(**c) for c in data.get("collisions", [])],
+            only_listed_pairs=bool(data.get("only_listed_pairs", False)),
+            extra_joints=[ExtraJointConfig(**j) for j in data.get("extra_joints", [])],
             services=dict(data.get("services", {})),
             notes=list(data.get("notes", [])),
         )
@@ -292,6 +326,25 @@ def _collision(c: _Checker, i: int, data: Any) -> CollisionPair | None:
     return pair
 
 
+def _extra_joint(c: _Checker, i: int, data: Any) -> ExtraJointConfig | None:
+    key = f"extra_joints[{i}]"
+    data = c.mapping(key, data)
+    c.unknown(key, data, _fields(ExtraJointConfig))
+    names = ("name", "model1", "link1", "model2", "link2")
+    missing = [k for k in names if not isinstance(data.get(k), str) or not data.get(k)]
+    for k in missing:
+        c.bad(f"{key}.{k}", "required: a non-empty string")
+    if missing:
+        return None
+    joint = ExtraJointConfig(**{k: data[k] for k in names})
+    if "type" in data and c.choice(f"{key}.type", data["type"], EXTRA_JOINT_TYPES):
+        joint.type = data["type"]
+    for k in ("axis", "point1", "point2"):
+        if k in data and (v := c.vector(f"{key}.{k}", data[k], 3)) is not None:
+            setattr(joint, k, v)
+    return joint
+
+
 def _cross_check(c: _Checker, p: Project) -> None:
     names = [m.name for m in p.models]
     for dup in sorted({n for n in names if names.count(n) > 1}):
@@ -307,6 +360,10 @@ def _cross_check(c: _Checker, p: Project) -> None:
         for side in ("a", "b"):
             if getattr(pair, side) not in names:
                 c.bad(f"collisions[{i}].{side}", f"no model named {getattr(pair, side)!r}")
+    for i, joint in enumerate(p.extra_joints):
+        for side in ("model1", "model2"):
+            if getattr(joint, side) not in names:
+                c.bad(f"extra_joints[{i}].{side}", f"no model named {getattr(joint, side)!r}")
 
 
 def parse_project(data: Any, path: str) -> Project:
@@ -314,18 +371,20 @@ def parse_project(data: Any, path: str) -> Project:
     c = _Checker(path)
     folder = Path(path).resolve().parent
     data = c.mapping("(top level)", data)
-    c.unknown("", data, {"world", "models", "controllers", "collisions", "services"})
+    c.unknown("", data, {"world", "models", "controllers", "collisions", "extra_joints", "services"})
     project = Project(path=str(Path(path).resolve()))
     project.world = _world(c, c.mapping("world", data.get("world")))
     for section, parse in (("models", lambda i, d: _model(c, i, d, folder)),
                            ("controllers", lambda i, d: _controller(c, i, d)),
-                           ("collisions", lambda i, d: _collision(c, i, d))):
+                           ("collisions", lambda i, d: _collision(c, i, d)),
+                           ("extra_joints", lambda i, d: _extra_joint(c, i, d))):
         items = data.get(section) or []
         if not isinstance(items, list):
             c.bad(section, "must be a list")
             continue
         parsed = [parse(i, d) for i, d in enumerate(items)]
         setattr(project, section, [x for x in parsed if x is not None])
+    project.only_listed_pairs = data.get("collisions") is not None  # a section, even empty, is the list
     project.services = c.mapping("services", data.get("services"))
     for ctl in project.controllers:
         ctl.cwd = str((folder / ctl.cwd).resolve()) if ctl.cwd else str(folder)

@@ -39,8 +39,10 @@ SCHEMA: dict[str, tuple[set[str], set[str]]] = {
     "material": ({"name"}, {"color", "texture"}),
     "color": ({"rgba"}, set()),
     "texture": ({"filename"}, set()),
-    "joint": ({"name", "type"}, {"origin", "parent", "child", "axis", "calibration", "dynamics", "limit", "mimic",
-                                 "safety_controller"}),
+    "joint": (
+        {"name", "type"},
+        {"origin", "parent", "child", "axis", "calibration", "dynamics", "limit", "mimic", "safety_controller"},
+    ),
     "parent": ({"link"}, set()),
     "child": ({"link"}, set()),
     "axis": ({"xyz"}, set()),
@@ -87,8 +89,11 @@ def _expand(value: str, element: etree._Element, attribute: str, problems: Probl
 
     resolved = _SUBSTITUTION.sub(substitute, value)
     if unresolved:
-        problems.add(element, f"{attribute} {value!r}: xacro's {', '.join(unresolved)} cannot be resolved here; "
-                              "run xacro on the file first")
+        problems.add(
+            element,
+            f"{attribute} {value!r}: xacro's {', '.join(unresolved)} cannot be resolved here; "
+            "run xacro on the file first",
+        )
         return None
     problems.warn(element, f"{attribute} {value!r} is left over from xacro; read as {resolved!r}")
     return resolved

@@ -3,20 +3,16 @@ Choreonoid: floor.wrl's root says z = -0.1, so a box dropped on it rests at 0.1.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from hrpsim.modelloader import load_body
+from process_helpers import launch_summary
 
 from hrpsim.placement import root_placement
 from hrpsim.project import ModelConfig, Project, load_project
 from hrpsim.transforms import axis_angle_matrix
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def test_a_box_dropped_on_an_unplaced_floor_rests_on_its_surface(tmp_path: Path, models_dir: Path) -> None:
@@ -30,14 +26,8 @@ def test_a_box_dropped_on_an_unplaced_floor_rests_on_its_surface(tmp_path: Path,
         "collisions:\n"
         "  - {a: floor, b: box, friction: 0.5}\n"
     )
-    summary = tmp_path / "summary.json"
-    result = subprocess.run(
-        [sys.executable, "-m", "hrpsim", "launch", str(project), "--summary", str(summary),
-         "--nameserver", "tcp://127.0.0.1:*", "--run-dir", str(tmp_path / "run"), "--quiet"],
-        cwd=REPO, capture_output=True, text=True, timeout=240,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    box = json.loads(summary.read_text())["robots"]["box"]
+    summary, _ = launch_summary(project, tmp_path)
+    box = summary["robots"]["box"]
     assert box["root_end"][2] == pytest.approx(0.1, abs=2e-3)  # box2 is 0.2 m tall; the floor's top is z = 0
 
 
@@ -56,9 +46,11 @@ def test_each_of_position_and_rotation_defaults_to_the_file(models_dir: Path) ->
 
 def test_a_urdf_root_fixed_to_world_is_placed_by_its_joint(tmp_path: Path) -> None:
     urdf = tmp_path / "stand.urdf"
-    urdf.write_text('<robot name="stand"><link name="world"/><link name="base"/>'
-                    '<joint name="anchor" type="fixed"><parent link="world"/><child link="base"/>'
-                    '<origin xyz="0.5 0 0.25"/></joint></robot>')
+    urdf.write_text(
+        '<robot name="stand"><link name="world"/><link name="base"/>'
+        '<joint name="anchor" type="fixed"><parent link="world"/><child link="base"/>'
+        '<origin xyz="0.5 0 0.25"/></joint></robot>'
+    )
     position, _ = root_placement(ModelConfig("stand", str(urdf)), load_body(urdf))
     assert position.tolist() == [0.5, 0.0, 0.25]
 

@@ -74,8 +74,10 @@ def _check(folder: Path, path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("folder", "path"),
-    [pytest.param(folder, path, id=f"{package}:{path.relative_to(folder)}") for package, folder, path in
-     _corpus(generated=False)],
+    [
+        pytest.param(folder, path, id=f"{package}:{path.relative_to(folder)}")
+        for package, folder, path in _corpus(generated=False)
+    ],
 )
 def test_each_robot_description_loads_with_its_links_and_joints(folder: Path, path: Path):
     _check(folder, path)

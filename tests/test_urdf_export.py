@@ -41,8 +41,16 @@ def test_vrml_to_urdf_to_bodyinfo_keeps_masses_inertias_limits_and_motors(sample
         assert np.allclose(back.inertia, link.inertia, rtol=1e-12, atol=1e-15), link.name
         if link.joint_type not in ("rotate", "slide"):
             continue
-        for name in ("q_lower", "q_upper", "dq_lower", "dq_upper", "torque_lower", "torque_upper",
-                     "gear_ratio", "rotor_inertia"):
+        for name in (
+            "q_lower",
+            "q_upper",
+            "dq_lower",
+            "dq_upper",
+            "torque_lower",
+            "torque_upper",
+            "gear_ratio",
+            "rotor_inertia",
+        ):
             assert getattr(back, name) == getattr(link, name), (link.name, name)
         assert back.reflected_inertia == pytest.approx(link.reflected_inertia, rel=1e-12)
 
@@ -84,8 +92,11 @@ def test_rotor_inertia_and_gear_ratio_are_written_in_drakes_form(sample1) -> Non
     original, urdf = sample1
     drake = "{http://drake.mit.edu}"
     joint = original.joints[0]
-    (actuator,) = [transmission.find("actuator") for transmission in _xml(urdf).findall("transmission")
-                   if transmission.find("joint").get("name") == joint.joint_label]
+    (actuator,) = [
+        transmission.find("actuator")
+        for transmission in _xml(urdf).findall("transmission")
+        if transmission.find("joint").get("name") == joint.joint_label
+    ]
     assert float(actuator.find(f"{drake}rotor_inertia").get("value")) == joint.rotor_inertia
     assert float(actuator.find(f"{drake}gear_ratio").get("value")) == joint.gear_ratio
     assert float(actuator.findtext("mechanicalReduction")) == joint.gear_ratio
@@ -108,8 +119,9 @@ def test_the_converted_sample1_loads_in_pybullet_with_a_free_base(sample1) -> No
         pybullet.disconnect(physicsClientId=client)
 
 
-CROUCH = {f"{side}LEG_{joint}": angle for side in "RL" for joint, angle in
-          (("HIP_P", -0.4), ("KNEE", 0.8), ("ANKLE_P", -0.4))}
+CROUCH = {
+    f"{side}LEG_{joint}": angle for side in "RL" for joint, angle in (("HIP_P", -0.4), ("KNEE", 0.8), ("ANKLE_P", -0.4))
+}
 
 
 def _collapse(tmp_path: Path, body: object) -> list[float]:
@@ -117,8 +129,10 @@ def _collapse(tmp_path: Path, body: object) -> list[float]:
     1 s: its knees give way at a pace set by the motors' reflected inertia."""
     proj, bodies = project(
         tmp_path,
-        [(model("floor", static=True, position=(0.0, 0.0, -0.1)), load_body(FLOOR)),
-         (model("robot", position=(0.0, 0.0, 0.7235), joints=CROUCH), body)],
+        [
+            (model("floor", static=True, position=(0.0, 0.0, -0.1)), load_body(FLOOR)),
+            (model("robot", position=(0.0, 0.0, 0.7235), joints=CROUCH), body),
+        ],
         collisions=[CollisionPair("floor", "robot", friction=0.5)],
     )
     world = World(proj, bodies)

@@ -37,8 +37,12 @@ def _only_warning(tmp_path: Path, text: str, needle: str) -> tuple[str, object]:
 
 
 def test_a_massless_link_loads_with_a_warning(tmp_path: Path):
-    text = robot(TWO_LINKS.format(base='\n<inertial><mass value="0"/><inertia ixx="0" ixy="0" ixz="0" iyy="0" '
-                                       'iyz="0" izz="0"/></inertial>') + _revolute())
+    text = robot(
+        TWO_LINKS.format(
+            base='\n<inertial><mass value="0"/><inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial>'
+        )
+        + _revolute()
+    )
     warning, body = _only_warning(tmp_path, text, '<mass value="0"')
     assert "mass 0: a massless link" in warning
     assert body.links[0].mass == 0.0 and body.links[1].mass == 1.0
@@ -46,8 +50,10 @@ def test_a_massless_link_loads_with_a_warning(tmp_path: Path):
 
 def test_xacro_optenv_leftovers_take_their_default(tmp_path: Path, monkeypatch):
     monkeypatch.delenv("IMU_XYZ", raising=False)
-    joint = ('<joint name="imu" type="fixed"><parent link="base"/><child link="arm"/>\n'
-             '<origin xyz="$(optenv IMU_XYZ 0.19 0 0.149)"/></joint>')
+    joint = (
+        '<joint name="imu" type="fixed"><parent link="base"/><child link="arm"/>\n'
+        '<origin xyz="$(optenv IMU_XYZ 0.19 0 0.149)"/></joint>'
+    )
     warning, body = _only_warning(tmp_path, robot(TWO_LINKS.format(base="") + joint), "<origin")
     assert "left over from xacro; read as '0.19 0 0.149'" in warning
     assert body.links[1].translation.tolist() == [0.19, 0.0, 0.149]
@@ -56,23 +62,24 @@ def test_xacro_optenv_leftovers_take_their_default(tmp_path: Path, monkeypatch):
 
 
 def test_xacro_expressions_still_need_xacro(tmp_path: Path):
-    joint = ('<joint name="j" type="fixed"><parent link="base"/><child link="arm"/>'
-             '<origin xyz="${offset} 0 0"/></joint>')
+    joint = '<joint name="j" type="fixed"><parent link="base"/><child link="arm"/><origin xyz="${offset} 0 0"/></joint>'
     with pytest.raises(ModelError, match=r"odd\.urdf:\d+: .*xacro expression: run xacro"):
         load_urdf(write(tmp_path, "odd.urdf", robot(TWO_LINKS.format(base="") + joint)))
 
 
 def test_a_material_inside_geometry_is_ignored_with_a_warning(tmp_path: Path):
-    visual = ('<visual><geometry><box size="1 2 3"/>\n<material name="grey"/></geometry></visual>')
-    warning, body = _only_warning(tmp_path, robot(TWO_LINKS.format(base=visual) + _revolute()), '<material')
+    visual = '<visual><geometry><box size="1 2 3"/>\n<material name="grey"/></geometry></visual>'
+    warning, body = _only_warning(tmp_path, robot(TWO_LINKS.format(base=visual) + _revolute()), "<material")
     assert "unknown element <material> inside <geometry> ignored" in warning
     assert body.links[0].visuals[0].size.tolist() == [1.0, 2.0, 3.0]
 
 
 def test_a_reduction_that_is_not_a_number_is_ignored_with_a_warning(tmp_path: Path):
-    transmission = ('<transmission name="t"><type>SimpleTransmission</type><joint name="j"/>\n'
-                    '<actuator name="m"><mechanicalReduction>reduction</mechanicalReduction></actuator>'
-                    '</transmission>')
+    transmission = (
+        '<transmission name="t"><type>SimpleTransmission</type><joint name="j"/>\n'
+        '<actuator name="m"><mechanicalReduction>reduction</mechanicalReduction></actuator>'
+        "</transmission>"
+    )
     text = robot(TWO_LINKS.format(base="") + _revolute() + transmission)
     warning, body = _only_warning(tmp_path, text, "<actuator")
     assert "mechanicalReduction 'reduction' is not a number; ignored" in warning
@@ -140,10 +147,13 @@ def test_gazebo_and_transmission_blocks_give_what_the_simulation_uses(tmp_path: 
 
 
 def test_drake_rotor_inertia_and_gear_ratio_are_read(tmp_path: Path):
-    transmission = ('<transmission name="t"><joint name="j"/><actuator name="m">'
-                    '<drake:rotor_inertia value="0.002"/><drake:gear_ratio value="120"/></actuator></transmission>')
+    transmission = (
+        '<transmission name="t"><joint name="j"/><actuator name="m">'
+        '<drake:rotor_inertia value="0.002"/><drake:gear_ratio value="120"/></actuator></transmission>'
+    )
     text = robot(TWO_LINKS.format(base="") + _revolute() + transmission).replace(
-        "<robot ", '<robot xmlns:drake="http://drake.mit.edu" ')
+        "<robot ", '<robot xmlns:drake="http://drake.mit.edu" '
+    )
     _path, warnings, body = _load(tmp_path, text)
     assert warnings == []
     arm = body.links[1]

@@ -1,10 +1,10 @@
 """Contacts: which models touch which, with what surface, and the contact joints each step.
 
-Every model has its own space inside the world's space. Only pairs the project lists collide
-(with their friction, restitution and soft ERP/CFM); a project without a ``collisions``
-section lets every two models collide with the defaults. A pair naming one model twice turns
-on that model's self-collision, which never includes a link and its parent, nor the link
-pairs the model excludes. Friction always uses ODE's pyramid approximation (``Approx1``), so
+Every model has its own space inside the world's space. Only the pairs given collide (with
+their friction, restitution and soft ERP/CFM): the project's ``collision_pairs()``, which are
+every two models with the defaults when a YAML project has no ``collisions`` section. A pair
+naming one model twice turns on that model's self-collision, which never includes a link and
+its parent, nor the link pairs the model excludes. Friction always uses ODE's pyramid approximation (``Approx1``), so
 ``mu`` is a coefficient. A crawler link's contacts move their surface along
 (joint axis x contact normal) at the crawler's commanded speed.
 """
@@ -59,8 +59,6 @@ class ContactGenerator:
         self.models = {m.name: m for m in models}
         self.crawler_speed = crawler_speed
         self.surfaces: dict[tuple[str, str], Surface] = {}
-        if not pairs:
-            pairs = [CollisionPair(a.name, b.name) for i, a in enumerate(models) for b in models[i + 1:]]
         self.self_colliding: list[OdeModel] = []
         for pair in pairs:
             surface = Surface.from_pair(pair)

@@ -18,7 +18,7 @@ import numpy as np
 import ode
 from hrpsim.engines.ode.contacts import ContactGenerator
 from hrpsim.engines.ode.drives import Drives
-from hrpsim.engines.ode.extrajoints import build_extra_joint
+from hrpsim.engines.ode.extrajoints import build_extra_joint, build_joint_between
 from hrpsim.engines.ode.model import OdeModel
 from hrpsim.engines.ode.placement import current_link_values, place
 from hrpsim.simserver.sensors import SensorSet
@@ -82,6 +82,9 @@ class World:
             self.sensors[mc.name] = SensorSet(model, self.timestep, gravity)
             for extra in model.info.extra_joints:
                 self._extra.extend(build_extra_joint(model, extra, self.ode_world))
+        for joint in self.project.extra_joints:  # loops the project closes, within a model or between two
+            self._extra.extend(build_joint_between(self.models[joint.model1], self.models[joint.model2],
+                                                   joint.as_extra_joint(), self.ode_world))
         self.robots = [name for name, m in self.models.items() if not m.static]
         self.contacts = self._contact_generator()
         self._velocity_readers = [
@@ -108,9 +111,9 @@ class World:
         if self.project.world.collision == "service":
             from hrpsim.engines.ode.remote_contacts import RemoteContacts
 
-            return RemoteContacts(self.ode_world, self.space, models, self.project.collisions, crawler_speed,
+            return RemoteContacts(self.ode_world, self.space, models, self.project.collision_pairs(), crawler_speed,
                                   nameserver=self.nameserver)
-        return ContactGenerator(self.ode_world, self.space, models, self.project.collisions, crawler_speed)
+        return ContactGenerator(self.ode_world, self.space, models, self.project.collision_pairs(), crawler_speed)
 
     def close(self) -> None:
         """Let go of outside resources (the collision service's connection); the state stays readable."""
