@@ -4,11 +4,11 @@ What maps: the simulation item (totalTime, timeStep, gravity), each model item (
 ``$(PROJECT_DIR)``/``$(CURRENT_DIR)``, isRobot=false as a static model, the root's
 ``.translation``/``.rotation``, ``JOINT.angle`` initial values, ``JOINT.mode`` Torque/HighGain
 drives), the collision pairs (static and sliding friction; exactly the listed pairs collide, as
-in GrxUI, so a project without pair items has no contacts) and the extra-joint items (closed
-loops between links of one model or of two). What cannot map is kept in ``Project.notes``, one
-line per item, which ``hrpsim launch`` prints: GrxUI controllers and RT systems are OpenHRP RT
-components, not programs hrpsim can start; a pair restricted to one link (jointName1/2) becomes
-a pair of whole models; a property for a joint the model lacks is ignored, as GrxUI ignores it.
+in GrxUI, so a project without pair items has no contacts; a pair naming a link, jointName1/2,
+collides that link only) and the extra-joint items (closed loops between links of one model or
+of two). What cannot map is kept in ``Project.notes``, one line per item, which ``hrpsim
+launch`` prints: GrxUI controllers and RT systems are OpenHRP RT components, not programs hrpsim
+can start; a property for a joint the model lacks is ignored, as GrxUI ignores it.
 Log and graph items only concern GrxUI's own windows and are passed over.
 """
 
@@ -118,11 +118,9 @@ class _Reader:
         if not a or not b:
             self.bad(item.sourceline or 0, "a collision pair needs objectName1 and objectName2")
             return None
-        links = [props.get("jointName1", ""), props.get("jointName2", "")]
-        if any(links):
-            self.notes.append(f"collision pair {item.get('name')}: restricted to links {links}; "
-                              "hrpsim collides the whole models")
         pair: dict[str, Any] = {"a": a, "b": b}
+        for key, side in (("jointName1", "links_a"), ("jointName2", "links_b")):
+            pair[side] = [props[key]] if props.get(key) else []  # a pair of one link, or of the whole model
         for key, target in (("staticFriction", "friction"), ("slidingFriction", "sliding_friction")):
             if key in props:
                 try:
@@ -130,7 +128,6 @@ class _Reader:
                 except ValueError:
                     self.bad(item.sourceline or 0, f"{key} {props[key]!r} is not a number")
         return pair
-
 
     def extra_joint(self, item: etree._Element) -> dict[str, Any] | None:
         """A closed loop the project adds (GrxExtraJointItem): link1 of object1, link2 of object2."""
@@ -165,6 +162,19 @@ class _Reader:
             self.notes.append(f"{self.path}:{line}: item {name!r} ({kind}) has no hrpsim counterpart; not carried over")
 
 
+def _add_pair(pairs: dict[tuple[str, str], dict[str, Any]], pair: dict[str, Any]) -> None:
+    """Items naming the same two models become one pair (the first item's surface) whose links
+    are all the items' links; an item naming no link on a side opens that side to every link."""
+    if (pair["b"], pair["a"]) in pairs:
+        pair = {**pair, "a": pair["b"], "b": pair["a"], "links_a": pair["links_b"], "links_b": pair["links_a"]}
+    first = pairs.setdefault((pair["a"], pair["b"]), pair)
+    if first is pair:
+        return
+    for side in ("links_a", "links_b"):
+        both = first[side] and pair[side]
+        first[side] = list(dict.fromkeys(first[side] + pair[side])) if both else []
+
+
 def _joint_names(file: str) -> set[str] | None:
     """The joint and link names of a model, which GrxUI checks joint properties against; None
     when the model cannot be read here (the simulator then reports why)."""
@@ -186,7 +196,7 @@ def read_grxui(path: str | Path) -> tuple[dict[str, Any], list[str]]:
         raise ConfigError(f"{path}: not a readable GrxUI project: {exc}") from None
     reader = _Reader(path)
     data: dict[str, Any] = {"world": {}, "models": [], "collisions": [], "extra_joints": []}
-    seen_pairs: set[frozenset[str]] = set()
+    pairs: dict[tuple[str, str], dict[str, Any]] = {}
     for item in root.iter("item"):
         kind = (item.get("class") or "").rsplit(".", 1)[-1]
         if kind == SIMULATION_ITEM:
@@ -195,16 +205,15 @@ def read_grxui(path: str | Path) -> tuple[dict[str, Any], list[str]]:
             data["models"].append(reader.model(item))
         elif kind == PAIR_ITEM:
             pair = reader.pair(item)
-            key = frozenset((pair["a"], pair["b"])) if pair is not None else None
-            if key is not None and key not in seen_pairs:
-                seen_pairs.add(key)
-                data["collisions"].append(pair)
+            if pair is not None:
+                _add_pair(pairs, pair)
         elif kind == EXTRA_JOINT_ITEM:
             joint = reader.extra_joint(item)
             if joint is not None:
                 data["extra_joints"].append(joint)
         else:
             reader.not_carried_over(item, kind)
+    data["collisions"] = list(pairs.values())
     if reader.problems:
         raise ConfigError("\n  ".join([f"{path}: {len(reader.problems)} problem(s):", *reader.problems]))
     return data, reader.notes

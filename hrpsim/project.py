@@ -89,6 +89,9 @@ class CollisionPair:
     soft_erp: float | None = None
     soft_cfm: float | None = None
     self_collision: bool = False  # with a == b: collide the body's non-adjacent links
+    # only these links of a / of b take part (GrxUI's jointName1/2); empty: the whole model
+    links_a: list[str] = field(default_factory=list)
+    links_b: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -323,6 +326,12 @@ def _collision(c: _Checker, i: int, data: Any) -> CollisionPair | None:
     for k in ("friction", "sliding_friction", "restitution", "soft_erp", "soft_cfm"):
         if data.get(k) is not None and (v := c.number(f"{key}.{k}", data[k])) is not None:
             setattr(pair, k, v)
+    for k in ("links_a", "links_b"):
+        links = data.get(k) or []
+        if isinstance(links, list) and all(isinstance(name, str) and name for name in links):
+            setattr(pair, k, list(links))
+        else:
+            c.bad(f"{key}.{k}", f"must be a list of link names, got {links!r}")
     return pair
 
 

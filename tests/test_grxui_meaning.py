@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from process_helpers import launch_summary
+from sim_helpers import FLOOR_URDF
 
 from hrpsim.project import CollisionPair, ModelConfig, Project, load_project
 
@@ -92,3 +93,35 @@ def test_properties_of_joints_the_model_lacks_are_notes_printed_by_launch(tmp_pa
     _, printed = launch_summary(project, tmp_path)
     lines = [line for line in printed.splitlines() if line.startswith("launch: note: ")]
     assert lines == [f"launch: note: {note}" for note in loaded.notes]
+
+
+TWO_BOXES = """<robot name="tower">
+  <link name="upper"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/>
+    </inertial><collision><geometry><box size="0.2 0.2 0.2"/></geometry></collision></link>
+  <link name="lower"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/>
+    </inertial><collision><geometry><box size="0.2 0.2 0.2"/></geometry></collision></link>
+  <joint name="stack" type="fixed"><parent link="upper"/><child link="lower"/><origin xyz="0 0 -0.3"/></joint>
+</robot>
+"""
+
+
+@pytest.mark.parametrize(("links", "rest"), [("[]", 0.4), ("[upper]", 0.1)])
+def test_a_pair_naming_a_link_collides_that_link_only(tmp_path: Path, links: str, rest: float) -> None:
+    (tmp_path / "tower.urdf").write_text(TWO_BOXES)
+    (tmp_path / "floor.urdf").write_text(FLOOR_URDF)
+    project = tmp_path / "tower.yaml"
+    project.write_text(
+        "world: {timestep: 0.001, end_time: 1.5}\n"
+        "models:\n  - {name: floor, file: floor.urdf, static: true}\n"
+        "  - {name: tower, file: tower.urdf, position: [0, 0, 1.0]}\n"
+        f"collisions:\n  - {{a: floor, b: tower, links_b: {links}}}\n"
+    )
+    summary, _ = launch_summary(project, tmp_path)
+    assert summary["robots"]["tower"]["root_end"][2] == pytest.approx(rest, abs=5e-3)
+
+
+def test_link_pairs_of_a_grxui_project_are_kept(models_dir: Path) -> None:
+    project = load_project(models_dir / "openhrp3/project/SampleRobot_inHouse.xml")
+    (pair,) = [p for p in project.collisions if {p.a, p.b} == {"box", "Robot"}]
+    links = {pair.a: pair.links_a, pair.b: pair.links_b}
+    assert links == {"box": ["WAIST"], "Robot": ["RARM_WRIST_R", "RARM_WRIST_P"]}

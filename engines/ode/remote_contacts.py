@@ -110,8 +110,12 @@ class RemoteContacts(ContactGenerator):
         return self.count
 
     def _join_record(self, record: dict[str, Any]) -> None:
-        sim1 = self.models[record["body1"]].links[self._link_index[record["body1"]][record["link1"]]]
-        sim2 = self.models[record["body2"]].links[self._link_index[record["body2"]][record["link2"]]]
+        index1 = self._link_index[record["body1"]][record["link1"]]
+        index2 = self._link_index[record["body2"]][record["link2"]]
+        if not self.admits(record["body1"], index1, record["body2"], index2):
+            return
+        sim1 = self.models[record["body1"]].links[index1]
+        sim2 = self.models[record["body2"]].links[index2]
         # as the built-in generator: nothing moves between the environment and a fixed (kinematic) root
         if (immovable(sim1.body) and immovable(sim2.body)) or not sim1.geoms or not sim2.geoms:
             return
