@@ -14,7 +14,7 @@ import zmq
 from zmq.utils.monitor import parse_monitor_message
 
 from hrpsim import tick as proto
-from hrpsim.errors import PeerGone, ProtocolError, RequestError, Timeout
+from hrpsim.errors import PeerGone, ProtocolError, Timeout
 
 MONITOR_SLICE_S = 0.1  # a waiting receive looks at the connection monitor this often
 HEARTBEAT_MS = 1000  # zmq heartbeats find a peer that vanished without closing (a host gone)
@@ -36,9 +36,12 @@ class SimulatorLink:
         self._connected = False
 
     def attach(self, controller: str, robot: str, *, period: float | None, timeout: float,
-               policy: str | None = None, deadline: float | None = None) -> proto.Welcome:
-        """Say hello and return the welcome; RequestError if the simulator refuses (message says why)."""
-        self._sock.send(proto.hello(controller, robot, period=period, policy=policy, deadline=deadline))
+               policy: str | None = None, deadline: float | None = None,
+               default_name: bool = False) -> proto.Welcome:
+        """Say hello and return the welcome; RequestError if the simulator refuses (message says why).
+        The welcome's ``controller`` is the name the simulator attached it under."""
+        self._sock.send(proto.hello(controller, robot, period=period, policy=policy, deadline=deadline,
+                                    default_name=default_name))
         deadline_at = time.monotonic() + timeout
         while True:
             msg = self.receive(max(0.0, deadline_at - time.monotonic()))
@@ -50,8 +53,8 @@ class SimulatorLink:
             raise Timeout(f"no welcome from the {self.peer} at {self.endpoint} within {timeout:g} s"
                           + ("" if self._connected else " (never connected: is the simulator running?)"))
         if msg["type"] == proto.ERROR:
-            raise RequestError(f"the {self.peer} at {self.endpoint} refused controller {controller!r}: "
-                               f"{msg.get('message')}")
+            # the simulator's own exception type (RequestError, ...) with the field it refused
+            raise proto.error_of(msg, prefix=f"the {self.peer} at {self.endpoint} refused controller {controller!r}: ")
         if msg["type"] != proto.WELCOME:
             raise ProtocolError(f"expected a welcome from the {self.peer}, got a {msg['type']!r} message")
         return proto.parse_welcome(msg)

@@ -8,6 +8,8 @@ starts fast and a missing optional piece breaks only its own command.
 from __future__ import annotations
 
 import importlib
+import os
+import signal
 import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -17,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ns": ("hrpsim.nameserver.cli", "query the nameserver (ns list)"),
     "model": ("hrpsim.modelloader.cli", "inspect or convert a model file (model info, model convert)"),
     "controller": ("hrpsim.controllers.runner", "run a controller program against a simulator"),
+    "sim": ("hrpsim.simserver.control_cli", "control a running simulator: status, start, pause, step N, reset, stop"),
 }
 
 COMPONENTS: dict[str, str] = {
@@ -40,7 +43,19 @@ def _call(module: str, argv: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """Run one command. A reader that stops early (``hrpsim model info X | head``) ends the
+    command quietly, with the status a shell gives a process killed by SIGPIPE."""
+    try:
+        status = _dispatch(list(sys.argv[1:] if argv is None else argv))
+        sys.stdout.flush()  # inside the try: a closed pipe shows here, not at the interpreter's exit
+        return status
+    except BrokenPipeError:
+        # Point stdout at /dev/null so the interpreter's final flush does not fail a second time.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
+
+
+def _dispatch(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(_usage())
         return 0 if argv else 2

@@ -17,7 +17,7 @@ import zmq
 from zmq.utils.monitor import parse_monitor_message
 
 from hrpsim.codec import CODEC, Codec
-from hrpsim.errors import ERROR_TYPES, PeerGone, ProtocolError, RemoteError, Timeout
+from hrpsim.errors import PeerGone, ProtocolError, RemoteError, Timeout, error_from_wire
 
 DEFAULT_TIMEOUT = 5.0
 
@@ -97,7 +97,7 @@ class Client:
                     continue  # an answer to an earlier call that gave up
                 if reply.ok:
                     return reply.result
-                raise self._remote_error(reply.error_type, reply.error_message, op)
+                raise self._remote_error(reply.error or {"type": reply.error_type, "message": reply.error_message}, op)
             if self._disconnected():
                 raise PeerGone(f"{self.peer} at {self.endpoint} went away while answering {op!r}")
 
@@ -108,12 +108,12 @@ class Client:
         except ProtocolError as exc:
             raise ProtocolError(f"bad reply from {self.peer} at {self.endpoint}: {exc}") from None
 
-    def _remote_error(self, error_type: str, message: str, op: str) -> Exception:
-        text = f"{self.peer} at {self.endpoint} failed {op!r}: {message}"
-        cls = ERROR_TYPES.get(error_type)
-        if cls is not None:
-            return cls(text)
-        return RemoteError(text, type=error_type, peer=self.peer, op=op)
+    def _remote_error(self, error: dict[str, Any], op: str) -> Exception:
+        """The peer's error as its own type, with its field and problems, naming peer and operation."""
+        exc = error_from_wire(error, prefix=f"{self.peer} at {self.endpoint} failed {op!r}: ")
+        if isinstance(exc, RemoteError):
+            exc.peer, exc.op = self.peer, op
+        return exc
 
     def _drain_monitor(self) -> None:
         while self._monitor.getsockopt(zmq.EVENTS) & zmq.POLLIN:

@@ -127,6 +127,7 @@ class Reply:
     result: Any = None
     error_type: str = ""
     error_message: str = ""
+    error: dict[str, Any] | None = None  # the whole error map: type, message and any details
 
 
 class Codec:
@@ -168,10 +169,10 @@ class Codec:
     def reply(self, req_id: int | None, result: Any) -> bytes:
         return self.encode({"v": self.version, "id": req_id, "ok": True, "result": result})
 
-    def error(self, req_id: int | None, error_type: str, message: str) -> bytes:
-        return self.encode(
-            {"v": self.version, "id": req_id, "ok": False, "error": {"type": error_type, "message": message}}
-        )
+    def error(self, req_id: int | None, error_type: str, message: str, **details: Any) -> bytes:
+        """An error reply; ``details`` (``field``, ``problems``) travel beside type and message."""
+        error = {**details, "type": error_type, "message": message}
+        return self.encode({"v": self.version, "id": req_id, "ok": False, "error": error})
 
     def _envelope(self, frame: bytes) -> dict[str, Any]:
         msg = self.decode(frame)
@@ -206,7 +207,7 @@ class Codec:
         error = msg.get("error")
         if ok is not False or not isinstance(error, dict):
             raise ProtocolError("a reply needs 'ok': true with 'result', or 'ok': false with 'error'")
-        return Reply(req_id, False, None, str(error.get("type", "Error")), str(error.get("message", "")))
+        return Reply(req_id, False, None, str(error.get("type", "Error")), str(error.get("message", "")), error)
 
     @staticmethod
     def request_id_of(frame: bytes) -> int | None:

@@ -68,12 +68,12 @@ class _Params:
     def check(self, op: str, args: dict[str, Any]) -> None:
         missing = self.required.difference(args)
         if missing:
-            raise RequestError(f"{op}: missing argument(s) {', '.join(sorted(missing))}")
+            raise RequestError(f"{op}: missing argument(s) {', '.join(sorted(missing))}", field=min(missing))
         if not self.extra_ok:
             unknown = set(args).difference(self.known)
             if unknown:
                 raise RequestError(f"{op}: unknown argument(s) {', '.join(sorted(unknown))}; "
-                                   f"it takes {', '.join(sorted(self.known)) or 'none'}")
+                                   f"it takes {', '.join(sorted(self.known)) or 'none'}", field=min(unknown))
 
 
 class Service:
@@ -193,7 +193,8 @@ class Service:
             result = self._call(req.op, req.args)
             return self._codec.reply(req.id, result)
         except HrpsimError as exc:
-            return self._codec.error(req.id, type(exc).__name__, str(exc))
+            details = exc.to_wire()  # type, message and what makes the error usable: field, problems
+            return self._codec.error(req.id, details.pop("type"), details.pop("message"), **details)
         except Exception as exc:  # a bug in an operation must not kill the service
             log.exception("operation %r failed", req.op)
             return self._codec.error(req.id, type(exc).__name__, f"{req.op}: {exc}")

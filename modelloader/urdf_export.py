@@ -28,14 +28,14 @@ import math
 from pathlib import Path
 
 import numpy as np
+from lxml import etree
+
+from hrpsim.bodyinfo import Body, Link, Shape
 from hrpsim.modelloader.urdf import DRAKE_NAMESPACE
 from hrpsim.modelloader.urdf import NO_LIMIT as HUGE_LIMIT  # URDF has no infinite limits
 from hrpsim.modelloader.urdf_geometry import CYLINDER_TO_Y
 from hrpsim.modelloader.urdf_tolerance import HRPSIM_NAMESPACE
 from hrpsim.modelloader.urdf_xml import matrix_rpy
-from lxml import etree
-
-from hrpsim.bodyinfo import Body, Link, Shape
 from hrpsim.transforms import axis_angle_matrix
 
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 import os
 import re
 
-from hrpsim.modelloader.urdf_xml import Problems, local_name
 from lxml import etree
+
+from hrpsim.modelloader.urdf_xml import Problems, local_name
 
 ORIGIN = ({"xyz", "rpy"}, set())
 # element -> (its attributes, its child elements), as the URDF format defines them

@@ -12,9 +12,8 @@ from __future__ import annotations
 import importlib.metadata
 from pathlib import Path
 
-from hrpsim.modelloader.urdf import load_urdf
-
 from hrpsim.errors import ModelError
+from hrpsim.modelloader.urdf import load_urdf
 
 PACKAGES = {
     "example-robot-data": "cmeel.prefix/share/example-robot-data/robots",

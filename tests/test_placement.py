@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hrpsim.modelloader import load_body
 from process_helpers import launch_summary
 
+from hrpsim.modelloader import load_body
 from hrpsim.placement import root_placement
 from hrpsim.project import ModelConfig, Project, load_project
 from hrpsim.transforms import axis_angle_matrix

@@ -75,6 +75,9 @@ def test_bad_requests_get_errors_naming_the_field_and_the_service_lives_on(sim: 
         client.call("command", robot="floor", torque=[])
     with pytest.raises(RequestError, match="unknown operation"):
         client.call("explode")
+    with pytest.raises(RequestError, match="unknown argument") as unknown:
+        client.call("state", robot="box", robto="box")
+    assert unknown.value.field == "robto"  # the field crosses the wire beside the message
     assert client.call("step", n=1)["tick"] == 1
 
 

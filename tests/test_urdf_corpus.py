@@ -9,10 +9,10 @@ import importlib.metadata
 from pathlib import Path
 
 import pytest
-from hrpsim.modelloader.urdf import load_urdf
-from hrpsim.modelloader.urdf_xml import parse_xml
 
 from hrpsim.errors import ModelError
+from hrpsim.modelloader.urdf import load_urdf
+from hrpsim.modelloader.urdf_xml import parse_xml
 
 MOVABLE = ("revolute", "continuous", "prismatic")
 # file (relative to its package's folder) -> the error it gives, and why no other tool would do better

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hrpsim.engines.ode.engine import World
-from hrpsim.modelloader import load_body
-from hrpsim.modelloader.collada import load_collada
-from hrpsim.modelloader.urdf import NO_LIMIT, load_urdf
-from hrpsim.modelloader.urdf_export import write_urdf
 from lxml import etree
 from sim_helpers import FLOOR, SAMPLE1, model, project
 from urdf_helpers import URDF_TO_COLLADA
 
+from hrpsim.engines.ode.engine import OdeEngine
+from hrpsim.modelloader import load_body
+from hrpsim.modelloader.collada import load_collada
+from hrpsim.modelloader.urdf import NO_LIMIT, load_urdf
+from hrpsim.modelloader.urdf_export import write_urdf
 from hrpsim.project import CollisionPair
 
 
@@ -135,12 +135,12 @@ def _collapse(tmp_path: Path, body: object) -> list[float]:
         ],
         collisions=[CollisionPair("floor", "robot", friction=0.5)],
     )
-    world = World(proj, bodies)
+    world = OdeEngine(proj, bodies)
     heights = []
     for _ in range(10):
         for _ in range(100):
             world.step()
-        heights.append(float(world.state("robot")["root_position"][2]))
+        heights.append(float(world.read("robot").root_position[2]))
     return heights
 
 

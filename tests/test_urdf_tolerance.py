@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hrpsim.modelloader.urdf import load_urdf
 from urdf_helpers import inertial, robot, write
 
 from hrpsim.errors import ModelError
+from hrpsim.modelloader.urdf import load_urdf
 
 TWO_LINKS = '<link name="base">{base}</link>\n<link name="arm">' + inertial() + "</link>\n"
 
