@@ -81,7 +81,8 @@ class _Reader:
     def model(self, item: etree._Element) -> dict[str, Any]:
         name, line = item.get("name", ""), item.sourceline or 0
         model: dict[str, Any] = {"name": name, "file": self.url(item.get("url", ""), line), "joints": {}}
-        known = _joint_names(model["file"])
+        joint_properties = any(prop.endswith((".angle", ".mode")) for prop, _, _ in _properties(item))
+        known = _joint_names(model["file"]) if joint_properties else None
         drives: dict[str, str] = {}
         roots: set[str] = set()
         for prop, value, pline in _properties(item):
