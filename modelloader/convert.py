@@ -22,6 +22,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lenient", action="store_true", help="let the VRML reader skip what it can")
     parser.add_argument("--file-urls", action="store_true",
                         help="name mesh files by absolute file:// urls (for ROS tools) instead of relative paths")
+    parser.add_argument("--floating-joint", action="store_true",
+                        help="hold a free root to a world link by a floating joint, which MuJoCo needs to leave "
+                             "it free (PyBullet then fixes it; by default the root is the file's own)")
     args = parser.parse_args(argv)
     output = Path(args.output)
     if output.suffix.lower() != ".urdf":
@@ -36,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hrpsim model convert: {exc}", file=sys.stderr)
         return 1
     try:
-        written = write_urdf(body, output, file_urls=args.file_urls)
+        written = write_urdf(body, output, file_urls=args.file_urls, floating_joint=args.floating_joint)
     except OSError as exc:
         print(f"hrpsim model convert: cannot write {output}: {exc.strerror or exc}", file=sys.stderr)
         return 1

@@ -6,10 +6,12 @@ as binary STL files in a ``<name>_meshes`` folder beside the URDF.
 
 Written so that other tools load the robot the simulator has:
 
-- a free root is the file's root link, with no ``world`` link (PyBullet, MuJoCo and urdfdom load
-  such a root free; a ``floating`` joint from ``world`` makes PyBullet fix the base). Its pose in
-  the source file, which URDF has no place for, goes to ``<hrpsim:root_origin>``; a fixed root
-  hangs from ``world`` by a fixed joint at that pose;
+- a free root is the file's root link, with no ``world`` link: PyBullet, Gazebo and urdfdom load
+  such a root free (a ``floating`` joint from ``world`` makes PyBullet fix the base). Its pose in
+  the source file, which URDF has no place for, goes to ``<hrpsim:root_origin>``. MuJoCo instead
+  merges a root without a joint into its world and frees only a root that a ``floating`` joint
+  holds to ``world``: ``floating_joint=True`` writes that form, at the root's pose. A fixed root
+  hangs from ``world`` by a fixed joint at its pose;
 - limits only where the model has them: a rotating joint without position limits is
   ``continuous`` and has no ``<limit>`` unless it has a velocity or effort limit. Where URDF
   requires a bound the model lacks (urdfdom wants both ``effort`` and ``velocity`` in a
@@ -39,14 +41,16 @@ from hrpsim.modelloader.urdf_xml import matrix_rpy
 from hrpsim.transforms import axis_angle_matrix
 
 
-def write_urdf(body: Body, path: str | Path, *, file_urls: bool = False) -> Path:
+def write_urdf(body: Body, path: str | Path, *, file_urls: bool = False, floating_joint: bool = False) -> Path:
     """Write ``body`` to ``path`` (meshes beside it); return the path written.
 
     Mesh files are named relative to the URDF, or as absolute ``file://`` urls with
-    ``file_urls`` (what ROS tools, which do not take relative names, need)."""
+    ``file_urls`` (what ROS tools, which do not take relative names, need). A free root hangs
+    from ``world`` by a ``floating`` joint with ``floating_joint`` (what MuJoCo needs to leave it
+    free), else it is the file's root (what PyBullet needs)."""
     path = Path(path).resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
-    writer = _UrdfWriter(body, path, file_urls)
+    writer = _UrdfWriter(body, path, file_urls, floating_joint)
     tree = writer.build()
     path.write_bytes(etree.tostring(tree, pretty_print=True, xml_declaration=True, encoding="utf-8"))
     return path
@@ -61,10 +65,11 @@ def _vector(values: np.ndarray) -> str:
 
 
 class _UrdfWriter:
-    def __init__(self, body: Body, path: Path, file_urls: bool) -> None:
+    def __init__(self, body: Body, path: Path, file_urls: bool, floating_joint: bool) -> None:
         self.body = body
         self.path = path
         self.file_urls = file_urls
+        self.floating_joint = floating_joint
         self.mesh_dir = path.parent / f"{path.stem}_meshes"
         self.mesh_count = 0
 
@@ -74,7 +79,7 @@ class _UrdfWriter:
         robot.append(etree.Comment(f" written by hrpsim from {self.body.format or 'a model'} {self.body.source} "))
         root = self.body.root
         # a root called "world" is the ground itself; any other fixed root hangs from it
-        anchored = root.name != "world" and root.joint_type == "fixed"
+        anchored = root.name != "world" and (root.joint_type == "fixed" or self.floating_joint)
         if anchored:
             robot.append(etree.Element("link", name="world"))
         elif root.name != "world" and not _is_identity(root):
@@ -160,7 +165,7 @@ class _UrdfWriter:
 
     def _root_joint(self, root: Link) -> etree._Element:
         name = root.joint_name if root.joint_name and root.joint_name != root.name else f"world_to_{root.name}"
-        element = etree.Element("joint", name=name, type="fixed")
+        element = etree.Element("joint", name=name, type="fixed" if root.joint_type == "fixed" else "floating")
         self._origin(element, root)
         etree.SubElement(element, "parent", link="world")
         etree.SubElement(element, "child", link=root.name)

@@ -161,3 +161,15 @@ def test_urdfdom_reads_the_converted_sample1_with_its_free_root(sample1, tmp_pat
     assert done.returncode == 0 and out.exists(), done.stdout + done.stderr
     from_urdfdom = load_collada(out)
     assert from_urdfdom.root.name == "WAIST" and from_urdfdom.dof == original.dof
+
+
+def test_the_floating_joint_form_leaves_the_root_free_in_mujoco(tmp_path: Path) -> None:
+    mujoco = pytest.importorskip("mujoco")
+    original = load_body(SAMPLE1)
+    urdf = write_urdf(original, tmp_path / "sample1.urdf", floating_joint=True)
+    model = mujoco.MjModel.from_xml_path(str(urdf))
+    assert model.jnt_type[0] == mujoco.mjtJoint.mjJNT_FREE
+    assert model.nq == 7 + original.dof  # the free joint's position and quaternion, then the joints
+    assert model.body_mass[1] == pytest.approx(original.root.mass)
+    again = load_urdf(urdf)  # and hrpsim reads it back as the same free root at the same pose
+    assert again.root.joint_type == "free" and np.allclose(again.root.translation, original.root.translation)
