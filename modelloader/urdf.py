@@ -19,7 +19,7 @@ import numpy as np
 from lxml import etree
 
 from hrpsim.bodyinfo import Body, Link, Mimic
-from hrpsim.modelloader.openhrp_mass import inertia_problem
+from hrpsim.modelloader.openhrp_mass import inertia_problem, nearest_inertia
 from hrpsim.modelloader.urdf_geometry import GeometryContext, collect_materials, material_of, read_origin, read_shape
 from hrpsim.modelloader.urdf_tolerance import HRPSIM_NAMESPACE, expand_leftovers, warn_unknown
 from hrpsim.modelloader.urdf_xml import Problems, floats, local_name, number, parse_xml, read_file
@@ -128,9 +128,11 @@ class _UrdfReader:
         ixx, ixy, ixz, iyy, iyz, izz = values
         tensor = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]], dtype=np.float64)
         why = inertia_problem(tensor)
-        if why:  # as the VRML and COLLADA readers: no physics engine can use it
-            self.problems.add(element, f"{why}; give the tensor about the centre of mass in the <origin> frame")
-            return
+        if why:  # PyBullet reads only the diagonal and urdfdom does not look: the file loads there
+            self.problems.warn(element, f"{why}: its nearest positive semi-definite tensor used (negative "
+                                        "eigenvalues set to 0); give the tensor about the centre of mass in "
+                                        "the <origin> frame")
+            tensor = nearest_inertia(tensor)
         # the inertial frame may be rotated; BodyInfo keeps the tensor in the link frame
         link.inertia = rotation @ tensor @ rotation.T
 

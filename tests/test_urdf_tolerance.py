@@ -159,3 +159,15 @@ def test_drake_rotor_inertia_and_gear_ratio_are_read(tmp_path: Path):
     arm = body.links[1]
     assert (arm.rotor_inertia, arm.gear_ratio) == (0.002, 120.0)
     assert np.isclose(arm.reflected_inertia, 0.002 * 120.0**2)
+
+
+def test_an_inertia_that_is_not_positive_semi_definite_is_its_nearest_one(tmp_path: Path):
+    """A warning, not an error: PyBullet and ROS load such files (tiago's and romeo's among them)."""
+    text = robot('<link name="a">\n<inertial><mass value="1"/>\n'
+                 '<inertia ixx="0.1" ixy="0" ixz="0" iyy="-0.2" iyz="0" izz="0.1"/></inertial>\n</link>')
+    path = write(tmp_path, "odd.urdf", text)
+    body = load_urdf(path)
+    (warning,) = body.metadata["warnings"]
+    where = f"{path}:{_line_of(text, '<inertia ')}: /robot(name='r')/link(name='a')/inertial/inertia"
+    assert warning.startswith(f"{where}: inertia is not positive semi-definite (eigenvalues -0.2, 0.1, 0.1)")
+    assert np.allclose(body.links[0].inertia, np.diag([0.1, 0.0, 0.1]))
