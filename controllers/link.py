@@ -14,10 +14,12 @@ import zmq
 from zmq.utils.monitor import parse_monitor_message
 
 from hrpsim import tick as proto
-from hrpsim.errors import PeerGone, ProtocolError, Timeout
+from hrpsim.errors import AccessDenied, PeerGone, ProtocolError, Timeout
+from hrpsim.security import connect_securely
 
 MONITOR_SLICE_S = 0.1  # a waiting receive looks at the connection monitor this often
 HEARTBEAT_MS = 1000  # zmq heartbeats find a peer that vanished without closing (a host gone)
+MAX_WELCOME_BYTES = 64 * 1024 * 1024  # the welcome carries the robot's body, meshes and all
 
 
 class SimulatorLink:
@@ -31,7 +33,11 @@ class SimulatorLink:
         self._sock.setsockopt(zmq.LINGER, 0)
         self._sock.setsockopt(zmq.HEARTBEAT_IVL, HEARTBEAT_MS)
         self._sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * HEARTBEAT_MS)
-        self._monitor = self._sock.get_monitor_socket(zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED)
+        self._sock.setsockopt(zmq.MAXMSGSIZE, MAX_WELCOME_BYTES)
+        connect_securely(self._sock)
+        self._monitor = self._sock.get_monitor_socket(
+            zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+        )
         self._sock.connect(endpoint)
         self._connected = False
 
@@ -109,3 +115,6 @@ class SimulatorLink:
                 self._connected = True
             elif event == zmq.EVENT_DISCONNECTED and self._connected:
                 raise PeerGone(f"the {self.peer} at {self.endpoint} went away (its connection dropped)")
+            elif event == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
+                raise AccessDenied(f"the {self.peer} at {self.endpoint} refused this process's key: attaching "
+                                   "needs a key on its allow-list with the controller role (docs/security.md)")

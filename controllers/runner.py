@@ -43,7 +43,7 @@ from hrpsim.controllers.options import convert_options, split_options
 from hrpsim.controllers.state import JointIndex, State
 from hrpsim.errors import ConfigError, HrpsimError, NotFound, PeerGone, RequestError, Timeout
 from hrpsim.logs import setup_logging
-from hrpsim.naming import NameClient, Registration, nameserver_address
+from hrpsim.naming import NameClient, Registration, host_identity, nameserver_address
 
 log = logging.getLogger("hrpsim.controller")
 
@@ -112,7 +112,9 @@ def find_controller_endpoint(robot: str, *, nameserver: str | None, simserver: s
         while True:
             try:
                 entries = [ns.resolve(simserver)] if simserver else ns.list(kind="simserver")
-                found = _pick_simserver([e for e in entries if e["metadata"].get("controllers") != exclude], robot)
+                live = [e for e in entries if exclude not in (e["metadata"].get("controllers"),
+                                                              e["metadata"].get("controllers_ipc"))]
+                found = _pick_simserver(live, robot)
                 if found is not None:
                     return found
                 last_problem = (f"no registered simserver offers controllers for robot {robot!r} "
@@ -132,7 +134,15 @@ def _pick_simserver(entries: list[dict[str, Any]], robot: str) -> tuple[str, str
     chosen = with_robot or offering
     if not chosen:
         return None
-    return chosen[0]["name"], chosen[0]["metadata"]["controllers"]
+    return chosen[0]["name"], _nearest_endpoint(chosen[0]["metadata"])
+
+
+def _nearest_endpoint(metadata: dict[str, Any]) -> str:
+    """The simulator's ipc endpoint when it runs on this host (no TCP stack in the way), else its tcp one."""
+    ipc = metadata.get("controllers_ipc")
+    if isinstance(ipc, str) and metadata.get("host") == host_identity() and Path(ipc[len("ipc://"):]).exists():
+        return ipc
+    return metadata["controllers"]
 
 
 class ControllerRunner:

@@ -116,6 +116,11 @@ class ModelError(HrpsimError):
         return {**super().to_wire(), "problems": [p.to_wire() for p in self.problems]}
 
 
+class AccessDenied(HrpsimError):
+    """A request for something the peer may not have: a file outside the allowed folders or not
+    a regular file, an operation its key's role does not grant, a name it does not own."""
+
+
 class SimulationError(HrpsimError):
     """The simulation cannot go on (a non-finite state, an exploding body): names body and link."""
 
@@ -123,7 +128,8 @@ class SimulationError(HrpsimError):
 # Remote error replies carry the type's name; the client turns known names back into types.
 ERROR_TYPES: dict[str, type[HrpsimError]] = {
     cls.__name__: cls
-    for cls in (ProtocolError, Timeout, PeerGone, NotFound, RequestError, ConfigError, ModelError, SimulationError)
+    for cls in (ProtocolError, Timeout, PeerGone, NotFound, RequestError, ConfigError, ModelError, SimulationError,
+                AccessDenied)
 }
 
 

@@ -26,6 +26,7 @@ from hrpsim.logs import setup_logging
 from hrpsim.naming import DEFAULT_NAMESERVER, ENV_NAMESERVER, NameClient
 from hrpsim.project import Project, load_project
 from hrpsim.runsummary import empty_summary, format_summary
+from hrpsim.security import ENV_KEYS
 from hrpsim.supervisor import Child, Supervisor, wait_until
 
 HRPSIM = [sys.executable, "-m", "hrpsim"]
@@ -160,12 +161,15 @@ class Launch:
         for note in p.notes:
             print(f"launch: note: {note}", file=sys.stderr)
         self.start_nameserver()
+        # The project is the operator's: its folder and its models' folders are where files come from.
+        roots = dict.fromkeys([str(Path(p.path).parent), *(str(Path(m.file).parent) for m in p.models)])
+        root_args = [arg for root in roots for arg in ("--model-root", root)]
         if p.models and not self._joined_service("modelloader"):
-            self.start_service("modelloader")
+            self.start_service("modelloader", root_args)
         if p.world.collision == "service" or p.services.get("collision"):
             self.start_service("collision")
         if p.models:
-            self.start_service("simserver", ["--project", p.path])
+            self.start_service("simserver", ["--project", p.path, *root_args])
         for i, ctl in enumerate(p.controllers):
             if not ctl.in_process:  # the simulator runs those itself
                 self.start_controller(i)
@@ -265,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"hrpsim launch: {exc}", file=sys.stderr)
         return 2
+    if project.keys and not os.environ.get(ENV_KEYS):  # --keys or $HRPSIM_KEYS win over the project
+        os.environ[ENV_KEYS] = project.keys
     launch = Launch(project, args)
     launch.install_signals()
     started = time.monotonic()

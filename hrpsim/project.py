@@ -19,6 +19,7 @@ import yaml
 from hrpsim.bodyinfo import EXTRA_JOINT_TYPES, ExtraJoint
 from hrpsim.conventions import DRIVE_MODES, POLICIES, SYNC_MODES, period_ticks
 from hrpsim.errors import ConfigError
+from hrpsim.files import read_model
 
 SOLVERS = ("step", "quickstep")
 COLLISION_MODES = ("builtin", "service")
@@ -48,6 +49,7 @@ class WorldConfig:
     engine: str = "ode"
     collision: str = "builtin"
     publish_every: int = 10  # ticks between world-state frames on the PUB stream
+    command_delay: int = 0  # lockstep: 1 applies the answer to tick k at tick k + 1 (pipelined)
     joint_limits: bool = False  # the models' joint limits as joint stops
     ode: OdeConfig = field(default_factory=OdeConfig)
     mujoco: dict[str, Any] = field(default_factory=dict)  # settings the MuJoCo engine checks itself
@@ -152,6 +154,7 @@ class Project:
     only_listed_pairs: bool = False
     extra_joints: list[ExtraJointConfig] = field(default_factory=list)
     services: dict[str, Any] = field(default_factory=dict)  # e.g. {collision: true}
+    keys: str | None = None  # security.keys: the CurveZMQ key folder (hrpsim.security)
     notes: list[str] = field(default_factory=list)  # what has no effect, or what a foreign format cannot express
 
     @property
@@ -285,6 +288,14 @@ def _world(c: _Checker, data: dict[str, Any]) -> WorldConfig:
             setattr(w, key, v)
     if "publish_every" in data:
         c.positive_int("world.publish_every", data["publish_every"], w, "publish_every")
+    if "command_delay" in data:
+        delay = data["command_delay"]
+        if delay not in (0, 1) or isinstance(delay, bool):
+            c.bad("world.command_delay", f"must be 0 (strict lockstep) or 1 (pipelined), got {delay!r}")
+        elif delay and w.sync != "lockstep":
+            c.bad("world.command_delay", "pipelining is a lockstep mode: realtime applies the latest answer anyway")
+        else:
+            w.command_delay = delay
     w.ode = _ode(c, c.mapping("world.ode", data.get("ode")))
     w.mujoco = dict(c.mapping("world.mujoco", data.get("mujoco")))
     if "joint_limits" in data and (flag := c.boolean("world.joint_limits", data["joint_limits"])) is not None:
@@ -479,7 +490,7 @@ def _cross_check(c: _Checker, p: Project) -> None:
                 c.bad(f"extra_joints[{i}].{side}", f"no model named {getattr(joint, side)!r}")
 
 
-SECTIONS = {"world", "models", "controllers", "collisions", "extra_joints", "services"}
+SECTIONS = {"world", "models", "controllers", "collisions", "extra_joints", "services", "security"}
 
 
 def _empty_sections(c: _Checker, data: dict[str, Any]) -> None:
@@ -501,6 +512,18 @@ def _services(c: _Checker, data: Any) -> dict[str, Any]:
     if "collision" in services:
         c.boolean("services.collision", services["collision"])
     return services
+
+
+def _keys(c: _Checker, data: Any, folder: Path) -> str | None:
+    """``security: {keys: DIR}``: the CurveZMQ key folder (relative to the project), or None."""
+    security = c.mapping("security", data)
+    c.unknown("security", security, {"keys"})
+    if "keys" not in security:
+        return None
+    if not isinstance(security["keys"], str) or not security["keys"]:
+        c.bad("security.keys", "must be the path of a key folder (made by 'hrpsim keys new DIR')")
+        return None
+    return str((folder / security["keys"]).resolve())
 
 
 def _notes(data: dict[str, Any], project: Project) -> list[str]:
@@ -536,6 +559,7 @@ def parse_project(data: Any, path: str) -> Project:
         setattr(project, section, [x for x in parsed if x is not None])
     project.only_listed_pairs = data.get("collisions") is not None  # a section, even empty, is the list
     project.services = _services(c, data.get("services"))
+    project.keys = _keys(c, data.get("security"), folder)
     project.notes = _notes(data, project)
     for ctl in project.controllers:
         ctl.cwd = str((folder / ctl.cwd).resolve()) if ctl.cwd else str(folder)
@@ -557,9 +581,9 @@ def load_project(path: str | Path) -> Project:
         project.notes = [*notes, *project.notes]
         return project
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read project file {path}: {exc.strerror}") from None
+        text = read_model(path, "project file", ConfigError).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); a project file is YAML") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -97,13 +97,19 @@ def _name(msg: dict[str, Any], key: str) -> str:
     return value
 
 
+MAX_SECONDS = 3600.0
+
+
 def _optional_positive(msg: dict[str, Any], key: str) -> float | None:
+    """Seconds, positive and at most an hour: a larger value is a mistake or an attack, and would
+    overflow the millisecond timeouts it becomes."""
     value = msg.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
-        raise RequestError(f"hello field {key!r} must be a positive number of seconds or nil, got {value!r}",
-                           field=key)
+    if (isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0
+            or value > MAX_SECONDS):
+        raise RequestError(f"hello field {key!r} must be a positive number of seconds up to {MAX_SECONDS:g}, "
+                           f"or nil; got {value!r}", field=key)
     return float(value)
 
 

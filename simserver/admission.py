@@ -41,6 +41,7 @@ class AttachedController:
     answer: proto.Command | None = None
     answered_late: bool = False
     local: Any = None  # the Controller instance of an in-process controller (no connection)
+    key: str = ""  # the name of the key it attached with (hrpsim.security)
 
     def due(self, tick: int) -> bool:
         return tick >= self.start_tick and tick % self.every == 0

@@ -6,7 +6,9 @@ One ROUTER socket serves every controller. The tick loop (simserver/loop.py) cal
 
 ``before_collide`` sends the state of tick k to every controller whose turn it is, so controllers
 compute while the engine detects collisions; ``after_collide`` collects their commands (lockstep:
-waits for each up to its deadline; realtime: serves answers until the tick's wall-clock slot ends),
+waits for each up to its deadline; realtime: serves answers until the tick's wall-clock slot ends;
+pipelined lockstep, ``world.command_delay: 1``: the answers to tick k are waited for at the start of
+tick k + 1 and act from then on, so the controllers compute while the engine integrates),
 merges them into the robot's held arrays (simserver/held_commands.py) and applies them through the
 engine, in controller-name order so that a lockstep run does not depend on which answer came first.
 Each applied command and controller event goes into the tick record for the observers.
@@ -21,7 +23,11 @@ gets its policy applied: ``stop`` raises :class:`RunStopped`, ``hold`` keeps its
 from __future__ import annotations
 
 import logging
+import os
+import secrets
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import zmq
@@ -35,6 +41,7 @@ from hrpsim.engines.base import Engine, RobotState
 from hrpsim.errors import ProtocolError, RequestError, SimulationError
 from hrpsim.hil.devices import RobotDevices, devices_of
 from hrpsim.project import Project
+from hrpsim.security import admit_controller
 from hrpsim.service import DEFAULT_BIND, bind_router
 from hrpsim.simserver.admission import AttachedController, admit
 from hrpsim.simserver.controller_stats import ControllerStats
@@ -58,6 +65,7 @@ class ControllerHub:
         self._spin_s = spin_s  # busy-poll this long before sleeping in poll(): answers come back fast
         self._held = HeldCommands(engine)
         self._events: list[ControllerEvent] = []  # since the last tick record
+        self._seen: dict[str, RobotState] = {}  # this tick's states as the devices let controllers see them
         self._configure(project)
         self._by_identity: dict[bytes, AttachedController] = {}
         self._by_name: dict[str, AttachedController] = {}
@@ -66,9 +74,12 @@ class ControllerHub:
         self._ordered: list[AttachedController] = []  # attached controllers by name: the order commands apply in
         self._router: zmq.Socket | None = None
         self.endpoint: str | None = None
+        self.ipc_endpoint: str | None = None  # the same hub for controllers on this host
         if bind is not None:
             ctx = context or zmq.Context.instance()
-            self._router, self.endpoint = bind_router(ctx, bind, "controller hub", mandatory=True)
+            self._router, self.endpoint = bind_router(ctx, bind, "controller hub", mandatory=True,
+                                                      domain="controllers", max_message=64 * 1024)  # commands
+            self.ipc_endpoint = _bind_ipc(self._router)
             self._monitor = self._router.get_monitor_socket(zmq.EVENT_DISCONNECTED)
             self._poller = zmq.Poller()
             self._poller.register(self._router, zmq.POLLIN)
@@ -82,15 +93,19 @@ class ControllerHub:
         self._receive(0.0)
 
     def before_collide(self, record: TickRecord) -> None:
-        """Send the state of the record's tick to every controller whose turn it is."""
+        """Send the state of the record's tick to every controller whose turn it is. Pipelined, first
+        collect the answers to the tick before (computed while the engine integrated it)."""
         tick = record.tick
+        if self.pipelined:
+            self._wait_for_answers(tick - 1)
         frames: dict[str, bytes] = {}
-        sensed = {robot: devices.sense(record.state(robot)) for robot, devices in self._devices.items()}
+        sensed = self._seen = {robot: devices.sense(record.state(robot)) for robot, devices in self._devices.items()}
         for ctl in self._ordered:
             if not ctl.due(tick):
                 continue
             if ctl.local is not None:
-                self._run_local(ctl, record, sensed.get(ctl.robot) or record.state(ctl.robot))
+                if not self.pipelined:  # pipelined: after this tick's commands are applied (after_collide)
+                    self._run_local(ctl, record, sensed.get(ctl.robot) or record.state(ctl.robot))
                 continue
             if ctl.outstanding is not None:  # realtime: still busy with an earlier tick, this turn is lost
                 self._stats[ctl.name].missed += 1
@@ -108,15 +123,21 @@ class ControllerHub:
         """Collect, check and apply the commands answering the record's tick; apply policies;
         RunStopped to stop. In realtime, answers are served until ``slot_end`` (perf_counter s)."""
         tick = record.tick
-        if self.lockstep:
+        if self.pipelined:
+            pass  # answers to this tick come during the step; before_collide of the next collects them
+        elif self.lockstep:
             self._wait_for_answers(tick)
         else:
             self._serve_slot(tick, slot_end)
             self._check_realtime(tick)
         for ctl in self._ordered:
-            if ctl.answer is not None:
+            # pipelined: only answers to earlier ticks act now, however early this tick's came back
+            if ctl.answer is not None and (not self.pipelined or ctl.answer.tick < tick):
                 self._apply(ctl, ctl.answer, record)
                 ctl.answer = None
+        if self.pipelined:
+            for ctl in [c for c in self._ordered if c.local is not None and c.due(tick)]:
+                self._run_local(ctl, record, self._seen.get(ctl.robot) or record.state(ctl.robot))
         self._actuate(record)
         record.events.extend(self._events)
         self._events.clear()
@@ -157,6 +178,7 @@ class ControllerHub:
     def _configure(self, project: Project) -> None:
         self.project = project
         self.lockstep = project.world.sync == "lockstep"
+        self.pipelined = self.lockstep and project.world.command_delay == 1
         self.end_time: float = float(project.world.end_time)
         self._stats: dict[str, ControllerStats] = {c.name: ControllerStats() for c in project.controllers}
         self._devices: dict[str, RobotDevices] = devices_of(project.models, self.engine.bodies,
@@ -224,6 +246,8 @@ class ControllerHub:
             pass
         self._monitor.close(linger=0)
         self._router.close(linger=0)
+        if self.ipc_endpoint is not None:
+            Path(self.ipc_endpoint[len("ipc://"):]).unlink(missing_ok=True)
 
     # --- receiving ---
 
@@ -318,7 +342,9 @@ class ControllerHub:
             self._note_connection(fd, identity)
         try:
             hello = proto.parse_hello(msg)
+            key = admit_controller(frame, hello.robot, self._by_name.get(hello.controller))
             ctl = self._admit(identity, hello)
+            ctl.key = key
         except RequestError as exc:
             log.warning("refused a controller: %s", exc)
             self._send(identity, proto.error_for(exc, default_field="hello", fatal=True))
@@ -438,7 +464,8 @@ class ControllerHub:
             for ctl in waiting:
                 if now >= ctl.sent_at + ctl.deadline:
                     self._stats[ctl.name].missed += 1
-                    self._lost(ctl, f"no answer to tick {tick} within its deadline of {ctl.deadline:g} s")
+                    self._lost(ctl, f"no answer to tick {tick} within its deadline of {ctl.deadline:g} s",
+                               cause="deadline")
             waiting = [c for c in waiting if c.name in self._by_name]
             if waiting:
                 self._receive(min(c.sent_at + c.deadline for c in waiting) - now)
@@ -453,12 +480,14 @@ class ControllerHub:
                 ctl.answered_late = True
                 self._events.append(ControllerEvent(ctl.name, ctl.robot, "miss", f"tick {tick}"))
             if now >= ctl.sent_at + ctl.deadline:
-                self._lost(ctl, f"no answer to tick {ctl.outstanding} within its deadline of {ctl.deadline:g} s")
+                self._lost(ctl, f"no answer to tick {ctl.outstanding} within its deadline of {ctl.deadline:g} s",
+                           cause="deadline")
 
-    def _lost(self, ctl: AttachedController, reason: str) -> None:
-        """The controller is gone (or as good as gone): detach it and apply its policy."""
+    def _lost(self, ctl: AttachedController, reason: str, *, cause: str = "connection") -> None:
+        """The controller is gone (or as good as gone): detach it and apply its policy. ``cause`` is
+        the error's field: ``connection`` (it dropped) or ``deadline`` (no answer in time)."""
         self._send(ctl.identity, proto.error(f"detached: {reason}; send hello to attach again",
-                                             field_name="deadline", tick=ctl.outstanding, fatal=True))
+                                             field_name=cause, tick=ctl.outstanding, fatal=True))
         self._detach(ctl)
         self._apply_policy(ctl, reason)
 
@@ -522,3 +551,14 @@ def attach_in_process(hub: ControllerHub, project: Project) -> None:
         if config.in_process and config.name not in hub.attached:
             controller = load_controller(config.file, **config.options)
             hub.attach_local(controller, name=config.name, robot=config.robot, period=config.period)
+
+
+def _bind_ipc(router: zmq.Socket) -> str | None:
+    """Also bind an ipc:// endpoint: controllers on this host skip the TCP stack (a shorter round trip)."""
+    path = Path(tempfile.gettempdir()) / f"hrpsim-hub-{os.getpid()}-{secrets.token_hex(4)}.sock"
+    try:
+        router.bind(f"ipc://{path}")
+    except zmq.ZMQError as exc:  # a platform without ipc: tcp alone still works
+        log.info("no ipc endpoint for the controller hub: %s", exc)
+        return None
+    return f"ipc://{path}"

@@ -26,6 +26,7 @@ import math
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,8 +34,9 @@ import zmq
 
 from hrpsim.engines.base import Engine, JointCommand, make_engine
 from hrpsim.errors import HrpsimError, NotFound, RequestError, SimulationError
+from hrpsim.files import ReadPolicy, add_root_option, model_roots, reading_under
 from hrpsim.logs import setup_logging
-from hrpsim.naming import sibling_bind
+from hrpsim.naming import host_identity, sibling_bind
 from hrpsim.project import Project, load_project
 from hrpsim.runsummary import empty_summary
 from hrpsim.service import DEFAULT_BIND, Operation, Service
@@ -57,9 +59,11 @@ class SimServer(Service):
     def __init__(self, project: Project, *, nameserver: str | None = None, bind: str = DEFAULT_BIND,
                  until: float | None = None, name: str = "simserver", register: bool = True,
                  context: zmq.Context | None = None, engine: Engine | None = None,
-                 observers: list[Observer] | None = None, metadata: dict[str, Any] | None = None) -> None:
+                 observers: list[Observer] | None = None, metadata: dict[str, Any] | None = None,
+                 roots: tuple[str, ...] = ()) -> None:
         self.project = project
         self.nameserver = nameserver
+        self.read_policy = ReadPolicy(roots=(Path(project.path).parent, *model_roots(roots)))
         self.until = until
         self._extra_metadata = dict(metadata or {})
         ctx = context or zmq.Context.instance()
@@ -82,7 +86,8 @@ class SimServer(Service):
 
     def metadata(self) -> dict[str, Any]:
         return {"pid": os.getpid(), "state": self.publisher.endpoint, "project": self.project.path,
-                "controllers": self.hub.endpoint, "robots": list(self.engine.robots), "engine": self.engine.name,
+                "controllers": self.hub.endpoint, "controllers_ipc": self.hub.ipc_endpoint,
+                "host": host_identity(), "robots": list(self.engine.robots), "engine": self.engine.name,
                 **self._extra_metadata}
 
     def operations(self) -> dict[str, Operation]:
@@ -95,6 +100,11 @@ class SimServer(Service):
             "command": self.op_command, "set_drive_modes": self.op_set_drive_modes,
             "forward_kinematics": self.op_forward_kinematics,
         }
+
+    def roles(self) -> dict[str, str]:  # run control and set_* need admin (the default)
+        return {**dict.fromkeys(["status", "summary", "models", "state", "sensor_state", "world_state",
+                                 "get_link_data", "forward_kinematics"], "observer"),
+                "command": "controller", "set_drive_modes": "controller"}
 
     # --- the serving loop ---
 
@@ -169,11 +179,13 @@ class SimServer(Service):
 
     def op_init(self, project: str | None = None) -> dict[str, Any]:
         self._require_idle("init")
-        proj = load_project(project) if project else load_project(self.project.path)
+        with reading_under(self.read_policy):  # a peer's project: only from the allowed folders
+            proj = load_project(project) if project else load_project(self.project.path)
+            bodies = load_bodies(proj, self.nameserver)
         if proj.world.engine != self.engine.name:
             raise RequestError(f"init: {proj.path} asks for the {proj.world.engine} engine; this simulator runs "
                                f"{self.engine.name} (start another simserver for it)")
-        self.engine.rebuild(proj, load_bodies(proj, self.nameserver))
+        self.engine.rebuild(proj, bodies)
         self.hub.reconfigure(proj)
         attach_in_process(self.hub, proj)
         self.project = proj
@@ -340,6 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nameserver", help="nameserver address (default: $HRPSIM_NAMESERVER or port 2809)")
     parser.add_argument("--bind", default=DEFAULT_BIND, help="address for requests (default: %(default)s)")
     parser.add_argument("--name", default="simserver", help="name to register (default: %(default)s)")
+    add_root_option(parser)
     when = parser.add_mutually_exclusive_group()
     when.add_argument("--start", action="store_true", help="start the run as soon as the project's controllers have "
                       "attached (default: wait for 'hrpsim sim start')")
@@ -348,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging("simserver")
     try:
         server = SimServer(load_project(args.project), nameserver=args.nameserver, bind=args.bind,
-                           until=args.until, name=args.name)
+                           until=args.until, name=args.name, roots=tuple(args.model_root))
     except HrpsimError as exc:
         print(f"hrpsim run simserver: {exc}", file=sys.stderr)
         return 1

@@ -104,12 +104,13 @@ class Driver:
                 return proto.parse_command(msg, joint_names=self.joints, index_of=self.index_of,
                                            expected_tick=expect_tick)
         except (ProtocolError, RequestError) as exc:
-            self.router.send_multipart([identity, proto.error(str(exc), field_name=proto.field_of(str(exc)))])
+            self.router.send_multipart([identity, proto.error_for(exc)])
         return None
 
     def _welcome(self, identity: bytes, hello: proto.Hello) -> None:
         if hello.robot != self.robot:
-            raise RequestError(f"hello field 'robot': this driver runs {self.robot!r}, not {hello.robot!r}")
+            raise RequestError(f"hello field 'robot': this driver runs {self.robot!r}, not {hello.robot!r}",
+                               field="robot")
         self.controller = identity
         self.router.send_multipart([identity, proto.encode(
             proto.WELCOME, controller=hello.controller, robot=self.robot, period=self.period, every=1,

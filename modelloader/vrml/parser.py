@@ -209,10 +209,13 @@ def _syntax_message(exc: UnexpectedInput, path: str, parser: Lark, text: str) ->
     if isinstance(exc, UnexpectedToken):
         if exc.token.type == "$END":
             return f"{describe_end(text, path)}; expected {_expected(exc.expected, parser)}"
-        return f"{where}: syntax error: unexpected {exc.token.value!r}; expected {_expected(exc.expected, parser)}"
+        # The token's kind, not its text: an error must not carry a file's contents to a peer.
+        found = _TERMINAL_NAMES.get(exc.token.type, exc.token.type.lower())
+        return f"{where}: syntax error: unexpected {found}; expected {_expected(exc.expected, parser)}"
     if isinstance(exc, UnexpectedCharacters):
-        char = exc.char if hasattr(exc, "char") else "?"
-        return f"{where}: syntax error: unexpected character {char!r}; expected {_expected(exc.allowed, parser)}"
+        char = getattr(exc, "char", "?")
+        shown = repr(char) if char.isascii() and not char.isalnum() else f"U+{ord(char):04X}" if len(char) == 1 else "?"
+        return f"{where}: syntax error: unexpected character {shown}; expected {_expected(exc.allowed, parser)}"
     return f"{where}: syntax error"
 
 
