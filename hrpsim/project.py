@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
+from hrpsim.bodyinfo import EXTRA_JOINT_TYPES, ExtraJoint
 from hrpsim.conventions import DRIVE_MODES, POLICIES, RESTART_POLICIES, RESTARTABLE_SERVICES, SYNC_MODES, period_ticks
 from hrpsim.errors import ConfigError
 from hrpsim.files import read_model
@@ -82,8 +84,8 @@ class ModelConfig:
     name: str
     file: str  # absolute path
     static: bool = False
-    position: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
-    rotation: list[float] = field(default_factory=lambda: [0.0, 0.0, 1.0, 0.0])  # axis-angle
+    position: list[float] | None = None  # None: the root's position in its file (hrpsim/placement.py)
+    rotation: list[float] | None = None  # axis-angle; None: the root's rotation in its file
     joints: dict[str, float] = field(default_factory=dict)  # initial joint values
     drive: str | dict[str, str] = "torque"
     options: dict[str, Any] = field(default_factory=dict)  # loader options
@@ -125,6 +127,29 @@ class CollisionPair:
     soft_erp: float | None = None
     soft_cfm: float | None = None
     self_collision: bool = False  # with a == b: collide the body's non-adjacent links
+    # only these links of a / of b take part (GrxUI's jointName1/2); empty: the whole model
+    links_a: list[str] = field(default_factory=list)
+    links_b: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ExtraJointConfig:
+    """A closed loop between links of one model or of two (GrxUI's extra-joint item); points are
+    in each link's frame, the axis in link1's frame, types as BodyInfo's extra joints."""
+
+    name: str
+    model1: str
+    link1: str
+    model2: str
+    link2: str
+    type: str = "ball"
+    axis: list[float] = field(default_factory=lambda: [0.0, 0.0, 1.0])
+    point1: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    point2: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
+
+    def as_extra_joint(self) -> ExtraJoint:
+        return ExtraJoint(self.name, self.link1, self.link2, self.type, np.asarray(self.axis, float),
+                          np.asarray(self.point1, float), np.asarray(self.point2, float))
 
 
 @dataclass
@@ -134,6 +159,10 @@ class Project:
     models: list[ModelConfig] = field(default_factory=list)
     controllers: list[ControllerConfig] = field(default_factory=list)
     collisions: list[CollisionPair] = field(default_factory=list)
+    # True: exactly the listed pairs collide (the file has a collisions section, or is GrxUI's);
+    # False: a project without one lets every two models collide with the defaults
+    only_listed_pairs: bool = False
+    extra_joints: list[ExtraJointConfig] = field(default_factory=list)
     services: dict[str, Any] = field(default_factory=dict)  # e.g. {collision: true}
     keys: str | None = None  # security.keys: the CurveZMQ key folder (hrpsim.security)
     notes: list[str] = field(default_factory=list)  # what has no effect, or what a foreign format cannot express
@@ -154,6 +183,12 @@ class Project:
                 return m
         raise KeyError(name)
 
+    def collision_pairs(self) -> list[CollisionPair]:
+        """The pairs that collide, whatever the engine (see ``only_listed_pairs``)."""
+        if self.collisions or self.only_listed_pairs:
+            return list(self.collisions)
+        return [CollisionPair(a.name, b.name) for i, a in enumerate(self.models) for b in self.models[i + 1:]]
+
     def to_wire(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
@@ -165,6 +200,8 @@ class Project:
             models=[_model_from_wire(m) for m in data.get("models", [])],
             controllers=[ControllerConfig(**c) for c in data.get("controllers", [])],
             collisions=[CollisionPair(**c) for c in data.get("collisions", [])],
+            only_listed_pairs=bool(data.get("only_listed_pairs", False)),
+            extra_joints=[ExtraJointConfig(**j) for j in data.get("extra_joints", [])],
             services=dict(data.get("services", {})),
             notes=list(data.get("notes", [])),
         )
@@ -446,7 +483,32 @@ def _collision(c: _Checker, i: int, data: Any) -> CollisionPair | None:
     for k in ("friction", "sliding_friction", "restitution", "soft_erp", "soft_cfm"):
         if data.get(k) is not None and (v := c.number(f"{key}.{k}", data[k])) is not None:
             setattr(pair, k, v)
+    for k in ("links_a", "links_b"):
+        links = data.get(k) or []
+        if isinstance(links, list) and all(isinstance(name, str) and name for name in links):
+            setattr(pair, k, list(links))
+        else:
+            c.bad(f"{key}.{k}", f"must be a list of link names, got {links!r}")
     return pair
+
+
+def _extra_joint(c: _Checker, i: int, data: Any) -> ExtraJointConfig | None:
+    key = f"extra_joints[{i}]"
+    data = c.mapping(key, data)
+    c.unknown(key, data, _fields(ExtraJointConfig))
+    names = ("name", "model1", "link1", "model2", "link2")
+    missing = [k for k in names if not isinstance(data.get(k), str) or not data.get(k)]
+    for k in missing:
+        c.bad(f"{key}.{k}", "required: a non-empty string")
+    if missing:
+        return None
+    joint = ExtraJointConfig(**{k: data[k] for k in names})
+    if "type" in data and c.choice(f"{key}.type", data["type"], EXTRA_JOINT_TYPES):
+        joint.type = data["type"]
+    for k in ("axis", "point1", "point2"):
+        if k in data and (v := c.vector(f"{key}.{k}", data[k], 3)) is not None:
+            setattr(joint, k, v)
+    return joint
 
 
 def _cross_check(c: _Checker, p: Project) -> None:
@@ -463,9 +525,13 @@ def _cross_check(c: _Checker, p: Project) -> None:
         for side in ("a", "b"):
             if getattr(pair, side) not in names:
                 c.bad(f"collisions[{i}].{side}", f"no model named {getattr(pair, side)!r}")
+    for i, joint in enumerate(p.extra_joints):
+        for side in ("model1", "model2"):
+            if getattr(joint, side) not in names:
+                c.bad(f"extra_joints[{i}].{side}", f"no model named {getattr(joint, side)!r}")
 
 
-SECTIONS = {"world", "models", "controllers", "collisions", "services", "security"}
+SECTIONS = {"world", "models", "controllers", "collisions", "extra_joints", "services", "security"}
 
 
 def _empty_sections(c: _Checker, data: dict[str, Any]) -> None:
@@ -475,7 +541,7 @@ def _empty_sections(c: _Checker, data: dict[str, Any]) -> None:
         if section in data and data[section] is None:
             c.bad(section, "is empty (nothing follows the key; is the file cut short?): "
                   "give its entries or remove the key")
-    for section in ("models", "controllers", "collisions"):
+    for section in ("models", "controllers", "collisions", "extra_joints"):
         items = data.get(section)
         for i, item in enumerate(items if isinstance(items, list) else []):
             if item is None:
@@ -519,13 +585,15 @@ def parse_project(data: Any, path: str) -> Project:
     project.world = _world(c, c.mapping("world", data.get("world")))
     for section, parse in (("models", lambda i, d: _model(c, i, d, folder)),
                            ("controllers", lambda i, d: _controller(c, i, d, folder, project.world.timestep)),
-                           ("collisions", lambda i, d: _collision(c, i, d))):
+                           ("collisions", lambda i, d: _collision(c, i, d)),
+                           ("extra_joints", lambda i, d: _extra_joint(c, i, d))):
         items = data.get(section) or []
         if not isinstance(items, list):
             c.bad(section, "must be a list")
             continue
         parsed = [parse(i, d) for i, d in enumerate(items)]
         setattr(project, section, [x for x in parsed if x is not None])
+    project.only_listed_pairs = data.get("collisions") is not None  # a section, even empty, is the list
     project.services = _services(c, data.get("services"))
     project.keys = _keys(c, data.get("security"), folder)
     project.notes = _notes(data, project)

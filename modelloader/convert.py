@@ -15,16 +15,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="hrpsim model convert",
         description="Convert a model file (OpenHRP VRML .wrl, URDF, COLLADA .dae/.zae) to URDF (.urdf) or "
-        "MuJoCo's MJCF (.xml). URDF: meshes go to a <OUT>_meshes folder beside the output; sensors, extra "
-        "joints and motor parameters have no URDF form and are left out. MJCF (needs pip install "
-        "'hrpsim[mujoco]'): one self-contained file with meshes inline, rotor inertia x gearRatio^2 as "
-        "armature, sensors as sites, extra joints as equality constraints.",
+        "MuJoCo's MJCF (.xml). URDF: meshes go to a <OUT>_meshes folder beside the output; gear ratios and "
+        "rotor inertias go to transmissions; sensors, extra joints and other motor parameters have no URDF "
+        "form and are left out. MJCF (needs pip install 'hrpsim[mujoco]'): one self-contained file with "
+        "meshes inline, rotor inertia x gearRatio^2 as armature, sensors as sites, extra joints as equality "
+        "constraints.",
     )
     parser.add_argument("input", help="model file to read")
     parser.add_argument("output", help="file to write: .urdf or .xml (MJCF)")
     parser.add_argument("--lenient", action="store_true", help="let the VRML reader skip what it can")
     parser.add_argument("--file-urls", action="store_true",
                         help="name mesh files by absolute file:// urls (for ROS tools) instead of relative paths")
+    parser.add_argument("--floating-joint", action="store_true",
+                        help="hold a free root to a world link by a floating joint, which MuJoCo needs to leave "
+                             "it free (PyBullet then fixes it; by default the root is the file's own)")
     args = parser.parse_args(argv)
     output = Path(args.output)
     if output.suffix.lower() not in (".urdf", ".xml"):
@@ -41,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     if output.suffix.lower() == ".xml":
         return _write_mjcf(body, output)
     try:
-        written = write_urdf(body, output, file_urls=args.file_urls)
+        written = write_urdf(body, output, file_urls=args.file_urls, floating_joint=args.floating_joint)
     except OSError as exc:
         print(f"hrpsim model convert: cannot write {output}: {exc.strerror or exc}", file=sys.stderr)
         return 1
@@ -80,9 +84,9 @@ def left_out(body: Body) -> list[str]:
     crawlers = [lk.name for lk in body.links if lk.joint_type == "crawler"]
     if crawlers:
         notes.append(f"crawler joints written as fixed ({', '.join(crawlers)})")
-    motors = [lk.joint_label for lk in body.links if lk.rotor_inertia or lk.torque_const != 1.0]
+    motors = [lk.joint_label for lk in body.links if lk.rotor_resistor or lk.torque_const != 1.0]
     if motors:
-        notes.append(f"rotor inertia / torque constant of {len(motors)} joints")
+        notes.append(f"rotor resistance / torque constant of {len(motors)} joints")
     planes = sum(1 for lk in body.links for s in lk.shapes if s.kind == "plane")
     if planes:
         notes.append(f"{planes} infinite planes")

@@ -28,7 +28,7 @@ import numpy as np
 
 from hrpsim.bodyinfo import JOINT_TYPES, Body, ExtraJoint, Link, Sensor
 from hrpsim.errors import ModelError
-from hrpsim.modelloader.openhrp_mass import MassPart, combine, inertia_problem, place
+from hrpsim.modelloader.openhrp_mass import MassPart, combine, inertia_problem, nearest_inertia, place
 from hrpsim.modelloader.openhrp_sensors import SENSOR_PROTOS, duplicate_ids, sensor_params
 from hrpsim.modelloader.vrml.fields import FieldReader
 from hrpsim.modelloader.vrml.files import SceneLoader
@@ -316,7 +316,7 @@ class _BodyBuilder:
         why = inertia_problem(inertia)
         if why:
             self.problems.append(f"{node.where_of('momentsOfInertia')}: {node.label}: {why}")
-            inertia = _nearest_inertia(inertia)
+            inertia = nearest_inertia(inertia)
         elif mass == 0.0 and np.any(inertia):
             # OpenHRP and Choreonoid load this too, so a warning: the inertia without its mass
             # still adds to the link's, which is rarely what the author meant.
@@ -413,15 +413,6 @@ def _rigid(transform: np.ndarray) -> np.ndarray:
     rigid = transform.copy()
     rigid[:3, :3] = linear / np.where(scales > 0, scales, 1.0)
     return rigid
-
-
-def _nearest_inertia(inertia: np.ndarray) -> np.ndarray:
-    """A usable stand-in for a broken tensor (lenient loads): symmetric, eigenvalues clipped at 0."""
-    if not np.all(np.isfinite(inertia)):
-        return np.zeros((3, 3))
-    symmetric = (inertia + inertia.T) / 2.0
-    values, vectors = np.linalg.eigh(symmetric)
-    return (vectors * np.clip(values, 0.0, None)) @ vectors.T
 
 
 def _find_top_level(statements: list[object], node_types: tuple[str, ...]) -> list[Node]:

@@ -106,3 +106,17 @@ def wait_registered(nameserver: str, name: str, proc: ManagedProcess, timeout: f
             except (NotFound, Timeout):
                 time.sleep(0.05)
     raise AssertionError(f"{name} did not register within {timeout} s:\n{proc.log_text()}")
+
+
+def launch_summary(project: Path, tmp_path: Path) -> tuple[dict, str]:
+    """Run ``hrpsim launch`` on a project to its end: (the run summary, what it printed on stderr)."""
+    import json
+
+    summary = tmp_path / "summary.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "hrpsim", "launch", str(project), "--summary", str(summary),
+         "--nameserver", "tcp://127.0.0.1:*", "--run-dir", str(tmp_path / "run"), "--quiet"],
+        cwd=REPO, capture_output=True, text=True, timeout=240,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(summary.read_text()), done.stderr

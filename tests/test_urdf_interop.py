@@ -75,7 +75,7 @@ def test_vrml_sample_robot_through_our_urdf_and_urdfdom(tmp_path: Path):
     from hrpsim.modelloader import load_body
 
     body = load_body(MODELS / "openhrp3" / "model" / "sample1.wrl")
-    # the tool has no floating joints: put the free root at the origin so none is written
+    # the tool does not read hrpsim:root_origin (the root's pose in the VRML file): compare at the origin
     body.root.translation[:] = 0.0
     body.root.rotation[:] = np.eye(3)
     urdf = write_urdf(body, tmp_path / "sample1.urdf")

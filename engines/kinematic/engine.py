@@ -21,8 +21,8 @@ from hrpsim.conventions import DRIVE_MODES
 from hrpsim.engines.base import Engine, JointCommand, LinkStates, RobotState
 from hrpsim.errors import ConfigError, RequestError
 from hrpsim.kinematics import follow_mimics, forward_kinematics, link_values
+from hrpsim.placement import root_placement
 from hrpsim.project import ModelConfig, Project
-from hrpsim.transforms import axis_angle_matrix
 
 GRAVITY = 9.8
 DAMPING = 1.0  # N m s/rad on torque-driven joints, so a constant torque gives a bounded speed
@@ -44,8 +44,7 @@ class _Robot:
         # A stand-in follows positions until told otherwise: the project's drive is the simulator's.
         self.modes = np.array(["high_gain"] * n, dtype=object)
         self.inertia = np.array([max(lk.reflected_inertia, MIN_INERTIA) for lk in body.joints])
-        self.root_position = np.asarray(config.position, dtype=np.float64).copy()
-        self.root_rotation = axis_angle_matrix(config.rotation[:3], float(config.rotation[3]))
+        self.root_position, self.root_rotation = root_placement(config, body)
         self.joint_links = [body.link_index(lk.name) for lk in body.joints]
 
 
@@ -134,7 +133,7 @@ class KinematicEngine(Engine):
             config = self.project.model(model) if model in self.bodies else None
             if config is None:
                 self.body(model)  # raises NotFound naming the models
-            return np.asarray(config.position, float), axis_angle_matrix(config.rotation[:3], config.rotation[3])
+            return root_placement(config, self.bodies[model])
         return r.root_position.copy(), r.root_rotation.copy()
 
     def link_values(self, model: str) -> tuple[np.ndarray, np.ndarray]:

@@ -1,12 +1,13 @@
 """Contacts: which models touch which, with what surface, and the contact joints each step.
 
-Every model has its own space inside the world's space. Only pairs the project lists collide
-(with their friction, restitution and soft ERP/CFM); a project without a ``collisions``
-section lets every two models collide with the defaults. A pair naming one model twice turns
-on that model's self-collision, which never includes a link and its parent, nor the link
-pairs the model excludes. Friction always uses ODE's pyramid approximation (``Approx1``), so
-``mu`` is a coefficient. A crawler link's contacts move their surface along
-(joint axis x contact normal) at the crawler's commanded speed.
+Every model has its own space inside the world's space. Only the pairs given collide (with
+their friction, restitution and soft ERP/CFM): the project's ``collision_pairs()``, which are
+every two models with the defaults when a YAML project has no ``collisions`` section. A pair
+naming one model twice turns on that model's self-collision, which never includes a link and
+its parent, nor the link pairs the model excludes. A pair naming links (``links_a``,
+``links_b``, as GrxUI's link pairs) makes contacts between those links only. Friction always
+uses ODE's pyramid approximation (``Approx1``), so ``mu`` is a coefficient. A crawler link's
+contacts move their surface along (joint axis x contact normal) at the crawler's commanded speed.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from hrpsim.conventions import excluded_link_pairs
 from hrpsim.engines.ode import params as odeparams
 from hrpsim.engines.ode import trimesh as odemesh
 from hrpsim.engines.ode.model import OdeModel
+from hrpsim.errors import ConfigError
 from hrpsim.project import CollisionPair
 
 SLIDING_SPEED = 1e-3  # m/s above which a contact counts as sliding (for sliding friction)
@@ -60,17 +62,36 @@ class ContactGenerator:
         self.models = {m.name: m for m in models}
         self.crawler_speed = crawler_speed
         self.surfaces: dict[tuple[str, str], Surface] = {}
-        if not pairs:
-            pairs = [CollisionPair(a.name, b.name) for i, a in enumerate(models) for b in models[i + 1:]]
         self.self_colliding: list[OdeModel] = []
+        # model pair -> (link indices of the first, of the second); None: every link
+        self._links: dict[tuple[str, str], tuple[frozenset[int] | None, frozenset[int] | None]] = {}
         for pair in pairs:
             surface = Surface.from_pair(pair)
             self.surfaces[(pair.a, pair.b)] = self.surfaces[(pair.b, pair.a)] = surface
+            if pair.a != pair.b and (pair.links_a or pair.links_b):
+                links_a, links_b = self._indices(pair.a, pair.links_a), self._indices(pair.b, pair.links_b)
+                self._links[(pair.a, pair.b)], self._links[(pair.b, pair.a)] = (links_a, links_b), (links_b, links_a)
             if pair.a == pair.b and pair.a in self.models and not self.models[pair.a].static:
                 self.self_colliding.append(self.models[pair.a])
         self._excluded = {m.name: excluded_link_pairs(m.info) for m in self.self_colliding}
         self._surface: Surface | None = None
         self.count = 0
+
+    def _indices(self, name: str, links: list[str]) -> frozenset[int] | None:
+        model = self.models.get(name)
+        if not links or model is None:
+            return None
+        try:
+            return frozenset(model.info.link_index(link) for link in links)
+        except KeyError as exc:
+            raise ConfigError(f"collision pair of model {name!r}: {exc.args[0]}") from None
+
+    def admits(self, name1: str, link1: int, name2: str, link2: int) -> bool:
+        """Whether contacts between these two links of two models are wanted."""
+        only = self._links.get((name1, name2))
+        if only is None:
+            return True
+        return (only[0] is None or link1 in only[0]) and (only[1] is None or link2 in only[1])
 
     def release(self) -> None:
         """Destroy this step's contact joints and drop every ODE reference (see World.close)."""
@@ -96,7 +117,12 @@ class ContactGenerator:
         if surface is None:
             return
         self._surface = surface
-        ode.collide2(s1, s2, None, self._near_geoms)
+        near = self._near_links if (s1.model_name, s2.model_name) in self._links else self._near_geoms
+        ode.collide2(s1, s2, None, near)
+
+    def _near_links(self, _args: object, g1: ode.GeomObject, g2: ode.GeomObject) -> None:
+        if self.admits(g1.model_name, g1.link_index, g2.model_name, g2.link_index):
+            self._near_geoms(None, g1, g2)
 
     def _near_self(self, name: str, g1: ode.GeomObject, g2: ode.GeomObject) -> None:
         a, b = g1.link_index, g2.link_index

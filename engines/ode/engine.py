@@ -23,11 +23,12 @@ from hrpsim.engines.base import Engine, JointCommand, LinkStates, RobotState
 from hrpsim.engines.checks import command_array, rotation, vector
 from hrpsim.engines.ode.contacts import ContactGenerator
 from hrpsim.engines.ode.drives import Drives
-from hrpsim.engines.ode.extrajoints import build_extra_joint
+from hrpsim.engines.ode.extrajoints import build_extra_joint, build_joint_between
 from hrpsim.engines.ode.model import OdeModel
 from hrpsim.engines.ode.placement import current_link_values, place
 from hrpsim.engines.ode.sensors import OdeSensors
 from hrpsim.errors import ConfigError, NotFound, RequestError, SimulationError
+from hrpsim.placement import root_placement
 from hrpsim.project import Project
 
 MAX_LINEAR_SPEED = 1e3  # m/s: beyond this a body is exploding, not moving
@@ -70,8 +71,9 @@ class OdeEngine(Engine):
         limits = cfg.joint_limits
         gravity = np.asarray(cfg.gravity, float)
         for mc in self.project.models:
-            if not np.linalg.norm(mc.position) < MAX_DISTANCE:
-                raise ConfigError(f"{self.project.path}: model {mc.name!r}: position {mc.position} is beyond "
+            position = root_placement(mc, self.bodies[mc.name])[0]
+            if not np.linalg.norm(position) < MAX_DISTANCE:
+                raise ConfigError(f"{self.project.path}: model {mc.name!r}: position {list(position)} is beyond "
                                   f"{MAX_DISTANCE:g} m from the origin, where ODE's collision space fails")
             model = OdeModel(mc.name, self.bodies[mc.name], mc, self.ode_world, self.space, joint_limits=limits)
             self.models[mc.name] = model
@@ -81,6 +83,9 @@ class OdeEngine(Engine):
             self.sensors[mc.name] = OdeSensors(model, self.timestep, gravity)
             for extra in model.info.extra_joints:
                 self._extra.extend(build_extra_joint(model, extra, self.ode_world))
+        for joint in self.project.extra_joints:  # loops the project closes, within a model or between two
+            self._extra.extend(build_joint_between(self.models[joint.model1], self.models[joint.model2],
+                                                   joint.as_extra_joint(), self.ode_world))
         self._robots = [name for name, m in self.models.items() if not m.static]
         self.contacts = self._contact_generator()
         self._velocity_readers = [
@@ -107,9 +112,9 @@ class OdeEngine(Engine):
         if self.project.world.collision == "service":
             from hrpsim.engines.ode.remote_contacts import RemoteContacts
 
-            return RemoteContacts(self.ode_world, self.space, models, self.project.collisions, crawler_speed,
+            return RemoteContacts(self.ode_world, self.space, models, self.project.collision_pairs(), crawler_speed,
                                   nameserver=self.nameserver)
-        return ContactGenerator(self.ode_world, self.space, models, self.project.collisions, crawler_speed)
+        return ContactGenerator(self.ode_world, self.space, models, self.project.collision_pairs(), crawler_speed)
 
     def close(self) -> None:
         """Let go of outside resources (the collision service's connection); the state stays readable."""
