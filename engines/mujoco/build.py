@@ -27,10 +27,11 @@ from hrpsim.conventions import MAX_DISTANCE
 from hrpsim.engines.mujoco.contacts import add_pairs
 from hrpsim.engines.mujoco.drives import add_drive_elements
 from hrpsim.engines.mujoco.geometry import add_shape, quaternion
-from hrpsim.engines.mujoco.layout import ModelLayout, element, root_pose
+from hrpsim.engines.mujoco.layout import ModelLayout, element
 from hrpsim.engines.mujoco.loops import add_loop
 from hrpsim.errors import ConfigError, RequestError
 from hrpsim.kinematics import forward_kinematics, link_values
+from hrpsim.placement import root_placement
 from hrpsim.project import ModelConfig, Project, WorldConfig
 
 MIN_MASS = 1e-3  # kg given to massless links, as on ODE
@@ -45,6 +46,10 @@ SETTINGS = {"solver": ("Newton", "CG", "PGS"), "cone": ("pyramidal", "elliptic")
 def build_spec(project: Project, bodies: dict[str, Body], *, runtime: bool = True
                ) -> tuple[mujoco.MjSpec, dict[str, ModelLayout]]:
     """The MuJoCo spec of a project's world and each model's element names."""
+    if project.extra_joints:
+        raise ConfigError(f"{project.path}: extra_joints: the project's own closed loops (between models or "
+                          f"links the model files do not join) are not carried to the mujoco engine yet; "
+                          f"use world.engine: ode for this project")
     spec = mujoco.MjSpec()
     spec.modelname = "world"
     spec.compiler.degree = False
@@ -104,7 +109,7 @@ def _add_model(spec: mujoco.MjSpec, info: Body, config: ModelConfig, joint_limit
     except RequestError as exc:
         raise ConfigError(f"model {config.name!r}: joints: {exc}") from None
     layout = ModelLayout(config.name, info, config, static, initial)
-    position, rotation = root_pose(config)
+    position, rotation = root_placement(config, info)
     if not np.linalg.norm(position) < MAX_DISTANCE:
         raise ConfigError(f"model {config.name!r}: position {config.position} is beyond {MAX_DISTANCE:g} m "
                           f"from the origin")

@@ -32,8 +32,7 @@ def restitution_damping(restitution: float) -> float:
 
 
 def add_pairs(spec: mujoco.MjSpec, project: Project, layouts: dict[str, ModelLayout]) -> None:
-    pairs = project.collisions or [CollisionPair(a, b) for i, a in enumerate(layouts) for b in list(layouts)[i + 1:]]
-    for pair in pairs:
+    for pair in project.collision_pairs():
         _check_surface(project.path, pair)
         a, b = layouts.get(pair.a), layouts.get(pair.b)
         if a is None or b is None or (a.static and b.static):
@@ -46,6 +45,9 @@ def add_pairs(spec: mujoco.MjSpec, project: Project, layouts: dict[str, ModelLay
 
 def _check_surface(path: str, pair: CollisionPair) -> None:
     name = f"collisions: pair {pair.a}/{pair.b}"
+    if pair.links_a or pair.links_b:
+        raise ConfigError(f"{path}: {name}: links_a/links_b (contacts limited to some links) are not carried "
+                          f"to the mujoco engine yet; use world.engine: ode for this project")
     if pair.soft_erp is not None or pair.soft_cfm is not None:
         raise ConfigError(f"{path}: {name}: soft_erp/soft_cfm are ODE contact parameters with no mujoco "
                           f"equivalent; remove them or use world.engine: ode")

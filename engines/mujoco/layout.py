@@ -6,11 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import mujoco
-import numpy as np
 
 from hrpsim.bodyinfo import Body
 from hrpsim.project import ModelConfig
-from hrpsim.transforms import axis_angle_matrix
 
 HELPER_MASS = 1e-3  # kg of helper bodies (a loop's intermediate body, a drive's rotor)
 HELPER_INERTIA = 1e-6  # kg m^2: a 1 g sphere of 5 cm radius
@@ -37,11 +35,6 @@ class ModelLayout:
 def element(model: str, *parts: str) -> str:
     """The MuJoCo name of a model's element (names are global in a MuJoCo model)."""
     return "/".join((model, *parts))
-
-
-def root_pose(config: ModelConfig) -> tuple[np.ndarray, np.ndarray]:
-    rot = config.rotation
-    return np.asarray(config.position, float), axis_angle_matrix(rot[:3], float(rot[3]))
 
 
 def helper_body(parent: mujoco.MjsBody, name: str, **placement: object) -> mujoco.MjsBody:

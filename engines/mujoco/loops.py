@@ -16,9 +16,10 @@ import numpy as np
 
 from hrpsim.bodyinfo import ExtraJoint
 from hrpsim.engines.mujoco.geometry import quaternion
-from hrpsim.engines.mujoco.layout import ModelLayout, element, helper_body, root_pose
+from hrpsim.engines.mujoco.layout import ModelLayout, element, helper_body
 from hrpsim.errors import ConfigError
 from hrpsim.kinematics import forward_kinematics
+from hrpsim.placement import root_placement
 
 
 def add_loop(spec: mujoco.MjSpec, layout: ModelLayout, extra: ExtraJoint) -> None:
@@ -52,7 +53,7 @@ def add_loop(spec: mujoco.MjSpec, layout: ModelLayout, extra: ExtraJoint) -> Non
     middle.add_site(name=site1)
     rotation2 = np.eye(3)
     if extra.type == "piston":  # a weld aligns the frames: give link2's site the middle's orientation now
-        poses = forward_kinematics(info, *root_pose(layout.config), layout.initial_values)
+        poses = forward_kinematics(info, *root_placement(layout.config, info), layout.initial_values)
         rotation2 = poses[i2][1].T @ poses[i1][1] @ frame
     body2.add_site(name=site2, pos=np.asarray(extra.point2, float), quat=quaternion(rotation2))
     kind = mujoco.mjtEq.mjEQ_WELD if extra.type == "piston" else mujoco.mjtEq.mjEQ_CONNECT
@@ -60,8 +61,11 @@ def add_loop(spec: mujoco.MjSpec, layout: ModelLayout, extra: ExtraJoint) -> Non
 
 
 def _equality(spec: mujoco.MjSpec, kind: mujoco.mjtEq, site1: str, site2: str) -> None:
+    # A loop is a joint, not a spring: the stiffest time constant MuJoCo keeps stable (two time steps)
+    # instead of its default 0.02 s, under which a loaded loop sags by millimetres.
+    timeconst = 2.0 * spec.option.timestep
     spec.add_equality(name=site1.rsplit("/", 1)[0], type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE,
-                      name1=site1, name2=site2)
+                      name1=site1, name2=site2, solref=[timeconst, 1.0])
 
 
 def _frame_along(axis: np.ndarray) -> np.ndarray:
