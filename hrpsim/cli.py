@@ -17,6 +17,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ns": ("hrpsim.nameserver.cli", "query the nameserver (ns list)"),
     "model": ("hrpsim.modelloader.cli", "inspect or convert a model file (model info, model convert)"),
     "controller": ("hrpsim.controllers.runner", "run a controller program against a simulator"),
+    "replay": ("hrpsim.recording.replay", "re-run a recorded run and check it reproduces (or try another controller)"),
+    "plot": ("hrpsim.recording.plot", "plot a joint, sensor, root or controller of a recorded run"),
+    "view": ("hrpsim.viewer.app", "a 3D view of a recording or of a running simulation in the browser"),
 }
 
 COMPONENTS: dict[str, str] = {

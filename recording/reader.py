@@ -233,7 +233,7 @@ class Recording:
                 except _CUT as exc:
                     self.cut_note = (
                         f"{self.path}: the recording ends early (its writer stopped before "
-                        f"finishing it); read up to the cut at byte {handle.tell()} ({exc})"
+                        f"finishing it); read up to the cut at byte {handle.tell()} ({type(exc).__name__}: {exc})"
                     )
                     return
                 yield from inner
