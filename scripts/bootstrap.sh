@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SYSTEM_PYTHON=/usr/bin/python3
-APT_PACKAGES=(python3-pyode python3-venv collada-urdf-tools iproute2)
+# chromium: only the tests use it, to load the browser viewer headless
+APT_PACKAGES=(python3-pyode python3-venv collada-urdf-tools iproute2 chromium)
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
