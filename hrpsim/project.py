@@ -90,6 +90,14 @@ class CollisionPair:
 
 
 @dataclass
+class RecordConfig:
+    """``record: FILE.mcap`` or ``record: {file: FILE.mcap, contacts: true}`` (docs/recording.md)."""
+
+    file: str  # absolute path
+    contacts: bool = False  # also record every tick's contact points
+
+
+@dataclass
 class Project:
     path: str
     world: WorldConfig = field(default_factory=WorldConfig)
@@ -98,6 +106,7 @@ class Project:
     collisions: list[CollisionPair] = field(default_factory=list)
     services: dict[str, Any] = field(default_factory=dict)  # e.g. {collision: true}
     notes: list[str] = field(default_factory=list)  # what a foreign project format could not express
+    record: RecordConfig | None = None  # record every run of this project to an MCAP file
 
     @property
     def folder(self) -> Path:
@@ -122,6 +131,7 @@ class Project:
             collisions=[CollisionPair(**c) for c in data.get("collisions", [])],
             services=dict(data.get("services", {})),
             notes=list(data.get("notes", [])),
+            record=RecordConfig(**data["record"]) if data.get("record") else None,
         )
 
 
@@ -292,6 +302,22 @@ def _collision(c: _Checker, i: int, data: Any) -> CollisionPair | None:
     return pair
 
 
+def _record(c: _Checker, data: Any, folder: Path) -> RecordConfig | None:
+    if isinstance(data, str) and data:
+        data = {"file": data}
+    data = c.mapping("record", data)
+    c.unknown("record", data, _fields(RecordConfig))
+    file = data.get("file")
+    if not isinstance(file, str) or not file.endswith(".mcap"):
+        c.bad("record.file" if "file" in data else "record", f"must be the path of an .mcap file, got {file!r}")
+        return None
+    contacts = data.get("contacts", False)
+    if not isinstance(contacts, bool):
+        c.bad("record.contacts", f"must be true or false, got {contacts!r}")
+        return None
+    return RecordConfig(file=str((folder / file).resolve()), contacts=contacts)
+
+
 def _cross_check(c: _Checker, p: Project) -> None:
     names = [m.name for m in p.models]
     for dup in sorted({n for n in names if names.count(n) > 1}):
@@ -314,7 +340,7 @@ def parse_project(data: Any, path: str) -> Project:
     c = _Checker(path)
     folder = Path(path).resolve().parent
     data = c.mapping("(top level)", data)
-    c.unknown("", data, {"world", "models", "controllers", "collisions", "services"})
+    c.unknown("", data, {"world", "models", "controllers", "collisions", "services", "record"})
     project = Project(path=str(Path(path).resolve()))
     project.world = _world(c, c.mapping("world", data.get("world")))
     for section, parse in (("models", lambda i, d: _model(c, i, d, folder)),
@@ -327,6 +353,8 @@ def parse_project(data: Any, path: str) -> Project:
         parsed = [parse(i, d) for i, d in enumerate(items)]
         setattr(project, section, [x for x in parsed if x is not None])
     project.services = c.mapping("services", data.get("services"))
+    if data.get("record") is not None:
+        project.record = _record(c, data["record"], folder)
     for ctl in project.controllers:
         ctl.cwd = str((folder / ctl.cwd).resolve()) if ctl.cwd else str(folder)
     _cross_check(c, project)
