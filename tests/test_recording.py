@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -262,3 +263,63 @@ def test_a_recording_whose_simulator_is_killed_reads_back_up_to_the_stated_bound
     times = rec.series("robot").time
     assert times[0] == 0.0 and np.all(np.diff(times) > 0)
     assert times[-1] >= killed_at - 2 * FLUSH_EVERY_S - 0.002
+
+
+def _serve_view(path: Path, at: float, log: Path) -> tuple[subprocess.Popen, str]:
+    """``hrpsim view`` on a free port, paused at ``at``; (process, its URL)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    with open(log, "wb") as errors:
+        proc = subprocess.Popen([*HRPSIM, "view", str(path), "--port", "0", "--at", repr(at), "--duration", "600"],
+                                stdout=subprocess.PIPE, stderr=errors, text=True, cwd=REPO, env=env,
+                                start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if "open http" in line:
+            return proc, line.split("open ", 1)[1].split()[0]
+        if not line and proc.poll() is not None:
+            break
+    proc.kill()
+    raise AssertionError(f"hrpsim view did not start: {log.read_text()}")
+
+
+def _screenshot(url: str, out: Path) -> np.ndarray:
+    import matplotlib.image
+
+    chromium = shutil.which("chromium")
+    assert chromium, "Debian's chromium is missing: make install (scripts/bootstrap.sh) installs it"
+    subprocess.run(
+        [
+            chromium,
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--use-gl=swiftshader",
+            "--enable-unsafe-swiftshader",
+            "--window-size=1000,700",
+            "--virtual-time-budget=10000",
+            f"--user-data-dir={out.parent / ('chromium-' + out.stem)}",
+            f"--screenshot={out}",
+            url,
+        ],
+        capture_output=True,
+        timeout=240,
+        check=True,
+    )
+    return matplotlib.image.imread(out)[..., :3]
+
+
+def test_the_viewer_in_headless_chromium_shows_the_robot_where_it_was(walk: tuple[Path, dict], tmp_path: Path) -> None:
+    path, summary = walk
+    shots = []
+    for at in (0.5, summary["sim_time"] - 0.5):
+        proc, url = _serve_view(path, at, tmp_path / f"view-{at}.log")
+        try:
+            shots.append(_screenshot(url, tmp_path / f"view-{at:.1f}.png"))
+        finally:
+            os.killpg(proc.pid, signal.SIGINT)
+            proc.wait(20)
+    scene = (slice(160, None), slice(0, 640))  # below the renderer's notice, left of the control panel
+    changed = np.any(np.abs(shots[0][scene] - shots[1][scene]) > 0.1, axis=-1)
+    # the robot moved: part of the picture changed, not all of it (the floor and the grid stay)
+    assert 0 < changed.mean() < 0.5
