@@ -269,9 +269,15 @@ def _serve_view(path: Path, at: float, log: Path) -> tuple[subprocess.Popen, str
     """``hrpsim view`` on a free port, paused at ``at``; (process, its URL)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     with open(log, "wb") as errors:
-        proc = subprocess.Popen([*HRPSIM, "view", str(path), "--port", "0", "--at", repr(at), "--duration", "600"],
-                                stdout=subprocess.PIPE, stderr=errors, text=True, cwd=REPO, env=env,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            [*HRPSIM, "view", str(path), "--port", "0", "--at", repr(at), "--duration", "600"],
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
+            cwd=REPO,
+            env=env,
+            start_new_session=True,
+        )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         line = proc.stdout.readline()
@@ -323,3 +329,45 @@ def test_the_viewer_in_headless_chromium_shows_the_robot_where_it_was(walk: tupl
     changed = np.any(np.abs(shots[0][scene] - shots[1][scene]) > 0.1, axis=-1)
     # the robot moved: part of the picture changed, not all of it (the floor and the grid stay)
     assert 0 < changed.mean() < 0.5
+
+
+def _wait_for_line(proc: subprocess.Popen, words: str, timeout: float = 120.0) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if words in line:
+            return line
+        if not line and proc.poll() is not None:
+            break
+    raise AssertionError(f"no line with {words!r} from the viewer (exit status {proc.poll()})")
+
+
+def test_the_live_view_follows_a_running_simulator(tmp_path: Path, models_dir: Path) -> None:
+    project = tmp_path / "stand.yaml"
+    project.write_text(STAND.format(models=models_dir).replace("end_time: 60.0", "end_time: 2.0"))
+    ns = start_nameserver(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    try:
+        sim, client, _ = start_simserver(tmp_path, ns.address, project)
+        with open(tmp_path / "view.log", "wb") as errors:
+            view = subprocess.Popen(
+                [*HRPSIM, "view", "--live", "--nameserver", ns.address, "--port", "0", "--duration", "120"],
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                text=True,
+                cwd=REPO,
+                env=env,
+                start_new_session=True,
+            )
+        try:
+            _wait_for_line(view, "open http")
+            client.call("start")
+            line = _wait_for_line(view, "following simserver from t=")
+            assert float(line.split("t=")[1].split()[0]) >= 0.0
+        finally:
+            os.killpg(view.pid, signal.SIGINT)
+            view.wait(20)
+            client.close()
+            sim.stop()
+    finally:
+        ns.stop()

@@ -153,6 +153,7 @@ def view_live(args: argparse.Namespace) -> int:
     sub.connect(meta["state"])
 
     def follow(stop: threading.Event) -> None:
+        frames = 0
         while not stop.is_set():
             try:
                 _topic, payload = sub.recv_multipart()
@@ -160,6 +161,9 @@ def view_live(args: argparse.Namespace) -> int:
                 status.content = "no frames from the simulator (paused, finished or gone)"
                 continue
             frame = CODEC.decode(payload)
+            frames += 1
+            if frames == 1:
+                print(f"hrpsim view: following {args.simserver} from t={frame.get('time', 0.0):.3f} s", flush=True)
             for model, entry in frame.get("bodies", {}).items():
                 node = nodes.get(model)
                 if node is not None:
