@@ -371,3 +371,24 @@ def test_the_live_view_follows_a_running_simulator(tmp_path: Path, models_dir: P
             sim.stop()
     finally:
         ns.stop()
+
+
+def test_replay_with_a_controller_starts_from_the_recorded_start(walk: tuple[Path, dict], tmp_path: Path) -> None:
+    path, _ = walk
+    again = tmp_path / "again.mcap"
+    run = hrpsim(
+        "replay",
+        str(path),
+        "--controller",
+        "python examples/controllers/sample_walk.py",
+        "--until",
+        "0.5",
+        "--record",
+        str(again),
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    first, second = open_recording(path).series("robot"), open_recording(again).series("robot")
+    n = len(second.time)
+    assert n == 251 and np.array_equal(first.time[:n], second.time)
+    # the same controller from the same start in lockstep: the same run
+    assert np.array_equal(first.fields["q"][:n], second.fields["q"])
