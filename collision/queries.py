@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from hrpsim.collision.fclgeom import link_separation
 from hrpsim.collision.scene import LinkPair, Scene
 from hrpsim.engines.ode import rays

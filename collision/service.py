@@ -12,11 +12,10 @@ import argparse
 import logging
 from typing import Any
 
+from hrpsim.bodyinfo import Body
 from hrpsim.collision import checks, queries
 from hrpsim.collision.scene import LinkPair, Scene
 from hrpsim.engines.ode.scene import geometry_of
-
-from hrpsim.bodyinfo import Body
 from hrpsim.errors import HrpsimError, ModelError, RequestError
 from hrpsim.logs import setup_logging
 from hrpsim.service import DEFAULT_BIND, Operation, Service

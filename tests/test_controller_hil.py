@@ -55,7 +55,7 @@ def test_replayed_angles_reach_the_controller(nameserver, tmp_path):
     recorder = write_controller(tmp_path, "recorder", f"""
         import numpy as np
         from hrpsim.controllers import Controller
-        from hrpsim.hil.motion_data import read_motion
+        from hrpsim.controllers.motion_data import read_motion
 
         class Recorder(Controller):
             def start(self, body):
