@@ -27,14 +27,28 @@ WALK = REPO / "examples" / "sample_walk.yaml"
 UNTIL = 6.0
 ROUNDS = 3
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "HRPSIM_LOG_LEVEL": "WARNING"}
-BASELINE = ("import matplotlib; matplotlib.use('Agg'); from matplotlib import pyplot as plt; "
-            "f, a = plt.subplots(2, 1); f.savefig(__import__('sys').argv[1])")
+BASELINE = (
+    "import matplotlib; matplotlib.use('Agg'); from matplotlib import pyplot as plt; "
+    "f, a = plt.subplots(2, 1); f.savefig(__import__('sys').argv[1])"
+)
 
 
 def _launch(folder: Path, until: float | None, record: Path | None) -> dict:
     summary = folder / "summary.json"
-    argv = [sys.executable, "-m", "hrpsim", "launch", str(WALK), "--quiet", "--summary", str(summary),
-            "--nameserver", "tcp://127.0.0.1:*", "--run-dir", str(folder / "runs")]
+    argv = [
+        sys.executable,
+        "-m",
+        "hrpsim",
+        "launch",
+        str(WALK),
+        "--quiet",
+        "--summary",
+        str(summary),
+        "--nameserver",
+        "tcp://127.0.0.1:*",
+        "--run-dir",
+        str(folder / "runs"),
+    ]
     argv += ["--until", repr(until)] if until else []
     argv += ["--record", str(record)] if record else []
     subprocess.run(argv, env=ENV, cwd=REPO, check=True, stdout=subprocess.DEVNULL, timeout=600)
@@ -66,11 +80,26 @@ def run() -> dict[str, float]:
             sizes.append(record.stat().st_size / summary["sim_time"])
         whole = folder / "whole.mcap"
         _launch(folder, None, whole)
-        plot = [sys.executable, "-m", "hrpsim", "plot", str(whole), "--joint", "RLEG_KNEE", "-o",
-                str(folder / "knee.png")]
+        plot = [
+            sys.executable,
+            "-m",
+            "hrpsim",
+            "plot",
+            str(whole),
+            "--joint",
+            "RLEG_KNEE",
+            "-o",
+            str(folder / "knee.png"),
+        ]
         baseline = [sys.executable, "-c", BASELINE, str(folder / "empty.png")]
         plot_s = statistics.median(_timed(plot) for _ in range(3))
         baseline_s = statistics.median(_timed(baseline) for _ in range(3))
-    return {"tick_ratio": statistics.median(ratios), "tick_us_off": statistics.median(off),
-            "tick_us_on": statistics.median(on), "bytes_per_sim_s": statistics.median(sizes), "plot_s": plot_s,
-            "plot_baseline_s": baseline_s, "plot_ratio": plot_s / baseline_s}
+    return {
+        "tick_ratio": statistics.median(ratios),
+        "tick_us_off": statistics.median(off),
+        "tick_us_on": statistics.median(on),
+        "bytes_per_sim_s": statistics.median(sizes),
+        "plot_s": plot_s,
+        "plot_baseline_s": baseline_s,
+        "plot_ratio": plot_s / baseline_s,
+    }

@@ -4,7 +4,7 @@
     hrpsim plot run.mcap --joint RLEG_KNEE --field q,tau -o knee.png
     hrpsim plot run.mcap --sensor rhsensor -o hand.png
     hrpsim plot run.mcap --root --csv root.csv
-    hrpsim plot run.mcap --controller walker --field rtt_us -o rtt.png
+    hrpsim plot run.mcap --controller walker --field rtt -o rtt.png
 """
 
 from __future__ import annotations
@@ -16,14 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from hrpsim.recording import schemas
-from hrpsim.recording.reader import Recording, open_recording
 
 from hrpsim.errors import RecordingError
+from hrpsim.recording import schemas
+from hrpsim.recording.reader import Recording, open_recording
 
 JOINT_FIELDS = ("q", "dq", "tau")  # from the robot's state
 COMMAND_FIELDS = ("torque", "q_ref", "dq_ref")  # from its controllers' applied commands
 SENSOR_AXES = {"force": ("fx", "fy", "fz", "tx", "ty", "tz"), "gyro": ("x", "y", "z"), "accel": ("x", "y", "z")}
+FIELD_ALIASES = {"rtt": "rtt_us"}
 ROOT_FIELDS = {
     "position": ("root_position", ("x", "y", "z")),
     "velocity": ("root_velocity", ("vx", "vy", "vz", "wx", "wy", "wz")),
@@ -120,7 +121,7 @@ def controller_curves(rec: Recording, controller: str, fields: list[str]) -> lis
         )
     rows = [m for _, _, m in rec.messages([schemas.command_topic(controller)])]
     curves = []
-    for f in fields:
+    for f in (FIELD_ALIASES.get(f, f) for f in fields):
         kept = [r for r in rows if _scalar(r, f) is not None]
         if not kept:
             present = sorted({k for r in rows[:1] for k in (*r, *r.get("received", {})) if _scalar(r, k) is not None})

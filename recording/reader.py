@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from hrpsim.recording import schemas
 from mcap.exceptions import McapError
 from mcap.reader import make_reader
 from mcap.records import Attachment, Channel, Chunk, Message, Metadata
@@ -26,6 +25,7 @@ from hrpsim.bodyinfo import Body
 from hrpsim.codec import CODEC
 from hrpsim.errors import RecordingError
 from hrpsim.project import Project
+from hrpsim.recording import schemas
 
 MAGIC = b"\x89MCAP0\r\n"
 # what a file cut short raises while being read: a short read, a cut chunk that will not decompress

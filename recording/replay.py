@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 import yaml
-from hrpsim.recording import schemas
-from hrpsim.recording.reader import Recording, open_recording
 
 from hrpsim.errors import HrpsimError, RecordingError
 from hrpsim.project import Project
+from hrpsim.recording import schemas
+from hrpsim.recording.reader import Recording, open_recording
 
 STATE_FIELDS = ("q", "dq", "tau", "root_position", "root_rotation", "root_velocity")
 
@@ -115,13 +115,19 @@ def replay_lockstep(rec: Recording, project: Project) -> tuple[bool, str]:
                     return False, f"tick {tick} (t={recorded['time']:.6g} s): robot {robot}: {difference}"
                 compared += 1
             for c in commands:
-                engine.apply(c["robot"], JointCommand(torque=_array(c.get("torque")), q_ref=_array(c.get("q_ref")),
-                                                      dq_ref=_array(c.get("dq_ref")), modes=c.get("modes")))
+                engine.apply(
+                    c["robot"],
+                    JointCommand(
+                        torque=_array(c.get("torque")),
+                        q_ref=_array(c.get("q_ref")),
+                        dq_ref=_array(c.get("dq_ref")),
+                        modes=c.get("modes"),
+                    ),
+                )
         last = engine.tick
     finally:
         engine.release()
-    return True, (f"{compared} recorded states of {len(joints)} robot(s) over {last} ticks reproduced "
-                  f"bit-identically")
+    return True, (f"{compared} recorded states of {len(joints)} robot(s) over {last} ticks reproduced bit-identically")
 
 
 def _array(values: Any) -> np.ndarray | None:
@@ -154,8 +160,9 @@ def with_controller(project: Project, rec: Recording, command: str, name: str | 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="hrpsim replay", description="Run a recorded run again.")
     parser.add_argument("recording", help="the .mcap file of a run (hrpsim launch --record)")
-    parser.add_argument("--controller", metavar="CMD",
-                        help="run this controller command instead of replaying the recorded commands")
+    parser.add_argument(
+        "--controller", metavar="CMD", help="run this controller command instead of replaying the recorded commands"
+    )
     parser.add_argument("--name", help="with --controller: which controller it replaces (default: the first)")
     parser.add_argument("--record", metavar="OUT.mcap", help="with --controller: record the new run")
     parser.add_argument("--until", type=float, help="with --controller: stop at this simulated time")

@@ -106,6 +106,7 @@ APPLIED_COMMAND = _object(
             "additionalProperties": {"type": "string"},
             "description": "drive mode changes made by this command, joint -> mode",
         },
+        "rtt_us": {"type": "number", "description": "microseconds from the state going out to this command arriving"},
     },
     ["tick", "time", "robot", "received"],
     "One controller's command for one tick: as received and as applied.",

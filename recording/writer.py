@@ -20,14 +20,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import orjson
-from hrpsim.recording import schemas
 from mcap.writer import CompressionType, Writer
 
 from hrpsim import __version__
 from hrpsim.codec import CODEC
+from hrpsim.recording import schemas
 
 if TYPE_CHECKING:
     from hrpsim.engines.base import Engine
+    from hrpsim.project import Project
     from hrpsim.simserver.record import AppliedCommand, ControllerEvent, TickRecord
 
 log = logging.getLogger("hrpsim.recording")
@@ -310,7 +311,7 @@ def _command_message(record: TickRecord, command: AppliedCommand) -> bytes:
         "robot": command.robot,
         "received": command.received,
     }
-    for key in ("torque", "q_ref", "dq_ref", "modes"):
+    for key in ("torque", "q_ref", "dq_ref", "modes", "rtt_us"):
         value = getattr(command, key)
         if value is not None:
             message[key] = value
@@ -356,3 +357,13 @@ class _FrameTransformEncoder:
                     }
                 )
         return orjson.dumps({"transforms": transforms})
+
+
+def recorders(project: Project, path: str | None = None) -> list[Recorder]:
+    """The recorder a simulator attaches: to ``path`` if given (``--record``), else to the
+    project's ``record:`` file, else none."""
+    settings = project.record
+    contacts = bool(settings and settings.contacts)
+    if path:
+        return [Recorder(path, contacts=contacts)]
+    return [Recorder(settings.file, contacts=contacts)] if settings else []

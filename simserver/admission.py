@@ -38,6 +38,7 @@ class AttachedController:
     sent_at: float = 0.0
     answer: proto.Command | None = None
     answered_late: bool = False
+    rtt_us: float | None = None  # the round trip of its last answer
 
     def due(self, tick: int) -> bool:
         return tick >= self.start_tick and tick % self.every == 0

@@ -78,10 +78,12 @@ class SensorSet:
         for k, mount in enumerate(self.accel):
             previous[k] = mount.sim.body.getRelPointVel(mount.offset)
 
-    def read(self) -> dict[str, np.ndarray]:
+    def read(self, stepped: bool = True) -> dict[str, np.ndarray]:
+        """``stepped`` False before the world's first step: ODE fills joint feedback during a step,
+        so until then it is uninitialised memory and force sensors read zeros instead."""
         out: dict[str, np.ndarray] = {}
         for mount in self.force:
-            out[mount.name] = self._force(mount)
+            out[mount.name] = self._force(mount) if stepped else np.zeros(6)
         for mount in self.gyro:
             body = mount.sim.body
             out[mount.name] = mount.output(list(_to_link(body.getRotation(), *body.getAngularVel())))

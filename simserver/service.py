@@ -35,6 +35,7 @@ from hrpsim.errors import HrpsimError, NotFound, RequestError, SimulationError
 from hrpsim.logs import setup_logging
 from hrpsim.naming import sibling_bind
 from hrpsim.project import Project, load_project
+from hrpsim.recording.writer import recorders
 from hrpsim.runsummary import empty_summary
 from hrpsim.service import DEFAULT_BIND, Operation, Service
 from hrpsim.simserver.bodies import load_bodies
@@ -130,6 +131,7 @@ class SimServer(Service):
         self.running = False
         self.finished = True
         self.loop.pause()
+        self._end_observers()
         # Controllers stay attached until quit (hub.close says bye): a launcher reads the summary
         # first, and a later start() can go on with them.
         log.info("run %s at t=%.4f s (tick %d)", "stopped" if error else "finished", self.engine.time,
@@ -151,7 +153,14 @@ class SimServer(Service):
         self.running = True
         self.loop.begin()
 
+    def _end_observers(self) -> None:
+        summary = self.op_summary()
+        for observer in self.loop.observers:
+            observer.end(summary)
+
     def close(self) -> None:
+        if not self.finished:  # quit or a signal mid-run: the recorder still finishes its file
+            self._end_observers()
         self.hub.close()
         self.publisher.close()
         self.loop.observers = []
@@ -323,11 +332,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bind", default=DEFAULT_BIND, help="address for requests (default: %(default)s)")
     parser.add_argument("--name", default="simserver", help="name to register (default: %(default)s)")
     parser.add_argument("--start", action="store_true", help="start the run at once instead of waiting for 'start'")
+    parser.add_argument("--record", metavar="FILE.mcap", help="record every tick to this file (docs/recording.md)")
     args = parser.parse_args(argv)
     setup_logging("simserver")
     try:
-        server = SimServer(load_project(args.project), nameserver=args.nameserver, bind=args.bind,
-                           until=args.until, name=args.name)
+        project = load_project(args.project)
+        server = SimServer(project, nameserver=args.nameserver, bind=args.bind, until=args.until, name=args.name,
+                           observers=recorders(project, args.record))
     except HrpsimError as exc:
         print(f"hrpsim run simserver: {exc}", file=sys.stderr)
         return 1

@@ -17,15 +17,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hrpsim.recording import schemas
-from hrpsim.recording.reader import open_recording
-from hrpsim.recording.writer import FLUSH_EVERY_S
 from mcap.reader import make_reader
 from mcap.records import Attachment, Channel, Message, Metadata, Schema
 from mcap.stream_reader import StreamReader
 from mcap.writer import Writer
 from process_helpers import REPO, start_nameserver
 from sim_helpers import start_simserver
+
+from hrpsim.recording import schemas
+from hrpsim.recording.reader import open_recording
+from hrpsim.recording.writer import FLUSH_EVERY_S
 
 HRPSIM = [sys.executable, "-m", "hrpsim"]
 WALK = REPO / "examples" / "sample_walk.yaml"

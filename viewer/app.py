@@ -17,9 +17,9 @@ import time
 from typing import Any
 
 import numpy as np
-from hrpsim.viewer.scene import ModelNodes, build_scene
 
 from hrpsim.errors import ConfigError, HrpsimError, RecordingError
+from hrpsim.viewer.scene import ModelNodes, build_scene
 
 FRAME_S = 1 / 30  # how often the view moves while playing
 SPEEDS = ("0.1", "0.25", "0.5", "1", "2", "4")
@@ -127,11 +127,11 @@ def view_recording(args: argparse.Namespace) -> int:
 
 def view_live(args: argparse.Namespace) -> int:
     import zmq
-    from hrpsim.simserver.bodies import load_bodies
 
     from hrpsim.codec import CODEC
     from hrpsim.naming import NameClient, nameserver_address
     from hrpsim.project import load_project
+    from hrpsim.simserver.bodies import load_bodies
 
     address = nameserver_address(args.nameserver)
     with NameClient(address, timeout=LIVE_RESOLVE_TIMEOUT_S) as ns:

@@ -229,7 +229,7 @@ class OdeEngine(Engine):
         v, w = model.link_velocity(root)
         state = RobotState(time=self.time, tick=self.tick, q=model.joint_values(), dq=model.joint_rates(),
                            tau=self.drives[robot].applied(), root_position=p, root_rotation=r,
-                           root_velocity=np.concatenate([v, w]), sensors=self.sensors[robot].read())
+                           root_velocity=np.concatenate([v, w]), sensors=self.sensors[robot].read(self.tick > 0))
         self._last_state[robot] = state
         return state
 
