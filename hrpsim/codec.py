@@ -12,6 +12,7 @@ all little-endian. docs/protocol.md describes it for writers of controllers in o
 from __future__ import annotations
 
 import struct
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,17 +136,27 @@ class Codec:
     version = PROTOCOL_VERSION
 
     def __init__(self) -> None:
-        self._packer = msgpack.Packer(default=_default, use_bin_type=True, autoreset=True)
+        # One packer per thread: a packer's buffer is shared state, and packing a numpy array calls
+        # back into Python, where another thread (a heartbeat, say) can run and pack into it too.
+        self._local = threading.local()
+
+    @property
+    def _packer(self) -> msgpack.Packer:
+        packer = getattr(self._local, "packer", None)
+        if packer is None:
+            packer = self._local.packer = msgpack.Packer(default=_default, use_bin_type=True, autoreset=True)
+        return packer
 
     # --- values ---
 
     def encode(self, value: Any) -> bytes:
+        packer = self._packer
         try:
-            return self._packer.pack(value)
+            return packer.pack(value)
         except ProtocolError:
             raise
         except (TypeError, ValueError, OverflowError) as exc:
-            self._packer.reset()
+            packer.reset()
             raise ProtocolError(f"cannot encode message: {exc}") from None
 
     def decode(self, frame: bytes) -> Any:

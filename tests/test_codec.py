@@ -125,3 +125,36 @@ def test_values_that_cannot_travel_are_refused_on_the_sending_side() -> None:
         CODEC.encode(np.array(["a", "b"]))
     with pytest.raises(ProtocolError, match="object"):
         CODEC.encode(object())
+
+
+def test_threads_encoding_at_once_each_get_their_own_message() -> None:
+    """Packing an array calls back into Python, where another thread can run: a packer shared by
+    threads (the main loop and a heartbeat) mixed their messages."""
+    import sys
+    import threading
+
+    from hrpsim.codec import CODEC
+
+    def encode_many(tag: int, bad: list[str]) -> None:
+        message = {"tag": tag, "arrays": [np.full(3, float(tag))] * 20}
+        for _ in range(300):
+            try:
+                decoded = CODEC.decode(CODEC.encode(message))
+            except Exception as exc:  # a mixed buffer may not even decode
+                bad.append(f"thread {tag}: {exc}")
+                continue
+            if decoded["tag"] != tag or any(a[0] != tag for a in decoded["arrays"]):
+                bad.append(f"thread {tag} got {decoded['tag']}")
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    bad: list[str] = []
+    try:
+        threads = [threading.Thread(target=encode_many, args=(t, bad)) for t in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+    finally:
+        sys.setswitchinterval(interval)
+    assert not bad, bad[:3]
