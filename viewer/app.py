@@ -22,6 +22,7 @@ from hrpsim.errors import ConfigError, HrpsimError, RecordingError
 from hrpsim.viewer.scene import ModelNodes, build_scene
 
 FRAME_S = 1 / 30  # how often the view moves while playing
+SLIDER_STEPS = 1000
 SPEEDS = ("0.1", "0.25", "0.5", "1", "2", "4")
 LIVE_RESOLVE_TIMEOUT_S = 10.0
 LIVE_IDLE_NOTE_S = 5.0  # say so when the stream has been quiet this long
@@ -51,7 +52,7 @@ def start_server(host: str, port: int) -> Any:
 
 def aim_camera(server: Any, centre: np.ndarray) -> None:
     server.initial_camera.look_at = tuple(float(v) for v in centre)
-    server.initial_camera.position = tuple(float(v) for v in centre + np.array([2.2, -3.2, 1.4]))
+    server.initial_camera.position = tuple(float(v) for v in centre + np.array([1.5, -2.3, 0.7]))
     server.initial_camera.up = (0.0, 0.0, 1.0)
 
 
@@ -70,7 +71,8 @@ class Playback:
     ) -> None:
         self.nodes, self.times, self.poses = nodes, times, poses
         self.playing = at is None
-        step = float(np.median(np.diff(times))) if len(times) > 1 else 0.001
+        tick = float(np.median(np.diff(times))) if len(times) > 1 else 0.001
+        step = max(tick, round((times[-1] - times[0]) / SLIDER_STEPS, 3))  # a finer slider stalls the page
         self.play = server.gui.add_button("Pause" if self.playing else "Play")
         self.slider = server.gui.add_slider(
             "time (s)",
