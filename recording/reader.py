@@ -122,17 +122,25 @@ class Recording:
 
     # --- messages ---
 
-    def messages(self, topics: Iterable[str]) -> Iterator[tuple[str, int, dict[str, Any]]]:
-        """(topic, log time in ns, decoded message) in file order, only for ``topics``."""
+    def messages(self, topics: Iterable[str], every_s: float = 0.0) -> Iterator[tuple[str, int, dict[str, Any]]]:
+        """(topic, log time in ns, decoded message) in file order, only for ``topics``; with
+        ``every_s``, a topic's messages closer than that to the last one kept are skipped undecoded."""
         wanted = set(topics)
+        gap, last = round(every_s * 1e9), dict.fromkeys(wanted, -(2**62))
+        for topic, message in self._raw_messages(wanted):
+            if message.log_time - last[topic] >= gap:
+                last[topic] = message.log_time
+                yield topic, message.log_time, json.loads(message.data)
+
+    def _raw_messages(self, wanted: set[str]) -> Iterator[tuple[str, Message]]:
         if self.complete:
             with open(self.path, "rb") as handle:
                 for _schema, channel, message in make_reader(handle).iter_messages(topics=list(wanted)):
-                    yield channel.topic, message.log_time, json.loads(message.data)
+                    yield channel.topic, message
             return
         for channel, message in self._stream_messages():
             if channel.topic in wanted:
-                yield channel.topic, message.log_time, json.loads(message.data)
+                yield channel.topic, message
 
     def series(self, robot: str) -> Series:
         joints, sensors = self.joints(robot), self.sensors(robot)
@@ -152,12 +160,12 @@ class Recording:
             joints, sensors, np.array([r["time"] for r in rows]), np.array([r["tick"] for r in rows]), fields, readings
         )
 
-    def link_poses(self) -> tuple[np.ndarray, dict[str, dict[str, np.ndarray]]]:
-        """Times (n,) and, per model and link, poses (n, 7) x y z qw qx qy qz from ``/tf``; a link
-        absent from a message (a static model's) keeps its last pose."""
+    def link_poses(self, every_s: float = 0.0) -> tuple[np.ndarray, dict[str, dict[str, np.ndarray]]]:
+        """Times (n,) and, per model and link, poses (n, 7) x y z qw qx qy qz from ``/tf`` (at most
+        one per ``every_s``); a link absent from a message (a static model's) keeps its last pose."""
         times: list[float] = []
         poses: dict[str, dict[str, list[list[float]]]] = {}
-        for _, stamp, message in self.messages([schemas.TF_TOPIC]):
+        for _, stamp, message in self.messages([schemas.TF_TOPIC], every_s):
             times.append(stamp * 1e-9)
             for tf in message["transforms"]:
                 model, _, link = tf["child_frame_id"].partition("/")

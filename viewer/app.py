@@ -23,6 +23,7 @@ from hrpsim.viewer.scene import ModelNodes, build_scene
 
 FRAME_S = 1 / 30  # how often the view moves while playing
 SLIDER_STEPS = 1000
+POSE_INTERVAL_S = 0.01  # simulated seconds between the poses the view keeps (ticks are finer than a screen needs)
 SPEEDS = ("0.1", "0.25", "0.5", "1", "2", "4")
 LIVE_RESOLVE_TIMEOUT_S = 10.0
 LIVE_IDLE_NOTE_S = 5.0  # say so when the stream has been quiet this long
@@ -114,7 +115,7 @@ def view_recording(args: argparse.Namespace) -> int:
     rec = open_recording(args.recording)
     if rec.cut_note:
         print(f"hrpsim view: note: {rec.cut_note}", file=sys.stderr)
-    times, poses = rec.link_poses()
+    times, poses = rec.link_poses(every_s=POSE_INTERVAL_S)
     if len(times) == 0:
         raise RecordingError(f"{args.recording}: no link poses recorded")
     bodies = rec.bodies()
