@@ -47,7 +47,7 @@ def _launch(folder: Path, until: float | None, record: Path | None) -> dict:
         "--nameserver",
         "tcp://127.0.0.1:*",
         "--run-dir",
-        str(folder / "runs"),
+        str(folder / f"run-{len(list(folder.glob('run-*')))}"),
     ]
     argv += ["--until", repr(until)] if until else []
     argv += ["--record", str(record)] if record else []

@@ -88,6 +88,7 @@ class Launch:
 
     def _start_nameserver_at(self, bind: str, attempt: str = "nameserver") -> None:
         endpoint_file = self.run_dir / f"{attempt}.endpoint"
+        endpoint_file.unlink(missing_ok=True)  # a run directory used before holds the last run's address
         child = Child(attempt, [*HRPSIM, "run", "nameserver", "--bind", bind, "--endpoint-file", str(endpoint_file)],
                       self.run_dir / f"{attempt}.log", env=self.child_env())
         self.sup.start(child)
