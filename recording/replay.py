@@ -13,7 +13,6 @@ against a run that went wrong. ``--record OUT.mcap`` keeps that run.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -27,6 +26,7 @@ from hrpsim.errors import HrpsimError, RecordingError
 from hrpsim.project import Project
 from hrpsim.recording import schemas
 from hrpsim.recording.reader import Recording, open_recording
+from hrpsim.recording.writer import file_digest
 
 STATE_FIELDS = ("q", "dq", "tau", "root_position", "root_rotation", "root_velocity")
 
@@ -37,7 +37,7 @@ def extract_files(rec: Recording, folder: Path) -> dict[str, str]:
     moved = {}
     for path, digest in rec.files.items():
         data = rec.file_bytes(path)
-        if hashlib.sha256(data).hexdigest() != digest:
+        if file_digest(data) != digest:
             raise RecordingError(f"{rec.path}: the recorded copy of {path} does not match its sha256")
         target = folder / path.lstrip("/\\").replace(":", "")
         target.parent.mkdir(parents=True, exist_ok=True)

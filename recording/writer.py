@@ -2,9 +2,10 @@
 
 The file is self-contained: the project file, every model file (bytes and sha256), each loaded
 body, every tick's robot states, link poses, commands and controller events, and the run summary
-at the end. Chunks are zstd-compressed and closed every ``flush_every_s`` of simulated time,
-so a writer killed mid-run loses at most that much: everything before the last closed chunk
-reads back (recording/reader.py). docs/recording.md describes the layout.
+at the end. Chunks are zstd-compressed and closed every ``flush_every_s`` of simulated time by
+a writer thread, so a simulator killed mid-run loses at most two of those (the batch being
+filled and the one being written): everything before reads back (recording/reader.py).
+docs/recording.md describes the layout.
 """
 
 from __future__ import annotations
