@@ -252,11 +252,22 @@ class OdeEngine(Engine):
         return list(self.drives[robot].modes)
 
     def link_states(self, model: str) -> LinkStates:
+        """One pass over the bodies, then the frame-origin arithmetic for all links at once: an
+        observer (the recorder) asks for every link every tick."""
         m = self._model(model)
-        poses = m.link_poses()
-        velocities = [m.link_velocity(sim) for sim in m.links]
-        return LinkStates(positions=poses[:, :3].copy(), quaternions=poses[:, 3:].copy(),
-                          linear=np.array([v for v, _ in velocities]), angular=np.array([w for _, w in velocities]))
+        moving = [sim for sim in m.links if sim.body is not None]
+        if len(moving) < len(m.links):  # fixed links have no body: their pose is kept, they do not move
+            poses = m.link_poses()
+            return LinkStates(positions=poses[:, :3].copy(), quaternions=poses[:, 3:].copy(),
+                              linear=np.zeros((len(poses), 3)), angular=np.zeros((len(poses), 3)))
+        bodies = [sim.body for sim in moving]
+        rotation = np.array([b.getRotation() for b in bodies]).reshape(-1, 3, 3)
+        offset = np.einsum("nij,nj->ni", rotation, np.array([sim.com for sim in moving]))  # COM from the origin
+        angular = np.array([b.getAngularVel() for b in bodies])
+        return LinkStates(positions=np.array([b.getPosition() for b in bodies]) - offset,
+                          quaternions=np.array([b.getQuaternion() for b in bodies]),
+                          linear=np.array([b.getLinearVel() for b in bodies]) - np.cross(angular, offset),
+                          angular=angular)
 
     def link_values(self, model: str) -> tuple[np.ndarray, np.ndarray]:
         return current_link_values(self._model(model))
