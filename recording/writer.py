@@ -122,7 +122,7 @@ class Recorder:
                 stamp,
                 to_json({"tick": record.tick, "time": record.time, "contacts": record.contacts}),
             )
-        self._add(schemas.TF_TOPIC, schemas.FRAME_TRANSFORMS, stamp, self._tf.encode(record.time, record.links))
+        self._add(schemas.TF_TOPIC, schemas.FRAME_TRANSFORMS, stamp, self._tf.take(record.time, record.links))
         if record.time - self._flushed_at >= self.flush_every_s:
             self._hand_over()
             self._flushed_at = record.time
@@ -153,10 +153,11 @@ class Recorder:
             schemas.TF_TOPIC,
             schemas.FRAME_TRANSFORMS,
             stamp,
-            self._tf.encode(engine.time, engine.link_states, final=True),
+            self._tf.take(engine.time, engine.link_states, final=True),
         )
 
-    def _add(self, topic: str, schema: dict[str, Any], stamp: int, data: bytes) -> None:
+    def _add(self, topic: str, schema: dict[str, Any], stamp: int, data: bytes | Callable[[], bytes]) -> None:
+        """Queue a message: its bytes, or a function the writer thread calls for them."""
         if topic not in self._topics:
             self._topics.add(topic)
             self._batch.append((topic, schema["title"], self._channel_metadata(topic)))
@@ -234,7 +235,8 @@ def _write_batch(file: _File, batch: list[tuple[Any, ...]]) -> None:
         if isinstance(second, str):
             file.channel(topic, second, third)
         else:
-            add(file.channels[topic], log_time=second, publish_time=second, data=third)
+            data = third if isinstance(third, bytes) else third()
+            add(file.channels[topic], log_time=second, publish_time=second, data=data)
     file.writer.flush()
 
 
@@ -327,7 +329,10 @@ def _event_message(record: TickRecord, event: ControllerEvent) -> bytes:
 
 class _FrameTransformEncoder:
     """foxglove.FrameTransforms of every link (frames ``MODEL/LINK`` in ``world``). Static models
-    go out with the first and the last message only: they do not move."""
+    go out with the first and the last message only: they do not move.
+
+    ``take`` reads the link states in the tick thread; the message is built later, on the writer
+    thread (``encode``), where it overlaps the simulation's waits for its controllers."""
 
     def __init__(self, engine: Engine) -> None:
         self.robots = list(engine.robots)
@@ -337,16 +342,19 @@ class _FrameTransformEncoder:
         }
         self.first = True
 
-    def encode(self, time: float, links: Callable[[str], Any], *, final: bool = False) -> bytes:
+    def take(self, time: float, links: Callable[[str], Any], *, final: bool = False) -> Callable[[], bytes]:
         models = self.robots + (self.static if self.first or final else [])
         self.first = False
+        states = {name: links(name) for name in models}
+        return lambda: self.encode(time, states)
+
+    def encode(self, time: float, states: dict[str, Any]) -> bytes:
         sec, nsec = divmod(_nanoseconds(time), 1_000_000_000)
         stamp = {"sec": sec, "nsec": nsec}
         transforms = []
-        for name in models:
-            states = links(name)
+        for name, links in states.items():
             for child, p, q in zip(
-                self.frames[name], states.positions.tolist(), states.quaternions.tolist(), strict=True
+                self.frames[name], links.positions.tolist(), links.quaternions.tolist(), strict=True
             ):
                 transforms.append(
                     {
