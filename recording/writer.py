@@ -230,14 +230,18 @@ class _File:
 
 
 def _write_batch(file: _File, batch: list[tuple[Any, ...]]) -> None:
-    add = file.writer.add_message
+    """Channels first, then two chunks: states, commands and events; then link poses, which are
+    most of the bytes. A reader of joints or sensors (hrpsim plot) skips the second kind whole."""
     for topic, second, third in batch:
         if isinstance(second, str):
             file.channel(topic, second, third)
-        else:
-            data = third if isinstance(third, bytes) else third()
-            add(file.channels[topic], log_time=second, publish_time=second, data=data)
-    file.writer.flush()
+    add = file.writer.add_message
+    for poses in (False, True):
+        for topic, second, third in batch:
+            if not isinstance(second, str) and (topic == schemas.TF_TOPIC) == poses:
+                data = third if isinstance(third, bytes) else third()
+                add(file.channels[topic], log_time=second, publish_time=second, data=data)
+        file.writer.flush()
 
 
 def _write_summary(file: _File, summary_json: str) -> None:
