@@ -95,5 +95,10 @@ class ModelNodes:
 
 def build_scene(server: Any, bodies: dict[str, Body]) -> dict[str, ModelNodes]:
     server.scene.set_up_direction("+z")
+    # Lights only, no environment map: the map is fetched after the page loads, so the same
+    # moment of a run would look different depending on when one looks (or takes a picture).
+    server.scene.configure_environment_map(None)
+    server.scene.add_light_ambient("/light/ambient", intensity=1.2)
+    server.scene.add_light_hemisphere("/light/sky", intensity=1.0)
     server.scene.add_grid("/grid", width=10.0, height=10.0, cell_size=0.5, position=(0.0, 0.0, 0.0005))
     return {name: ModelNodes(server, name, body) for name, body in bodies.items()}
