@@ -393,3 +393,23 @@ def test_replay_with_a_controller_starts_from_the_recorded_start(walk: tuple[Pat
     assert n == 251 and np.array_equal(first.time[:n], second.time)
     # the same controller from the same start in lockstep: the same run
     assert np.array_equal(first.fields["q"][:n], second.fields["q"])
+
+
+def test_force_sensors_read_zeros_before_the_first_step(models_dir: Path) -> None:
+    """ODE fills joint feedback during a step: read before one, it was uninitialised memory, so
+    the state of tick 0 differed from run to run and a replay could not reproduce it."""
+    from hrpsim.engines.base import make_engine
+    from hrpsim.project import load_project
+    from hrpsim.simserver.bodies import load_bodies
+
+    project = load_project(WALK)  # torque-driven: the joints carry the links' weight
+    project.services["loader"] = "local"
+    engine = make_engine(project, load_bodies(project, None))
+    try:
+        readings = engine.read("robot").sensors
+        forces = [name for name, s in zip(readings, readings.values(), strict=True) if len(s) == 6]
+        assert forces and all(np.array_equal(readings[name], np.zeros(6)) for name in forces)
+        engine.step()
+        assert any(np.any(engine.read("robot").sensors[name] != 0.0) for name in forces)
+    finally:
+        engine.release()
