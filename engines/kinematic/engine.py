@@ -5,7 +5,8 @@ Each joint follows its drive mode (``high_gain`` until a command changes it): ``
 sit at ``q_ref`` moving at ``dq_ref``; ``velocity`` joints integrate ``dq_ref``; ``torque`` joints
 are a unit of joint-space inertia (the reflected rotor inertia, at least 1 kg m^2) with viscous
 damping. With a motion table (``motion=``, an OpenHRP .pos table) the joints replay it instead,
-whatever the commands say, as a robot whose data is played back would. Force sensors read zero, gyros zero, accelerometers +g.
+whatever the commands say, as a robot whose data is played back would. Force sensors read zero,
+gyros zero, accelerometers +g.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from hrpsim.controllers.motion_data import Motion
 from hrpsim.conventions import DRIVE_MODES
 from hrpsim.engines.base import Engine, JointCommand, LinkStates, RobotState
 from hrpsim.errors import ConfigError, RequestError
-from hrpsim.kinematics import forward_kinematics, link_values
+from hrpsim.kinematics import follow_mimics, forward_kinematics, link_values
 from hrpsim.project import ModelConfig, Project
 from hrpsim.transforms import axis_angle_matrix
 
@@ -142,6 +143,7 @@ class KinematicEngine(Engine):
         r = self._robots.get(model)
         if r is not None:
             values[r.joint_links], rates[r.joint_links] = r.q, r.dq
+            follow_mimics(body, values, rates)
         else:
             values[:] = link_values(body, self.project.model(model).joints)
         return values, rates
