@@ -152,6 +152,9 @@ def with_controller(project: Project, rec: Recording, command: str, name: str | 
     data["controllers"] = [chosen]
     for key in ("path", "notes", "record"):  # never write over the recording being replayed
         data.pop(key, None)
+    keys = data.pop("keys", None)  # the project file's form of it: security: {keys: DIR}
+    if keys:
+        data["security"] = {"keys": keys}
     path = folder / "replay-project.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
