@@ -21,6 +21,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "controller": ("hrpsim.controllers.runner", "run a controller program against a simulator"),
     "sim": ("hrpsim.simserver.control_cli", "control a running simulator: status, start, pause, step N, reset, stop"),
     "keys": ("hrpsim.keys", "make CurveZMQ keys for a deployment (keys new DIR)"),
+    "replay": ("hrpsim.recording.replay", "re-run a recorded run and check it reproduces (or try another controller)"),
+    "plot": ("hrpsim.recording.plot", "plot a joint, sensor, root or controller of a recorded run"),
+    "view": ("hrpsim.viewer.app", "a 3D view of a recording or of a running simulation in the browser"),
 }
 # Options of every command, taken out before it runs and passed on to child processes through
 # the environment: --keys DIR, --key NAME, --insecure (see hrpsim.security).

@@ -125,6 +125,10 @@ class SimulationError(HrpsimError):
     """The simulation cannot go on (a non-finite state, an exploding body): names body and link."""
 
 
+class RecordingError(HrpsimError):
+    """A recording that cannot be read, or that lacks what was asked of it (a joint, a sensor)."""
+
+
 # Remote error replies carry the type's name; the client turns known names back into types.
 ERROR_TYPES: dict[str, type[HrpsimError]] = {
     cls.__name__: cls

@@ -101,6 +101,7 @@ class Launch:
 
     def _start_nameserver_at(self, bind: str, attempt: str = "nameserver") -> None:
         endpoint_file = self.run_dir / f"{attempt}.endpoint"
+        endpoint_file.unlink(missing_ok=True)  # a run directory used before holds the last run's address
         argv = [*HRPSIM, "run", "nameserver", "--bind", bind, "--endpoint-file", str(endpoint_file)]
         child = Child(attempt, argv, self.run_dir / f"{attempt}.log", env=self.child_env(),
                       policy=self._service_policy("nameserver"))
@@ -212,10 +213,22 @@ class Launch:
         if p.world.collision == "service" or p.services.get("collision"):
             self.start_service("collision")
         if p.models:
-            self.start_service("simserver", ["--project", p.path, *root_args])
+            record = ["--record", str(self.args.record.resolve())] if self.args.record else []
+            self.start_service("simserver", ["--project", p.path, *root_args, *record])
         for i, ctl in enumerate(p.controllers):
             if not ctl.in_process:  # the simulator runs those itself
                 self.start_controller(i)
+        if self.args.view is not None and p.models:
+            self.start_viewer()
+
+    def start_viewer(self) -> None:
+        """The browser view beside the run; a viewer that fails does not stop the run."""
+        argv = [*HRPSIM, "view", "--live", "--nameserver", self.nameserver, "--port", str(self.args.view)]
+        child = Child("viewer", argv, self.run_dir / "viewer.log", env=self.child_env())
+        child.request_stop = lambda: self.sup.signal_group(child, signal.SIGINT)
+        child.expected_exit = True  # its death (a port in use, say) is in its log, not a reason to stop
+        self.sup.start(child)
+        self.sup.echo(f"launch: the 3D view serves on http://127.0.0.1:{self.args.view}/ (log {child.log_path})")
 
     # --- running ---
 
@@ -344,9 +357,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--startup-timeout", type=float, default=60.0,
                         help="seconds each component has to register (default 60)")
     parser.add_argument("--quiet", action="store_true", help="do not echo the components' output")
+    parser.add_argument("--record", type=Path, metavar="FILE.mcap",
+                        help="record every tick to this MCAP file (overrides the project's record:)")
+    parser.add_argument("--view", type=int, nargs="?", const=8080, metavar="PORT",
+                        help="open the browser view of the run on this port (default 8080)")
     args = parser.parse_args(argv)
     if args.until is not None and args.until <= 0:
         parser.error("--until must be positive")
+    if args.record is not None and args.record.suffix != ".mcap":
+        parser.error(f"--record: {args.record} must end in .mcap")
     return args
 
 

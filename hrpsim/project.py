@@ -153,6 +153,14 @@ class ExtraJointConfig:
 
 
 @dataclass
+class RecordConfig:
+    """``record: FILE.mcap`` or ``record: {file: FILE.mcap, contacts: true}`` (docs/recording.md)."""
+
+    file: str  # absolute path
+    contacts: bool = False  # also record every tick's contact points
+
+
+@dataclass
 class Project:
     path: str
     world: WorldConfig = field(default_factory=WorldConfig)
@@ -166,6 +174,8 @@ class Project:
     services: dict[str, Any] = field(default_factory=dict)  # e.g. {collision: true}
     keys: str | None = None  # security.keys: the CurveZMQ key folder (hrpsim.security)
     notes: list[str] = field(default_factory=list)  # what has no effect, or what a foreign format cannot express
+    notes: list[str] = field(default_factory=list)  # what a foreign project format could not express
+    record: RecordConfig | None = None  # record every run of this project to an MCAP file
 
     @property
     def folder(self) -> Path:
@@ -204,6 +214,7 @@ class Project:
             extra_joints=[ExtraJointConfig(**j) for j in data.get("extra_joints", [])],
             services=dict(data.get("services", {})),
             notes=list(data.get("notes", [])),
+            record=RecordConfig(**data["record"]) if data.get("record") else None,
         )
 
 
@@ -511,6 +522,22 @@ def _extra_joint(c: _Checker, i: int, data: Any) -> ExtraJointConfig | None:
     return joint
 
 
+def _record(c: _Checker, data: Any, folder: Path) -> RecordConfig | None:
+    if isinstance(data, str) and data:
+        data = {"file": data}
+    data = c.mapping("record", data)
+    c.unknown("record", data, _fields(RecordConfig))
+    file = data.get("file")
+    if not isinstance(file, str) or not file.endswith(".mcap"):
+        c.bad("record.file" if "file" in data else "record", f"must be the path of an .mcap file, got {file!r}")
+        return None
+    contacts = data.get("contacts", False)
+    if not isinstance(contacts, bool):
+        c.bad("record.contacts", f"must be true or false, got {contacts!r}")
+        return None
+    return RecordConfig(file=str((folder / file).resolve()), contacts=contacts)
+
+
 def _cross_check(c: _Checker, p: Project) -> None:
     names = [m.name for m in p.models]
     for dup in sorted({n for n in names if names.count(n) > 1}):
@@ -531,7 +558,7 @@ def _cross_check(c: _Checker, p: Project) -> None:
                 c.bad(f"extra_joints[{i}].{side}", f"no model named {getattr(joint, side)!r}")
 
 
-SECTIONS = {"world", "models", "controllers", "collisions", "extra_joints", "services", "security"}
+SECTIONS = {"world", "models", "controllers", "collisions", "extra_joints", "services", "security", "record"}
 
 
 def _empty_sections(c: _Checker, data: dict[str, Any]) -> None:
@@ -597,6 +624,8 @@ def parse_project(data: Any, path: str) -> Project:
     project.services = _services(c, data.get("services"))
     project.keys = _keys(c, data.get("security"), folder)
     project.notes = _notes(data, project)
+    if data.get("record") is not None:
+        project.record = _record(c, data["record"], folder)
     for ctl in project.controllers:
         ctl.cwd = str((folder / ctl.cwd).resolve()) if ctl.cwd else str(folder)
     _cross_check(c, project)

@@ -6,7 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SYSTEM_PYTHON=/usr/bin/python3
-APT_PACKAGES=(python3-pyode python3-venv collada-urdf-tools iproute2 gcc make pkg-config libzmq3-dev libmsgpack-dev)
+# chromium: only the tests use it, to load the browser viewer headless
+APT_PACKAGES=(python3-pyode python3-venv collada-urdf-tools iproute2 gcc make pkg-config libzmq3-dev libmsgpack-dev
+              chromium)
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi

@@ -42,6 +42,7 @@ class AttachedController:
     answered_late: bool = False
     local: Any = None  # the Controller instance of an in-process controller (no connection)
     key: str = ""  # the name of the key it attached with (hrpsim.security)
+    rtt_us: float | None = None  # the round trip of its last answer
 
     def due(self, tick: int) -> bool:
         return tick >= self.start_tick and tick % self.every == 0

@@ -403,7 +403,8 @@ class ControllerHub:
                               "tick")
             return
         stats = self._stats[ctl.name]
-        stats.rtt.add((time.perf_counter() - ctl.sent_at) * 1e6)
+        ctl.rtt_us = (time.perf_counter() - ctl.sent_at) * 1e6
+        stats.rtt.add(ctl.rtt_us)
         if ctl.answered_late:
             stats.late_applied += 1
         ctl.outstanding, ctl.answer, ctl.answered_late = None, cmd, False
@@ -450,7 +451,7 @@ class ControllerHub:
         self._stats[ctl.name].ticks += 1
         record.commands.append(AppliedCommand(
             controller=ctl.name, robot=ctl.robot, received=cmd.received, torque=merged.torque,
-            q_ref=merged.q_ref, dq_ref=merged.dq_ref, modes=merged.modes))
+            q_ref=merged.q_ref, dq_ref=merged.dq_ref, modes=merged.modes, rtt_us=ctl.rtt_us))
 
     def _joint_table(self, robot: str) -> tuple[list[str], dict[str, int]]:
         table = self._joints.get(robot)

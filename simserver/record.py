@@ -29,6 +29,7 @@ class AppliedCommand:
     q_ref: np.ndarray | None = None
     dq_ref: np.ndarray | None = None
     modes: dict[str, str] | None = None
+    rtt_us: float | None = None  # state sent -> this command received
 
 
 @dataclass

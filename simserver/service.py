@@ -38,6 +38,7 @@ from hrpsim.files import ReadPolicy, add_root_option, model_roots, reading_under
 from hrpsim.logs import setup_logging
 from hrpsim.naming import host_identity, sibling_bind
 from hrpsim.project import Project, load_project
+from hrpsim.recording.writer import recorders
 from hrpsim.runsummary import empty_summary
 from hrpsim.service import DEFAULT_BIND, Operation, Service
 from hrpsim.simserver.bodies import load_bodies
@@ -175,6 +176,9 @@ class SimServer(Service):
             self.hub.end_run(f"the run stopped at t={self.engine.time:.4f} s: {error}")
         elif self.engine.time >= self._end_time(self.until) - 0.5 * self.engine.timestep:
             self.hub.end_run(f"the run reached its end at t={self.engine.time:.4f} s")
+        else:
+            return  # a stop on the way (start(until=...)): the run goes on later
+        self._end_observers()
 
     def _wait_for_controllers(self) -> None:
         names = [c.name for c in self.project.controllers]
@@ -192,7 +196,13 @@ class SimServer(Service):
         self.running = True
         self.loop.begin()
 
+    def _end_observers(self) -> None:
+        summary = self.op_summary()
+        for observer in self.loop.observers:
+            observer.end(summary)
+
     def close(self) -> None:
+        self._end_observers()  # quit or a signal mid-run: the recorder still finishes its file (a no-op if done)
         self.hub.close()
         self.publisher.close()
         self.loop.observers = []
@@ -376,11 +386,13 @@ def main(argv: list[str] | None = None) -> int:
     when.add_argument("--start", action="store_true", help="start the run as soon as the project's controllers have "
                       "attached (default: wait for 'hrpsim sim start')")
     when.add_argument("--start-now", action="store_true", help="start the run at once, controllers or not")
+    parser.add_argument("--record", metavar="FILE.mcap", help="record every tick to this file (docs/recording.md)")
     args = parser.parse_args(argv)
     setup_logging("simserver")
     try:
-        server = SimServer(load_project(args.project), nameserver=args.nameserver, bind=args.bind,
-                           until=args.until, name=args.name, roots=tuple(args.model_root))
+        project = load_project(args.project)
+        server = SimServer(project, nameserver=args.nameserver, bind=args.bind, until=args.until, name=args.name,
+                           roots=tuple(args.model_root), observers=recorders(project, args.record))
     except HrpsimError as exc:
         print(f"hrpsim run simserver: {exc}", file=sys.stderr)
         return 1

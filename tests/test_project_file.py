@@ -160,3 +160,17 @@ controllers:
         load_project(path)
     for key in ("services.modelloader.restart", "services.modelloader.retries", "controllers[0].restarts"):
         assert key in str(err.value), key
+
+
+def test_record_names_an_mcap_file_relative_to_the_project(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text("record: runs/walk.mcap\n")
+    assert load_project(path).record.file == str(tmp_path / "runs" / "walk.mcap")
+    path.write_text("record: {file: walk.mcap, contacts: true}\n")
+    project = load_project(path)
+    assert project.record.contacts and Project.from_wire(project.to_wire()).record == project.record
+    path.write_text("record: {file: walk.txt, every: 2}\n")
+    with pytest.raises(ConfigError) as err:
+        load_project(path)
+    assert "record.file: must be the path of an .mcap file" in str(err.value)
+    assert "record.every: unknown key" in str(err.value)

@@ -235,7 +235,7 @@ class OdeEngine(Engine):
         v, w = model.link_velocity(root)
         state = RobotState(time=self.time, tick=self.tick, q=model.joint_values(), dq=model.joint_rates(),
                            tau=self.drives[robot].applied(), root_position=p, root_rotation=r,
-                           root_velocity=np.concatenate([v, w]), sensors=self.sensors[robot].read())
+                           root_velocity=np.concatenate([v, w]), sensors=self.sensors[robot].read(self.tick > 0))
         self._last_state[robot] = state
         return state
 
@@ -257,11 +257,22 @@ class OdeEngine(Engine):
         return list(self.drives[robot].modes)
 
     def link_states(self, model: str) -> LinkStates:
+        """One pass over the bodies, then the frame-origin arithmetic for all links at once: an
+        observer (the recorder) asks for every link every tick."""
         m = self._model(model)
-        poses = m.link_poses()
-        velocities = [m.link_velocity(sim) for sim in m.links]
-        return LinkStates(positions=poses[:, :3].copy(), quaternions=poses[:, 3:].copy(),
-                          linear=np.array([v for v, _ in velocities]), angular=np.array([w for _, w in velocities]))
+        moving = [sim for sim in m.links if sim.body is not None]
+        if len(moving) < len(m.links):  # fixed links have no body: their pose is kept, they do not move
+            poses = m.link_poses()
+            return LinkStates(positions=poses[:, :3].copy(), quaternions=poses[:, 3:].copy(),
+                              linear=np.zeros((len(poses), 3)), angular=np.zeros((len(poses), 3)))
+        bodies = [sim.body for sim in moving]
+        rotation = np.array([b.getRotation() for b in bodies]).reshape(-1, 3, 3)
+        offset = np.einsum("nij,nj->ni", rotation, np.array([sim.com for sim in moving]))  # COM from the origin
+        angular = np.array([b.getAngularVel() for b in bodies])
+        return LinkStates(positions=np.array([b.getPosition() for b in bodies]) - offset,
+                          quaternions=np.array([b.getQuaternion() for b in bodies]),
+                          linear=np.array([b.getLinearVel() for b in bodies]) - _cross_rows(angular, offset),
+                          angular=angular)
 
     def link_values(self, model: str) -> tuple[np.ndarray, np.ndarray]:
         return current_link_values(self._model(model))
@@ -308,6 +319,12 @@ class OdeEngine(Engine):
         if q_arr is not None:
             self.drives[robot].set_arrays(None, q_arr, None)
         self._last_state.pop(robot, None)
+
+
+def _cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cross products of (n, 3) arrays (np.cross's checks cost more than the sums here)."""
+    return np.stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1], a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
+                     a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=1)
 
 
 def _link_index(model: OdeModel, link: str) -> int:

@@ -58,10 +58,12 @@ class OdeSensors:
     def before_step(self) -> None:
         self.inertial.before_step()
 
-    def read(self) -> dict[str, np.ndarray]:
+    def read(self, stepped: bool = True) -> dict[str, np.ndarray]:
+        """``stepped`` False before the world's first step: ODE fills joint feedback during a step,
+        so until then it is uninitialised memory and force sensors read zeros instead."""
         out: dict[str, np.ndarray] = {}
         for frame, sim in self.force:
-            out[frame.name] = _force(frame, sim)
+            out[frame.name] = _force(frame, sim) if stepped else np.zeros(6)
         self.inertial.read(out)
         return out
 

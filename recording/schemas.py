@@ -1,0 +1,180 @@
+"""What a recording holds: its topics, the JSON Schema of each, and the names of its metadata.
+
+Every message is JSON (``message_encoding: json``) with a JSON Schema (``schema encoding:
+jsonschema``), which Foxglove and PlotJuggler read as they are; link poses also go out as
+``foxglove.FrameTransforms`` so Foxglove's 3D panel shows every link's frame. docs/recording.md
+describes the layout for people; this module is its single source for programs.
+
+Log times are simulated time in nanoseconds (tick * timestep), so a tool's timeline is the
+simulation's clock.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+FORMAT_VERSION = "1"
+PROFILE = "hrpsim"
+
+# --- topics ---
+
+
+def state_topic(robot: str) -> str:
+    return f"/robots/{robot}/state"
+
+
+def command_topic(controller: str) -> str:
+    return f"/controllers/{controller}/command"
+
+
+def events_topic(controller: str) -> str:
+    return f"/controllers/{controller}/events"
+
+
+TF_TOPIC = "/tf"
+CONTACTS_TOPIC = "/contacts"
+
+# --- metadata records and attachments ---
+
+META_RECORDING = "hrpsim.recording"  # {format, timestep, flush_every_s}
+META_PROJECT = "hrpsim.project"  # {path, text (the project file as written), wire (the parsed project, JSON)}
+META_FILES = "hrpsim.files"  # {absolute path: sha256} of the project file and every model file
+META_SUMMARY = "hrpsim.summary"  # {json: the run summary}, written when the run ends
+FILE_MEDIA_TYPE = "application/octet-stream"  # attachments named by a file's absolute path
+BODY_PREFIX = "body:"  # attachment "body:MODEL": the loaded BodyInfo (hrpsim codec, msgpack)
+BODY_MEDIA_TYPE = "application/x-hrpsim-body+msgpack"
+
+_NUMBERS = {"type": "array", "items": {"type": "number"}}
+
+
+def _vector(n: int, what: str) -> dict[str, Any]:
+    return {**_NUMBERS, "minItems": n, "maxItems": n, "description": what}
+
+
+def _object(title: str, properties: dict[str, Any], required: list[str], description: str) -> dict[str, Any]:
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": title,
+        "type": "object",
+        "description": description,
+        "properties": properties,
+        "required": required,
+    }
+
+
+_TICK = {
+    "tick": {"type": "integer", "description": "tick number, 0 at the start of the run"},
+    "time": {"type": "number", "description": "simulated time in seconds"},
+}
+
+ROBOT_STATE = _object(
+    "hrpsim.RobotState",
+    {
+        **_TICK,
+        "q": {**_NUMBERS, "description": "joint values (rad or m), in the order of the channel's 'joints' metadata"},
+        "dq": {**_NUMBERS, "description": "joint rates, same order"},
+        "tau": {**_NUMBERS, "description": "joint torques or forces applied in the last step, same order"},
+        "root_position": _vector(3, "root link frame origin in the world frame (m)"),
+        "root_rotation": _vector(9, "root link orientation, 3x3 rotation matrix row by row"),
+        "root_velocity": _vector(6, "root origin linear velocity then angular velocity, world frame"),
+        "sensors": {
+            "type": "object",
+            "additionalProperties": _NUMBERS,
+            "description": "sensor name -> reading (force: fx fy fz tx ty tz; gyro, accel: x y z)",
+        },
+    },
+    ["tick", "time", "q", "dq", "tau", "root_position", "root_rotation", "root_velocity"],
+    "One robot's state as the tick began (what its controllers were sent); the last message is the "
+    "state the run ended in.",
+)
+
+APPLIED_COMMAND = _object(
+    "hrpsim.AppliedCommand",
+    {
+        **_TICK,
+        "robot": {"type": "string"},
+        "received": {
+            "type": "object",
+            "description": "the controller's command message as it arrived (partial arrays, named joints and all)",
+        },
+        "torque": {**_NUMBERS, "description": "full-length torques the robot holds after this command"},
+        "q_ref": {**_NUMBERS, "description": "full-length joint targets held after this command"},
+        "dq_ref": {**_NUMBERS, "description": "full-length joint rate targets held after this command"},
+        "modes": {
+            "type": "object",
+            "additionalProperties": {"type": "string"},
+            "description": "drive mode changes made by this command, joint -> mode",
+        },
+        "rtt_us": {"type": "number", "description": "microseconds from the state going out to this command arriving"},
+    },
+    ["tick", "time", "robot", "received"],
+    "One controller's command for one tick: as received and as applied.",
+)
+
+CONTROLLER_EVENT = _object(
+    "hrpsim.ControllerEvent",
+    {
+        **_TICK,
+        "robot": {"type": "string"},
+        "kind": {"type": "string", "enum": ["attach", "detach", "miss", "policy", "error"]},
+        "detail": {"type": "string"},
+    },
+    ["tick", "time", "robot", "kind"],
+    "Something that happened to a controller.",
+)
+
+CONTACTS = _object(
+    "hrpsim.Contacts",
+    {
+        **_TICK,
+        "contacts": {
+            "type": "array",
+            "items": {"type": "object"},
+            "description": "this tick's contact points as the engine reports them",
+        },
+    },
+    ["tick", "time", "contacts"],
+    "The contacts of one tick (recorded with record: {contacts: true}).",
+)
+
+# Foxglove's well-known schema, reproduced so the file is self-describing.
+_VECTOR3 = {"type": "object", "properties": {k: {"type": "number"} for k in "xyz"}}
+_QUATERNION = {"type": "object", "properties": {k: {"type": "number"} for k in "xyzw"}}
+_TIMESTAMP = {"type": "object", "properties": {"sec": {"type": "integer"}, "nsec": {"type": "integer"}}}
+FRAME_TRANSFORMS = {
+    "title": "foxglove.FrameTransforms",
+    "type": "object",
+    "description": "Every link frame (child 'MODEL/LINK') relative to the world frame ('world').",
+    "properties": {
+        "transforms": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "title": "foxglove.FrameTransform",
+                "properties": {
+                    "timestamp": _TIMESTAMP,
+                    "parent_frame_id": {"type": "string"},
+                    "child_frame_id": {"type": "string"},
+                    "translation": _VECTOR3,
+                    "rotation": _QUATERNION,
+                },
+            },
+        }
+    },
+}
+
+SCHEMAS: dict[str, dict[str, Any]] = {
+    s["title"]: s for s in (ROBOT_STATE, APPLIED_COMMAND, CONTROLLER_EVENT, CONTACTS, FRAME_TRANSFORMS)
+}
+
+
+def schema_bytes(title: str) -> bytes:
+    return json.dumps(SCHEMAS[title], separators=(",", ":")).encode()
+
+
+WORLD_FRAME = "world"
+
+
+def frame_id(model: str, link: str) -> str:
+    return f"{model}/{link}"
