@@ -13,6 +13,7 @@ A ray that hits nothing within ``max_distance`` reports ``inf``.
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,14 +56,17 @@ def scan_directions(angle_range: float, step: float) -> tuple[np.ndarray, np.nda
 
 
 def cast(scene: Scene, origins: np.ndarray, directions: np.ndarray, max_distance: float,
-         bodies: list[str] | None = None) -> Hits:
-    """The nearest hit of each ray (origins and unit directions (R, 3), world frame)."""
+         bodies: list[str] | None = None, skip_links: Collection[tuple[str, int]] = ()) -> Hits:
+    """The nearest hit of each ray (origins and unit directions (R, 3), world frame); ``skip_links``
+    names (body, link index) pairs the rays pass through (a sensor's own link, say)."""
     hits = Hits.empty(len(origins))
     for name in bodies if bodies is not None else list(scene.bodies):
         entry = scene.body(name)
         geometry = geometry_of(entry)
         centres = entry.world_bound_centers()
         for index, link in enumerate(entry.body.links):
+            if (name, index) in skip_links:
+                continue
             rays = _rays_near(origins, directions, centres[index], entry.bound_radii[index], max_distance)
             if len(rays) == 0:
                 continue
