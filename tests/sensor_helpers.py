@@ -21,6 +21,9 @@ BALL_RADIUS = 0.5
 # plane with positive beam angles pointing down; "back" looks along world -X the same way.
 FRONT = np.array([[0.0, 0.0, -1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
 BACK = np.array([[0.0, 0.0, 1.0], [0.0, -1.0, 0.0], [1.0, 0.0, 0.0]])
+# Camera axes as columns: looking along world +X with +Y (image up) along world +Z; looking down.
+FORWARD = np.array([[0.0, 0.0, -1.0], [-1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+DOWN = np.eye(3)
 
 
 def ground() -> Body:
@@ -59,17 +62,8 @@ def range_sensor(name: str, rotation: np.ndarray, **params: Any) -> Sensor:
 
 
 def camera(name: str, rotation: np.ndarray, **params: Any) -> Sensor:
-    values = {
-        "name": name,
-        "type": "COLOR_DEPTH",
-        "width": 320,
-        "height": 240,
-        "fieldOfView": 0.785398,
-        "frontClipDistance": 0.01,
-        "backClipDistance": 10.0,
-        "frameRate": 30.0,
-        **params,
-    }
+    """A 320x240 COLOR_DEPTH camera with the format's other defaults (45 degrees, clips 0.01-10 m, 30 fps)."""
+    values = {"name": name, "type": "COLOR_DEPTH", **params}
     return Sensor(
         f"{name}_NODE",
         "vision",
@@ -81,9 +75,9 @@ def camera(name: str, rotation: np.ndarray, **params: Any) -> Sensor:
     )
 
 
-def known_scene(tmp: Path, sensors: list[Sensor]) -> tuple[Any, dict[str, Body]]:
+def known_scene(tmp: Path, sensors: list[Sensor], *, wall_and_ball: bool = True) -> tuple[Any, dict[str, Body]]:
     """A Project and its bodies: a ground plane, the red wall, the blue ball and the sensor stand."""
-    parts = [ground(), wall(), ball(), stand(sensors)]
+    parts = [ground(), wall(), ball(), stand(sensors)] if wall_and_ball else [ground(), stand(sensors)]
     return project(tmp, [(model(b.name, static=True), b) for b in parts])
 
 
