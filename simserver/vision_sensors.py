@@ -175,7 +175,10 @@ class SceneRenderer:
         """The named cameras' images, the world posed by ``link_states(model)``."""
         if not labels:
             return {}
-        frames = {name: link_frames(link_states(name)) for name in self.links}
+        return self.render_frames(labels, {name: link_frames(link_states(name)) for name in self.links})
+
+    def render_frames(self, labels: list[str], frames: dict[str, np.ndarray]) -> dict[str, dict[str, np.ndarray]]:
+        """The named cameras' images, each model's links posed by ``frames[model]`` ((links, 4, 4))."""
         return {label: self._render_one(self.cameras[label], frames) for label in labels}
 
     def _render_one(self, camera: Camera, frames: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -1,0 +1,55 @@
+"""Sensor readings on the ticks their rates say, with the time they were taken; cameras rendered in
+the simulator's process or in a rendering process of their own give the same images."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from hrpsim.engines.ode.engine import World
+from hrpsim.simserver.sensor_frames import SensorFrames
+from sensor_helpers import FORWARD, FRONT, known_scene, link_states_of, range_sensor
+from sensor_helpers import camera as camera_sensor
+
+
+def _run(tmp_path: Path, cameras: str, ticks: int) -> dict[int, dict]:
+    proj, bodies = known_scene(tmp_path, [range_sensor("laser", FRONT), camera_sensor("eye", FORWARD)])
+    world = World(proj, bodies)
+    frames = SensorFrames(bodies, proj.world.timestep, cameras=cameras)
+    try:
+        states = link_states_of(world)
+        return {k: got for k in range(ticks) if (got := frames.frames(k, k * proj.world.timestep, states))}
+    finally:
+        frames.close()
+
+
+def test_readings_come_on_their_ticks_with_their_time(tmp_path: Path) -> None:
+    got = _run(tmp_path, "inline", 101)
+    assert sorted(got) == [0, 34, 67, 100]  # 30 fps camera; the 10 Hz laser at 0 and 100
+    assert set(got[0]["stand"]) == {"laser", "eye"} and set(got[34]["stand"]) == {"eye"}
+    eye = got[34]["stand"]["eye"]
+    assert eye["time"] == 0.034 and eye["color"].shape == (240, 320, 3) and eye["depth"].shape == (240, 320)
+    assert got[100]["stand"]["laser"]["time"] == 0.1 and len(got[100]["stand"]["laser"]["distances"]) == 201
+
+
+def test_a_rendering_process_delivers_the_same_images_one_frame_later(tmp_path: Path) -> None:
+    inline = _run(tmp_path / "inline", "inline", 101)
+    separate = _run(tmp_path / "process", "process", 101)
+    assert "eye" not in separate[0]["stand"]  # its image of tick 0 is still being rendered
+    for tick, earlier in ((34, 0), (67, 34), (100, 67)):
+        got = separate[tick]["stand"]["eye"]
+        want = inline[earlier]["stand"]["eye"]
+        assert got["time"] == want["time"]
+        assert np.array_equal(got["color"], want["color"]) and np.array_equal(got["depth"], want["depth"])
+
+
+def test_a_switched_off_sensor_gives_nothing(tmp_path: Path) -> None:
+    proj, bodies = known_scene(tmp_path, [range_sensor("laser", FRONT), camera_sensor("eye", FORWARD)])
+    world = World(proj, bodies)
+    frames = SensorFrames(bodies, proj.world.timestep)
+    try:
+        frames.switch("eye", on=False)
+        got = frames.frames(0, 0.0, link_states_of(world))
+        assert set(got["stand"]) == {"laser"}
+    finally:
+        frames.close()
