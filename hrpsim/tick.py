@@ -40,7 +40,7 @@ TO_SIMULATOR = (HELLO, COMMAND, BYE)
 TO_CONTROLLER = (WELCOME, STATE, ERROR, BYE)
 DRIVE_MODES = ("torque", "high_gain", "velocity")
 COMMAND_ARRAYS = ("torque", "q_ref", "dq_ref")
-COMMAND_FIELDS = frozenset(("v", "type", "tick", "joints", "modes", *COMMAND_ARRAYS))
+COMMAND_FIELDS = frozenset(("v", "type", "tick", "joints", "modes", "sensors", *COMMAND_ARRAYS))
 STATE_ARRAYS = {"q": (-1,), "dq": (-1,), "tau": (-1,), "root_position": (3,), "root_rotation": (3, 3),
                 "root_velocity": (6,)}
 POLICIES = ("stop", "hold", "zero")
@@ -172,10 +172,12 @@ class Command:
     q_ref: np.ndarray | None = None
     dq_ref: np.ndarray | None = None
     modes: dict[str, str] = field(default_factory=dict)
+    sensors: dict[str, bool] = field(default_factory=dict)  # range/vision sensor -> switched on
 
 
 def command(tick: int, *, torque: Any = None, q_ref: Any = None, dq_ref: Any = None,
-            modes: dict[str, str] | None = None, joints: list[str] | None = None) -> bytes:
+            modes: dict[str, str] | None = None, joints: list[str] | None = None,
+            sensors: dict[str, bool] | None = None) -> bytes:
     fields: dict[str, Any] = {"tick": tick}
     for key, value in (("torque", torque), ("q_ref", q_ref), ("dq_ref", dq_ref)):
         if value is not None:
@@ -184,6 +186,8 @@ def command(tick: int, *, torque: Any = None, q_ref: Any = None, dq_ref: Any = N
         fields["modes"] = modes
     if joints is not None:
         fields["joints"] = list(joints)
+    if sensors:
+        fields["sensors"] = dict(sensors)
     return encode(COMMAND, **fields)
 
 
@@ -250,7 +254,18 @@ def parse_command(msg: dict[str, Any], *, joint_names: list[str], index_of: dict
             raise RequestError(f"command field 'modes.{joint}': unknown mode {mode!r} "
                                f"(modes: {', '.join(DRIVE_MODES)})")
     cmd.modes = dict(modes)
+    cmd.sensors = _sensor_switches(msg.get("sensors"))
     return cmd
+
+
+def _sensor_switches(value: Any) -> dict[str, bool]:
+    """The command's ``sensors`` field: range or vision sensor name -> true (on) / false (off).
+    Whether the robot has such a sensor is the simulator's check."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, bool) for k, v in value.items()):
+        raise RequestError(f"command field 'sensors' must be a map sensor name -> true/false, got {value!r}")
+    return dict(value)
 
 
 # --- error / bye ---
