@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import zmq
+from hrpsim.simserver.sensor_delivery import SensorDelivery, with_readings
 from zmq.utils.monitor import parse_monitor_message
 
 from hrpsim import tick as proto
@@ -128,14 +129,20 @@ class ControllerHub:
     def before_collide(self, tick: int) -> None:
         """Send the state of ``tick`` to every controller whose turn it is."""
         frames: dict[str, bytes] = {}
+        sensing = self._sensor_delivery()
+        if sensing is not None:
+            sensing.produce(tick, self.world.time)
         for ctl in self._ordered:
             if not ctl.due(tick):
                 continue
             if ctl.outstanding is not None:  # realtime: still busy with an earlier tick
                 self._stats[ctl.name].missed += 1
                 continue
+            readings = sensing.take(ctl.name, ctl.robot) if sensing is not None else {}
             frame = frames.get(ctl.robot)
-            if frame is None:
+            if readings:  # range and vision frames this controller has not had: a state of its own
+                frame = proto.state(with_readings(self.world.state(ctl.robot), readings))
+            elif frame is None:
                 frame = frames[ctl.robot] = proto.state(self.world.state(ctl.robot))
             # an answer that came in since the last tick (realtime) stays: after_collide applies it
             ctl.outstanding, ctl.sent_at = tick, time.perf_counter()
@@ -182,6 +189,17 @@ class ControllerHub:
         self._held: dict[str, _Held] = {}
         self._joints: dict[str, tuple[list[str], dict[str, int]]] = {}
         self._stop_reason: str | None = None
+        self._close_sensors()
+        self._sensors: SensorDelivery | bool | None = False  # False: not built yet (built at the first tick)
+
+    def _sensor_delivery(self) -> SensorDelivery | None:
+        if self._sensors is False:
+            self._sensors = SensorDelivery.for_world(self.world)
+        return self._sensors
+
+    def _close_sensors(self) -> None:
+        if getattr(self, "_sensors", None):
+            self._sensors.close()
 
     def reconfigure(self, project: Project) -> None:
         """The simulator loaded another project: controllers of the old one are sent away, and
@@ -199,6 +217,7 @@ class ControllerHub:
         if self._router.closed:
             return
         self.end_run("the simulator is closing")
+        self._close_sensors()
         try:
             self._router.disable_monitor()
         except zmq.ZMQError:
@@ -378,6 +397,13 @@ class ControllerHub:
             self._apply_policy(ctl, f"bad command at tick {tick}: {message}")
 
     def _apply(self, ctl: _Controller, cmd: proto.Command) -> None:
+        if cmd.sensors:
+            try:
+                self._switch_sensors(ctl.robot, cmd.sensors)
+            except RequestError as exc:
+                self._bad_message(ctl.identity, ctl, str(exc), "sensors")
+                self._apply_policy(ctl, f"command refused: {exc}")
+                return
         held = self._held_of(ctl.robot)
         updates: dict[str, np.ndarray] = {}
         for key in proto.COMMAND_ARRAYS:
@@ -393,6 +419,12 @@ class ControllerHub:
             self._apply_policy(ctl, f"command refused by the world: {exc}")
             return
         self._stats[ctl.name].ticks += 1
+
+    def _switch_sensors(self, robot: str, switches: dict[str, bool]) -> None:
+        sensing = self._sensor_delivery()
+        if sensing is None:
+            raise RequestError(f"command field 'sensors': robot {robot!r} has no range or vision sensors")
+        sensing.switch(robot, switches)
 
     def _held_of(self, robot: str) -> _Held:
         held = self._held.get(robot)

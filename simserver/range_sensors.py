@@ -57,12 +57,15 @@ class RangeSensor:
 class RangeScanner:
     """Every range sensor of the given bodies, and a collision scene of all bodies to cast against."""
 
-    def __init__(self, bodies: dict[str, Body]) -> None:
+    def __init__(self, bodies: dict[str, Body], sensing: set[str] | None = None) -> None:
+        """``sensing``: the models whose range sensors scan (default all)."""
         self.scene = Scene()
         for name, body in bodies.items():
             self.scene.add_body(name, body)
         self.sensors: dict[str, RangeSensor] = {}
         for name, body in bodies.items():
+            if sensing is not None and name not in sensing:
+                continue
             for sensor in body.sensors:
                 if sensor.type == "range":
                     mount = Mount.of(name, sensor)

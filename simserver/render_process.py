@@ -2,7 +2,7 @@
 does not hold up the tick loop.
 
 The simulator starts ``python -m hrpsim.simserver.render_process ENDPOINT``; the two talk over one
-ZeroMQ PAIR socket in the hrpsim codec: ``{bodies}`` once (answered ``{ready, cameras}`` or
+ZeroMQ PAIR socket in the hrpsim codec: ``{bodies, sensing}`` once (answered ``{ready, cameras}`` or
 ``{error}``), then ``{render: {tick, time, labels, frames}}`` (each model's link poses) answered by
 ``{tick, time, images}``, and ``{stop}``. One request is outstanding at a time: the simulator
 submits the poses of tick k and collects the images when it next needs the renderer, so rendering
@@ -36,7 +36,9 @@ PARENT_CHECK_S = 1.0
 class RenderProcess:
     """The simulator's side: a child process holding a SceneRenderer of the given bodies."""
 
-    def __init__(self, bodies: dict[str, Body], *, timeout_s: float = RENDER_TIMEOUT_S) -> None:
+    def __init__(
+        self, bodies: dict[str, Body], sensing: set[str] | None = None, *, timeout_s: float = RENDER_TIMEOUT_S
+    ) -> None:
         self.codec = Codec()
         self.timeout_ms = int(timeout_s * 1000)
         self.socket = zmq.Context.instance().socket(zmq.PAIR)
@@ -47,7 +49,8 @@ class RenderProcess:
         )
         self.pending: dict[str, Any] | None = None
         try:
-            self.socket.send(self.codec.encode({"bodies": {name: b.to_wire() for name, b in bodies.items()}}))
+            wire = {name: b.to_wire() for name, b in bodies.items()}
+            self.socket.send(self.codec.encode({"bodies": wire, "sensing": sorted(sensing or bodies)}))
             answer = self._receive(int(START_TIMEOUT_S * 1000), "start")
         except BaseException:
             self.close()
@@ -126,7 +129,8 @@ def serve(endpoint: str) -> int:
                 return 0
             if "bodies" in message:
                 try:
-                    renderer = SceneRenderer({n: Body.from_wire(b) for n, b in message["bodies"].items()})
+                    bodies = {n: Body.from_wire(b) for n, b in message["bodies"].items()}
+                    renderer = SceneRenderer(bodies, set(message["sensing"]))
                 except ConfigError as exc:
                     socket.send(codec.encode({"error": str(exc)}))
                     return 2

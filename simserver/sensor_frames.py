@@ -30,18 +30,22 @@ Readings = dict[str, dict[str, dict[str, Any]]]  # model -> label -> reading
 
 
 class SensorFrames:
-    def __init__(self, bodies: dict[str, Body], timestep: float, *, cameras: str = "inline") -> None:
+    def __init__(
+        self, bodies: dict[str, Body], timestep: float, *, cameras: str = "inline", sensing: set[str] | None = None
+    ) -> None:
+        """``sensing``: the models whose sensors produce readings (default all); every body is seen."""
         self.models = list(bodies)
-        has_range = any(s.type == "range" for b in bodies.values() for s in b.sensors)
-        self.scanner = RangeScanner(bodies) if has_range else None
-        self.cameras = cameras_of(bodies)
+        sensing = set(bodies) if sensing is None else sensing
+        has_range = any(s.type == "range" for name in sensing for s in bodies[name].sensors)
+        self.scanner = RangeScanner(bodies, sensing) if has_range else None
+        self.cameras = cameras_of(bodies, sensing)
         self.renderer: SceneRenderer | None = None
         self.process: RenderProcess | None = None
         if self.cameras:
             if cameras == "process":
-                self.process = RenderProcess(bodies)
+                self.process = RenderProcess(bodies, sensing)
             else:
-                self.renderer = SceneRenderer(bodies)
+                self.renderer = SceneRenderer(bodies, sensing)
         ranges = self.scanner.sensors if self.scanner is not None else {}
         self.owner = {label: s.mount.model for label, s in ranges.items()}
         self.owner.update({label: c.mount.model for label, c in self.cameras.items()})

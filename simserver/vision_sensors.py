@@ -97,10 +97,12 @@ class Camera:
         return self.height / 2 / math.tan(self.yfov / 2)
 
 
-def cameras_of(bodies: dict[str, Body]) -> dict[str, Camera]:
-    """Every vision sensor of the bodies that renders something, by label."""
+def cameras_of(bodies: dict[str, Body], sensing: set[str] | None = None) -> dict[str, Camera]:
+    """Every vision sensor that renders something of the bodies (those named in ``sensing``), by label."""
     out = {}
     for name, body in bodies.items():
+        if sensing is not None and name not in sensing:
+            continue
         for sensor in body.sensors:
             if sensor.type == "vision":
                 camera = Camera.of(Mount.of(name, sensor))
@@ -146,8 +148,9 @@ void main() {
 class SceneRenderer:
     """The bodies' shapes on the GPU pipeline (software on this machine), one draw per link."""
 
-    def __init__(self, bodies: dict[str, Body]) -> None:
-        self.cameras = cameras_of(bodies)
+    def __init__(self, bodies: dict[str, Body], sensing: set[str] | None = None) -> None:
+        """Every body is drawn; the cameras are those of the models in ``sensing`` (default all)."""
+        self.cameras = cameras_of(bodies, sensing)
         self.ctx = _context()
         self.program = self.ctx.program(vertex_shader=VERTEX_SHADER, fragment_shader=FRAGMENT_SHADER)
         self.program["ambient"].value = AMBIENT

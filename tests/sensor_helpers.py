@@ -1,13 +1,12 @@
-"""Scenes of known geometry for range and vision sensor tests, and the engine's link states."""
+"""Scenes of known geometry for range and vision sensor tests."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from hrpsim.engines.base import LinkStates
+from hrpsim.simserver.sensor_delivery import link_states_of  # noqa: F401 - the tests' way to pose a world
 from sim_helpers import model, project
 
 from hrpsim.bodyinfo import Appearance, Body, Link, Sensor, Shape
@@ -79,16 +78,3 @@ def known_scene(tmp: Path, sensors: list[Sensor], *, wall_and_ball: bool = True)
     """A Project and its bodies: a ground plane, the red wall, the blue ball and the sensor stand."""
     parts = [ground(), wall(), ball(), stand(sensors)] if wall_and_ball else [ground(), stand(sensors)]
     return project(tmp, [(model(b.name, static=True), b) for b in parts])
-
-
-def link_states_of(world: Any) -> Callable[[str], LinkStates]:
-    """``link_states(model)`` of a world, for the engine API and the ODE World before it."""
-    if hasattr(world, "link_states"):
-        return world.link_states
-
-    def states(name: str) -> LinkStates:
-        poses = world.model(name).link_poses()
-        zeros = np.zeros((len(poses), 3))
-        return LinkStates(poses[:, :3], poses[:, 3:], zeros, zeros.copy())
-
-    return states

@@ -1,0 +1,98 @@
+"""Range and vision readings handed to controllers: each controller gets, with its next state, every
+reading produced since its last one (the latest of each sensor), so a controller that runs every
+few ticks misses no frame and gets none twice.
+
+The tick loop calls ``produce(tick, time, link_states)`` once per tick before the hub sends states;
+the hub asks ``take(controller, robot)`` for the readings to add to that controller's
+``state.sensors``, and passes a command's ``sensors`` field to ``switch(robot, switches)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from hrpsim.engines.base import LinkStates
+from hrpsim.simserver.sensor_frames import SensorFrames
+
+from hrpsim.errors import NotFound, RequestError
+
+
+class SensorDelivery:
+    @classmethod
+    def for_world(cls, world: Any) -> SensorDelivery | None:
+        """Delivery of the range and vision sensors of the world's robots; None when they have none."""
+        robots = set(world.robots)
+        if not any(s.type in ("range", "vision") for name in robots for s in world.bodies[name].sensors):
+            return None
+        frames = SensorFrames(world.bodies, world.timestep, cameras=world.project.world.cameras, sensing=robots)
+        return cls(frames, link_states_of(world))
+
+    def __init__(self, frames: SensorFrames, link_states: Callable[[str], LinkStates] | None = None) -> None:
+        self.frames = frames
+        self._latest: dict[str, dict[str, tuple[int, dict[str, Any]]]] = {}  # model -> label -> (serial, reading)
+        self._seen: dict[str, dict[str, int]] = {}  # controller -> label -> serial last handed over
+        self._serial = 0
+        self.link_states = link_states
+
+    def produce(self, tick: int, sim_time: float, link_states: Callable[[str], LinkStates] | None = None) -> None:
+        """Compute the readings due at this tick (the world posed by ``link_states``, or the world's own)."""
+        for model, readings in self.frames.frames(tick, sim_time, link_states or self.link_states).items():
+            latest = self._latest.setdefault(model, {})
+            for label, reading in readings.items():
+                self._serial += 1
+                latest[label] = (self._serial, reading)
+
+    def take(self, controller: str, robot: str) -> dict[str, dict[str, Any]]:
+        """The readings of ``robot``'s sensors this controller has not had yet."""
+        latest = self._latest.get(robot)
+        if not latest:
+            return {}
+        seen = self._seen.setdefault(controller, {})
+        out = {}
+        for label, (serial, reading) in latest.items():
+            if seen.get(label, 0) < serial:
+                seen[label] = serial
+                out[label] = reading
+        return out
+
+    def switch(self, robot: str, switches: dict[str, bool]) -> None:
+        """Turn sensors of ``robot`` on or off; RequestError naming the sensor if it has no such one."""
+        for label, on in switches.items():
+            if self.frames.owner.get(label) != robot:
+                mine = [name for name, model in self.frames.owner.items() if model == robot]
+                raise RequestError(
+                    f"command field 'sensors': robot {robot!r} has no range or vision sensor "
+                    f"{label!r} (its sensors: {', '.join(mine) or 'none'})"
+                )
+            try:
+                self.frames.switch(label, on)
+            except NotFound as exc:
+                raise RequestError(f"command field 'sensors': {exc}") from None
+
+    def forget(self) -> None:
+        """Drop what is waiting (after a reset: the readings belong to the run before)."""
+        self._latest.clear()
+        self._seen.clear()
+
+    def close(self) -> None:
+        self.frames.close()
+
+
+def with_readings(state: dict[str, Any], readings: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A robot state (wire form) whose ``sensors`` also hold these range and vision readings."""
+    return {**state, "sensors": {**state.get("sensors", {}), **readings}}
+
+
+def link_states_of(world: Any) -> Callable[[str], LinkStates]:
+    """``link_states(model)`` of a world: the engine's own, or built from the world's link poses."""
+    if hasattr(world, "link_states"):
+        return world.link_states
+
+    def states(name: str) -> LinkStates:
+        poses = world.model(name).link_poses()
+        still = np.zeros((len(poses), 3))
+        return LinkStates(poses[:, :3], poses[:, 3:], still, still.copy())
+
+    return states
