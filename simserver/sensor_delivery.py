@@ -24,7 +24,7 @@ class SensorDelivery:
     def for_world(cls, world: Any) -> SensorDelivery | None:
         """Delivery of the range and vision sensors of the world's robots; None when they have none."""
         robots = set(world.robots)
-        if not any(s.type in ("range", "vision") for name in robots for s in world.bodies[name].sensors):
+        if not any(s.type in ("range", "vision") for name in robots for s in world.body(name).sensors):
             return None
         frames = SensorFrames(world.bodies, world.timestep, cameras=world.project.world.cameras, sensing=robots)
         return cls(frames, link_states_of(world))
