@@ -27,10 +27,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from hrpsim.modelloader import load_body
 from procs import REPO, nameserver_process
 
 from hrpsim.client import Client
+from hrpsim.modelloader import load_body
 from hrpsim.naming import NameClient
 
 MODELS = REPO.parent / "shared" / "models"

@@ -35,17 +35,17 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_tick import External  # noqa: E402
-from hrpsim.engines.ode.engine import World  # noqa: E402
-from hrpsim.modelloader import load_body  # noqa: E402
-from hrpsim.simserver.hub import ControllerHub  # noqa: E402
-from hrpsim.simserver.range_sensors import RangeScanner  # noqa: E402
-from hrpsim.simserver.sensor_delivery import link_states_of  # noqa: E402
-from hrpsim.simserver.vision_sensors import SceneRenderer  # noqa: E402
 from procs import nameserver_process  # noqa: E402
 
 from hrpsim.bodyinfo import Body  # noqa: E402
+from hrpsim.engines.ode.engine import OdeEngine  # noqa: E402
+from hrpsim.modelloader import load_body  # noqa: E402
 from hrpsim.naming import Registration  # noqa: E402
 from hrpsim.project import Project, parse_project  # noqa: E402
+from hrpsim.simserver.hub import ControllerHub  # noqa: E402
+from hrpsim.simserver.loop import TickLoop  # noqa: E402
+from hrpsim.simserver.range_sensors import RangeScanner  # noqa: E402
+from hrpsim.simserver.vision_sensors import SceneRenderer  # noqa: E402
 
 TIMESTEP = 0.001
 FRAMES = 60
@@ -91,7 +91,7 @@ class Lockstep(External):
 
     def __init__(self, name: str, bodies: dict[str, Body], cameras: str, nameserver: str, ctx: zmq.Context) -> None:
         project = _project(name, cameras)
-        self.world = World(project, bodies)
+        self.world = OdeEngine(project, bodies)
         self.hub = ControllerHub(self.world, project, context=ctx)
         metadata = {"controllers": self.hub.endpoint, "robots": self.world.robots}
         self.reg = Registration(f"sim-{name}", "simserver", self.hub.endpoint, nameserver=nameserver, metadata=metadata)
@@ -116,6 +116,13 @@ class Lockstep(External):
         if self.hub.wait_for_controllers([f"pd-{name}"], 60.0):
             self.close()
             raise RuntimeError(f"the controller of {name} did not attach")
+        self.loop = TickLoop(self.world, self.hub)
+
+    def run(self, ticks: int) -> float:
+        start = time.perf_counter()
+        for _ in range(ticks):
+            self.loop.tick_once()
+        return ticks / (time.perf_counter() - start)
 
 
 def _per_call_s(call, count: int) -> float:
@@ -128,8 +135,8 @@ def _per_call_s(call, count: int) -> float:
 
 def _alone() -> dict[str, float]:
     bodies = _bodies(camera=True, laser=True)
-    world = World(_project("alone", "inline"), bodies)
-    states = link_states_of(world)
+    world = OdeEngine(_project("alone", "inline"), bodies)
+    states = world.link_states
     tick_s = _per_call_s(world.step, TICKS)
     renderer = SceneRenderer(bodies, {"robot"})
     try:

@@ -1,6 +1,6 @@
 """Lockstep ticks/s of sample1 with an external controller process vs the same PD law in-process.
 
-World: sample1.wrl on floor.wrl, 1 ms step, world.step, every joint in torque mode under the PD law
+OdeEngine: sample1.wrl on floor.wrl, 1 ms step, world.step, every joint in torque mode under the PD law
 of bench/tick_pd_controller.py (P 8000, D 100, holding the initial pose). `lockstep_ratio` =
 external / in-process ticks/s: the in-process loop calls the PD function between collide and
 integrate; the external loop runs the real ControllerHub with the controller as a separate process
@@ -33,14 +33,15 @@ MODELS = REPO.parent / "shared" / "models" / "openhrp3" / "model"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hrpsim.engines.ode.engine import World  # noqa: E402
-from hrpsim.modelloader import load_body  # noqa: E402
-from hrpsim.simserver.hub import ControllerHub  # noqa: E402
 from procs import nameserver_process  # noqa: E402
 from tick_pd_controller import pd_torque  # noqa: E402
 
+from hrpsim.engines.base import JointCommand  # noqa: E402
+from hrpsim.engines.ode.engine import OdeEngine  # noqa: E402
+from hrpsim.modelloader import load_body  # noqa: E402
 from hrpsim.naming import Registration  # noqa: E402
 from hrpsim.project import ControllerConfig, Project, parse_project  # noqa: E402
+from hrpsim.simserver.hub import ControllerHub  # noqa: E402
 
 TIMESTEP = 0.001
 BLOCK = 250
@@ -63,13 +64,13 @@ def _project(robots: int, controlled: int) -> Project:
     return parse_project(data, str(Path(tempfile.gettempdir()) / "bench_tick.yaml"))
 
 
-def _world(project: Project, cache: dict) -> World:
+def _world(project: Project, cache: dict) -> OdeEngine:
     bodies = {}
     for m in project.models:
         if m.file not in cache:
             cache[m.file] = load_body(m.file)
         bodies[m.name] = cache[m.file]
-    return World(project, bodies)
+    return OdeEngine(project, bodies)
 
 
 class External:
@@ -123,15 +124,15 @@ class InProcess:
         self.robot = project.controllers[0].robot
         names = self.world.body(self.robot).joint_names
         self.world.command(self.robot, modes=dict.fromkeys(names, "torque"))
-        self.q_ref = self.world.state(self.robot)["q"].copy()
+        self.q_ref = self.world.read(self.robot).q.copy()
 
     def run(self, ticks: int) -> float:
         world, robot, q_ref = self.world, self.robot, self.q_ref
         start = time.perf_counter()
         for _ in range(ticks):
             world.collide()
-            state = world.state(robot)
-            world.command(robot, torque=pd_torque(q_ref, state["q"], state["dq"]))
+            state = world.read(robot)
+            world.apply(robot, JointCommand(torque=pd_torque(q_ref, state.q, state.dq)))
             world.integrate()
         return ticks / (time.perf_counter() - start)
 

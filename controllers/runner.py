@@ -33,13 +33,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from hrpsim import tick as proto
+from hrpsim.bodyinfo import Body
 from hrpsim.controllers.base import Controller
 from hrpsim.controllers.command import Command
 from hrpsim.controllers.link import SimulatorLink
 from hrpsim.controllers.state import JointIndex, State
-
-from hrpsim import tick as proto
-from hrpsim.bodyinfo import Body
 from hrpsim.errors import ConfigError, HrpsimError, NotFound, PeerGone, RequestError, Timeout
 from hrpsim.logs import setup_logging
 from hrpsim.naming import NameClient, Registration, nameserver_address

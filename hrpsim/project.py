@@ -15,11 +15,9 @@ from typing import Any
 
 import yaml
 
+from hrpsim.conventions import DRIVE_MODES, POLICIES, SYNC_MODES, period_ticks
 from hrpsim.errors import ConfigError
 
-SYNC_MODES = ("lockstep", "realtime")
-DRIVE_MODES = ("torque", "high_gain", "velocity")
-POLICIES = ("stop", "hold", "zero")
 SOLVERS = ("step", "quickstep")
 COLLISION_MODES = ("builtin", "service")
 CAMERA_MODES = ("inline", "process")  # cameras render in the simulator's process, or in one of their own
@@ -302,8 +300,7 @@ def _cross_check(c: _Checker, p: Project) -> None:
     for i, ctl in enumerate(p.controllers):
         if ctl.robot not in names:
             c.bad(f"controllers[{i}].robot", f"no model named {ctl.robot!r} (models: {', '.join(names)})")
-        ratio = ctl.period / p.world.timestep
-        if abs(ratio - round(ratio)) > 1e-6 or round(ratio) < 1:
+        if period_ticks(ctl.period, p.world.timestep) is None:
             c.bad(f"controllers[{i}].period",
                   f"{ctl.period} is not a whole multiple of world.timestep {p.world.timestep}")
     for i, pair in enumerate(p.collisions):

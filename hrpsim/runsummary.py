@@ -1,4 +1,4 @@
-"""The run summary: its fields (DESIGN.md) and how it reads on a terminal."""
+"""The run summary: its fields (docs/architecture.md, "The run summary") and how it reads on a terminal."""
 
 from __future__ import annotations
 

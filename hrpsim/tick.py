@@ -14,7 +14,8 @@ controller -> simulator
     ``command`` {tick, torque?, q_ref?, dq_ref?, modes?, joints?}
     ``bye``     {reason}
 simulator -> controller
-    ``welcome`` {controller, robot, period, every, timestep, sync, policy, deadline, joints, sensors, body}
+    ``welcome`` {controller, robot, period, every, timestep, sync, policy, deadline, joints, sensors, body,
+                 end_time}
     ``state``   {tick, time, q, dq, tau, root_position, root_rotation, root_velocity, sensors}
     ``error``   {field, message, tick, fatal}
     ``bye``     {reason}
@@ -33,17 +34,16 @@ from typing import Any
 import numpy as np
 
 from hrpsim.codec import CODEC, PROTOCOL_VERSION
+from hrpsim.conventions import DRIVE_MODES, POLICIES
 from hrpsim.errors import ProtocolError, RequestError
 
 HELLO, WELCOME, STATE, COMMAND, ERROR, BYE = "hello", "welcome", "state", "command", "error", "bye"
 TO_SIMULATOR = (HELLO, COMMAND, BYE)
 TO_CONTROLLER = (WELCOME, STATE, ERROR, BYE)
-DRIVE_MODES = ("torque", "high_gain", "velocity")
 COMMAND_ARRAYS = ("torque", "q_ref", "dq_ref")
 COMMAND_FIELDS = frozenset(("v", "type", "tick", "joints", "modes", "sensors", *COMMAND_ARRAYS))
 STATE_ARRAYS = {"q": (-1,), "dq": (-1,), "tau": (-1,), "root_position": (3,), "root_rotation": (3, 3),
                 "root_velocity": (6,)}
-POLICIES = ("stop", "hold", "zero")
 
 
 # --- framing ---
@@ -128,11 +128,13 @@ class Welcome:
     joints: list[str]
     sensors: list[dict[str, Any]]
     body: dict[str, Any] = field(repr=False)
+    end_time: float | None = None  # simulated time at which the run ends (a bye follows)
 
 
 def parse_welcome(msg: dict[str, Any]) -> Welcome:
     try:
-        return Welcome(**{k: msg[k] for k in Welcome.__dataclass_fields__})
+        return Welcome(**{k: msg[k] for k in Welcome.__dataclass_fields__ if k != "end_time"},
+                       end_time=msg.get("end_time"))
     except KeyError as exc:
         raise ProtocolError(f"welcome message lacks field {exc.args[0]!r}") from None
 
@@ -173,6 +175,7 @@ class Command:
     dq_ref: np.ndarray | None = None
     modes: dict[str, str] = field(default_factory=dict)
     sensors: dict[str, bool] = field(default_factory=dict)  # range/vision sensor -> switched on
+    received: dict[str, Any] = field(default_factory=dict, repr=False)  # the message's fields as sent
 
 
 def command(tick: int, *, torque: Any = None, q_ref: Any = None, dq_ref: Any = None,
@@ -255,6 +258,7 @@ def parse_command(msg: dict[str, Any], *, joint_names: list[str], index_of: dict
                                f"(modes: {', '.join(DRIVE_MODES)})")
     cmd.modes = dict(modes)
     cmd.sensors = _sensor_switches(msg.get("sensors"))
+    cmd.received = {k: v for k, v in msg.items() if k not in ("v", "type")}
     return cmd
 
 

@@ -17,6 +17,10 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+from lxml import etree
+
+from hrpsim.bodyinfo import Actuator, Appearance, Body, Link, Manipulator, Mimic, Sensor, Shape
+from hrpsim.errors import ModelError
 from hrpsim.modelloader.collada_geometry import Document, parse_document, read_geometry, scene_roots, transform
 from hrpsim.modelloader.collada_kinematics import KinLink, read_formulas, read_joints, read_links
 from hrpsim.modelloader.collada_sensors import sensor_params, sensor_types
@@ -29,10 +33,6 @@ from hrpsim.modelloader.collada_system import (
     read_sensors,
 )
 from hrpsim.modelloader.urdf_xml import Problems, floats, inverse, number, read_file
-from lxml import etree
-
-from hrpsim.bodyinfo import Actuator, Appearance, Body, Link, Manipulator, Mimic, Sensor, Shape
-from hrpsim.errors import ModelError
 
 ACTUATOR_FIELDS = {"gear_ratio": "gear_ratio", "rotor_inertia": "rotor_inertia", "torque_constant": "torque_const"}
 

@@ -25,6 +25,9 @@ import os
 from pathlib import Path
 
 import numpy as np
+
+from hrpsim.bodyinfo import JOINT_TYPES, Body, ExtraJoint, Link, Sensor
+from hrpsim.errors import ModelError
 from hrpsim.modelloader.openhrp_mass import MassPart, combine, inertia_problem, place
 from hrpsim.modelloader.openhrp_sensors import SENSOR_PROTOS, duplicate_ids, sensor_params
 from hrpsim.modelloader.vrml.fields import FieldReader
@@ -32,14 +35,10 @@ from hrpsim.modelloader.vrml.files import SceneLoader
 from hrpsim.modelloader.vrml.nodes import Node, ParsedFile, Where
 from hrpsim.modelloader.vrml.scope import instantiate
 from hrpsim.modelloader.vrml_shapes import shape_of
-
-from hrpsim.bodyinfo import Body, ExtraJoint, Link, Sensor
-from hrpsim.errors import ModelError
 from hrpsim.transforms import pose
 
 log = logging.getLogger("hrpsim.modelloader")
 
-JOINT_TYPES = ("free", "rotate", "slide", "fixed", "crawler")
 EXTRA_JOINT_TYPES = ("xyz", "xy", "z", "ball", "piston")
 _AXIS_LETTERS = {"X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0)}
 _GROUPS = ("Group", "Anchor", "Collision", "Billboard")

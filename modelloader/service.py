@@ -22,11 +22,10 @@ import time
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from hrpsim.modelloader import load_body
-from hrpsim.modelloader.cache import BodyCache, CacheKey, file_sha256
-
 from hrpsim.errors import HrpsimError, RequestError
 from hrpsim.logs import setup_logging
+from hrpsim.modelloader import load_body
+from hrpsim.modelloader.cache import BodyCache, CacheKey, file_sha256
 from hrpsim.service import DEFAULT_BIND, Operation, Service
 
 log = logging.getLogger("hrpsim.modelloader")

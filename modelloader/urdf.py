@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from hrpsim.modelloader.urdf_geometry import GeometryContext, collect_materials, material_of, read_origin, read_shape
-from hrpsim.modelloader.urdf_xml import Problems, floats, number, parse_xml, read_file
 from lxml import etree
 
 from hrpsim.bodyinfo import Body, Link, Mimic
+from hrpsim.modelloader.urdf_geometry import GeometryContext, collect_materials, material_of, read_origin, read_shape
+from hrpsim.modelloader.urdf_xml import Problems, floats, number, parse_xml, read_file
 
 JOINT_TYPES = {"revolute": "rotate", "continuous": "rotate", "prismatic": "slide", "fixed": "fixed", "floating": "free"}
 MOVABLE = ("revolute", "continuous", "prismatic")

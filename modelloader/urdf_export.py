@@ -15,12 +15,12 @@ import math
 from pathlib import Path
 
 import numpy as np
-from hrpsim.modelloader.urdf import NO_LIMIT as HUGE_LIMIT  # URDF has no infinite position limits
-from hrpsim.modelloader.urdf_geometry import CYLINDER_TO_Y
-from hrpsim.modelloader.urdf_xml import matrix_rpy
 from lxml import etree
 
 from hrpsim.bodyinfo import Body, Link, Shape
+from hrpsim.modelloader.urdf import NO_LIMIT as HUGE_LIMIT  # URDF has no infinite position limits
+from hrpsim.modelloader.urdf_geometry import CYLINDER_TO_Y
+from hrpsim.modelloader.urdf_xml import matrix_rpy
 from hrpsim.transforms import axis_angle_matrix
 
 

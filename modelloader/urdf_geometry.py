@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from hrpsim.modelloader.meshes import MeshError, load_mesh
-from hrpsim.modelloader.urdf_xml import Problems, floats, number, rpy_matrix
 from lxml import etree
 
 from hrpsim.bodyinfo import Appearance, Shape
+from hrpsim.modelloader.meshes import MeshError, load_mesh
+from hrpsim.modelloader.urdf_xml import Problems, floats, number, rpy_matrix
 from hrpsim.transforms import axis_angle_matrix
 
 # A URDF cylinder's axis is its Z; BodyInfo's (VRML's) is Y: Rx(+90 deg) takes Y onto Z.

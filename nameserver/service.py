@@ -7,9 +7,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from hrpsim.nameserver.registry import Registry
-
 from hrpsim.logs import setup_logging
+from hrpsim.nameserver.registry import Registry
 from hrpsim.naming import nameserver_address
 from hrpsim.service import Operation, Service
 

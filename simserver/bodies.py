@@ -3,14 +3,10 @@ or in-process when the project says ``services: {loader: local}``."""
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from hrpsim.bodyinfo import Body
-from hrpsim.errors import ConfigError, HrpsimError, ModelError
+from hrpsim.errors import HrpsimError, ModelError
+from hrpsim.models import fetch_body
 from hrpsim.project import ModelConfig, Project
-
-LOADER_TIMEOUT = 60.0  # s: a large mesh model takes a while to parse the first time
 
 
 def load_bodies(project: Project, nameserver: str | None) -> dict[str, Body]:
@@ -33,13 +29,7 @@ def load_bodies(project: Project, nameserver: str | None) -> dict[str, Body]:
 
 
 def _fetch(mc: ModelConfig, nameserver: str | None) -> Body:
-    try:
-        models = importlib.import_module("hrpsim.models")
-    except ImportError:
-        raise ConfigError("this installation has no modelloader client (hrpsim.models); "
-                          "set 'services: {loader: local}' in the project to load models in-process") from None
-    result: Any = models.fetch_body(mc.file, nameserver=nameserver, options=mc.options or None)
-    return result if isinstance(result, Body) else Body.from_wire(result)
+    return fetch_body(mc.file, nameserver=nameserver, options=mc.options or None)
 
 
 def _load_local(mc: ModelConfig) -> Body:

@@ -1,8 +1,9 @@
 """The world-state stream for observers: a PUB socket that never holds the simulation up.
 
 Each frame is two parts, the topic ``b"world"`` and a codec-encoded map
-``{time, tick, bodies: {model: {poses: (links, 7) [x y z qw qx qy qz], q: (joints,)}}}``.
-The send high-water mark is small and sends never block: a slow subscriber loses frames.
+``{time, tick, bodies: {model: {poses: (links, 7) [x y z qw qx qy qz], q: (joints,)}}}``, sent every
+``world.publish_every`` ticks. The send high-water mark is small and sends never block: a slow
+subscriber loses frames.
 """
 
 from __future__ import annotations
@@ -12,10 +13,24 @@ from typing import Any
 import zmq
 
 from hrpsim.codec import CODEC
+from hrpsim.engines.base import Engine
 from hrpsim.naming import advertised
+from hrpsim.simserver.record import TickRecord
 
 TOPIC = b"world"
 SEND_HWM = 4
+
+
+def world_frame(record: TickRecord) -> dict[str, Any]:
+    """The stream's frame of one tick: every model's link poses, and the robots' joint values."""
+    bodies: dict[str, Any] = {}
+    robots = set(record.robots)
+    for name in record.engine.model_names:
+        entry: dict[str, Any] = {"poses": record.links(name).poses()}
+        if name in robots:
+            entry["q"] = record.state(name).q
+        bodies[name] = entry
+    return {"time": record.time, "tick": record.tick, "bodies": bodies}
 
 
 class StatePublisher:
@@ -27,6 +42,19 @@ class StatePublisher:
         self.endpoint = advertised(self.socket.getsockopt_string(zmq.LAST_ENDPOINT))
         self.sent = 0
         self.dropped = 0
+        self.every = 1
+
+    # --- as an observer of the tick loop ---
+
+    def begin(self, engine: Engine) -> None:
+        self.every = max(1, int(engine.project.world.publish_every))
+
+    def observe(self, record: TickRecord) -> None:
+        if record.tick % self.every == 0:
+            self.publish(world_frame(record))
+
+    def end(self, summary: dict[str, Any]) -> None:
+        """Frames already sent are all there is."""
 
     def publish(self, frame: dict[str, Any]) -> None:
         try:

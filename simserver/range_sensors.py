@@ -18,13 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+
+from hrpsim.bodyinfo import Body
 from hrpsim.collision.scene import Scene
 from hrpsim.engines.base import LinkStates
 from hrpsim.engines.ode import rays
-from hrpsim.simserver.sensor_mounts import Mount, link_frames
-
-from hrpsim.bodyinfo import Body
 from hrpsim.errors import ConfigError
+from hrpsim.simserver.sensor_mounts import Mount, link_frames
 
 # The format's defaults (RangeSensor PROTO): used where a model file leaves a field out.
 DEFAULTS = {"scanAngle": 3.14159, "scanStep": 0.1, "scanRate": 10.0, "maxDistance": 10.0}

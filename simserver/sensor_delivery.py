@@ -12,22 +12,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-from hrpsim.engines.base import LinkStates
-from hrpsim.simserver.sensor_frames import SensorFrames
-
+from hrpsim.engines.base import Engine, LinkStates
 from hrpsim.errors import NotFound, RequestError
+from hrpsim.simserver.sensor_frames import SensorFrames
 
 
 class SensorDelivery:
     @classmethod
-    def for_world(cls, world: Any) -> SensorDelivery | None:
-        """Delivery of the range and vision sensors of the world's robots; None when they have none."""
-        robots = set(world.robots)
-        if not any(s.type in ("range", "vision") for name in robots for s in world.body(name).sensors):
+    def for_world(cls, engine: Engine) -> SensorDelivery | None:
+        """Delivery of the range and vision sensors of the engine's robots; None when they have none."""
+        robots = set(engine.robots)
+        if not any(s.type in ("range", "vision") for name in robots for s in engine.body(name).sensors):
             return None
-        frames = SensorFrames(world.bodies, world.timestep, cameras=world.project.world.cameras, sensing=robots)
-        return cls(frames, link_states_of(world))
+        frames = SensorFrames(engine.bodies, engine.timestep, cameras=engine.project.world.cameras, sensing=robots)
+        return cls(frames, engine.link_states)
 
     def __init__(self, frames: SensorFrames, link_states: Callable[[str], LinkStates] | None = None) -> None:
         self.frames = frames
@@ -84,15 +82,3 @@ def with_readings(state: dict[str, Any], readings: dict[str, dict[str, Any]]) ->
     """A robot state (wire form) whose ``sensors`` also hold these range and vision readings."""
     return {**state, "sensors": {**state.get("sensors", {}), **readings}}
 
-
-def link_states_of(world: Any) -> Callable[[str], LinkStates]:
-    """``link_states(model)`` of a world: the engine's own, or built from the world's link poses."""
-    if hasattr(world, "link_states"):
-        return world.link_states
-
-    def states(name: str) -> LinkStates:
-        poses = world.model(name).link_poses()
-        still = np.zeros((len(poses), 3))
-        return LinkStates(poses[:, :3], poses[:, 3:], still, still.copy())
-
-    return states

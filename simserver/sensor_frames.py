@@ -17,14 +17,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from hrpsim.bodyinfo import Body
 from hrpsim.engines.base import LinkStates
 from hrpsim.simserver.range_sensors import RangeScanner
 from hrpsim.simserver.render_process import RenderProcess
 from hrpsim.simserver.sensor_mounts import link_frames
 from hrpsim.simserver.sensor_schedule import SensorSchedule
 from hrpsim.simserver.vision_sensors import SceneRenderer, cameras_of
-
-from hrpsim.bodyinfo import Body
 
 Readings = dict[str, dict[str, dict[str, Any]]]  # model -> label -> reading
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from hrpsim.engines.base import LinkStates
 
 from hrpsim.bodyinfo import Sensor
+from hrpsim.engines.base import LinkStates
 from hrpsim.transforms import pose
 
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-from hrpsim.engines.ode.model import LinkSim, OdeModel
 
 from hrpsim.bodyinfo import Sensor
+from hrpsim.engines.ode.model import LinkSim, OdeModel
 
 log = logging.getLogger("hrpsim.simserver")
 

@@ -25,12 +25,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from hrpsim.engines.base import LinkStates
-from hrpsim.simserver.render_meshes import shape_triangles
-from hrpsim.simserver.sensor_mounts import Mount, link_frames
 
 from hrpsim.bodyinfo import Body, Shape
+from hrpsim.engines.base import LinkStates
 from hrpsim.errors import ConfigError
+from hrpsim.simserver.render_meshes import shape_triangles
+from hrpsim.simserver.sensor_mounts import Mount, link_frames
 
 IMAGE_TYPES = {
     "COLOR": ("color",),

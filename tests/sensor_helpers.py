@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from hrpsim.simserver.sensor_delivery import link_states_of  # noqa: F401 - the tests' way to pose a world
 from sim_helpers import model, project
 
 from hrpsim.bodyinfo import Appearance, Body, Link, Sensor, Shape

@@ -59,7 +59,7 @@ def pendulum_body(mass: float = 1.0, length: float = 0.5, rod_radius: float = 0.
 
 def project(tmp: Path, models: list[tuple[ModelConfig, Body]], *, timestep: float = 0.001,
             collisions: list[CollisionPair] | None = None, **world: object) -> tuple[Project, dict[str, Body]]:
-    """A Project object (no file) and its bodies, for building a World directly."""
+    """A Project object (no file) and its bodies, for building a OdeEngine directly."""
     ode_keys = {f.name for f in dataclasses.fields(OdeConfig)}
     ode = OdeConfig(**{k: v for k, v in world.items() if k in ode_keys})  # type: ignore[arg-type]
     rest = {k: v for k, v in world.items() if k not in ode_keys}

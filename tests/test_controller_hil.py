@@ -55,7 +55,7 @@ def test_replayed_angles_reach_the_controller(nameserver, tmp_path):
     recorder = write_controller(tmp_path, "recorder", f"""
         import numpy as np
         from hrpsim.controllers import Controller
-        from hrpsim.hil.motion_data import read_motion
+        from hrpsim.controllers.motion_data import read_motion
 
         class Recorder(Controller):
             def start(self, body):
@@ -76,3 +76,22 @@ def test_replayed_angles_reach_the_controller(nameserver, tmp_path):
     while not out.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert float(out.read_text()) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_one_controller_against_the_simulator_and_the_stand_in_through_the_same_loop(nameserver, tmp_path):
+    """The same program, unchanged, against ODE and against the stand-in: both runs come out of the one
+    tick loop (same summary, same figures), only the engine differs."""
+    from controller_helpers import Stack
+
+    controller = EXAMPLES / "controllers" / "pa10_follow.py"
+    stand_in = run_stand_in(tmp_path, nameserver, [], controller, 0.2)
+    with Stack(tmp_path, nameserver, EXAMPLES / "pa10.yaml", until=0.2) as stack:
+        stack.controller(controller, name="pa10_follow", robot="pa10")
+        simulated = stack.run()
+    assert (stand_in["engine"], simulated["engine"]) == ("kinematic", "ode")
+    assert set(stand_in) == set(simulated)
+    for summary in (stand_in, simulated):
+        report = summary["controllers"]["pa10_follow"]
+        assert summary["error"] is None and summary["ticks"] == 200
+        assert report["ticks"] == 200 and report["missed"] == 0 and report["errors"] == 0
+        assert summary["robots"]["pa10"]["has_joints"] is True

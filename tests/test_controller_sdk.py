@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from controller_helpers import EXAMPLES, write_controller
+
 from hrpsim.controllers.command import Command
 from hrpsim.controllers.runner import _controller_options, load_controller
 from hrpsim.controllers.state import JointIndex, State
-
 from hrpsim.errors import ConfigError, NotFound, RequestError
 
 JOINTS = JointIndex(["HIP", "KNEE", "ANKLE"])

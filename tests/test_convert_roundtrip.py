@@ -10,11 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from lxml import etree
+from urdf_helpers import MODELS, SR1, WAM, corpus_models
+
 from hrpsim.modelloader import load_body
 from hrpsim.modelloader.urdf import load_urdf
 from hrpsim.modelloader.urdf_export import write_urdf
-from lxml import etree
-from urdf_helpers import MODELS, SR1, WAM, corpus_models
 
 MODEL_PATHS = corpus_models()
 
@@ -124,9 +125,8 @@ def test_convert_command_reports_a_broken_input(tmp_path: Path):
 
 
 def test_shapes_urdf_has_no_primitive_for_become_meshes(tmp_path: Path):
-    from hrpsim.modelloader.urdf_xml import rpy_matrix
-
     from hrpsim.bodyinfo import Body, Link, Shape
+    from hrpsim.modelloader.urdf_xml import rpy_matrix
 
     turned = rpy_matrix(np.array([0.3, -0.2, 1.0]))
     shapes = [

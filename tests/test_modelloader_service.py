@@ -6,12 +6,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hrpsim.modelloader import load_body
 from modelloader_helpers import MODELS, modelloader_process
 
 from hrpsim.bodyinfo import bodies_equal
 from hrpsim.client import Client
 from hrpsim.errors import ModelError, NotFound, RequestError
+from hrpsim.modelloader import load_body
 from hrpsim.models import fetch_body
 
 

@@ -8,8 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hrpsim.engines.ode.engine import World
-from hrpsim.simserver.range_sensors import RangeScanner
 from sensor_helpers import (
     BACK,
     BALL_CENTRE,
@@ -18,12 +16,13 @@ from sensor_helpers import (
     SENSOR_HEIGHT,
     WALL_X,
     known_scene,
-    link_states_of,
     range_sensor,
 )
 
 from hrpsim.bodyinfo import Shape
+from hrpsim.engines.ode.engine import OdeEngine
 from hrpsim.errors import ConfigError
+from hrpsim.simserver.range_sensors import RangeScanner
 
 MAX_DISTANCE = 5.0
 
@@ -54,9 +53,9 @@ def _scan(tmp_path: Path, stand_shapes: list[Shape] | None = None) -> tuple[Rang
     proj, bodies = known_scene(tmp_path, [range_sensor("front", FRONT), range_sensor("back", BACK)])
     if stand_shapes:
         bodies["stand"].links[0].shapes = stand_shapes
-    world = World(proj, bodies)
+    world = OdeEngine(proj, bodies)
     scanner = RangeScanner(bodies)
-    return scanner, scanner.scan(["front", "back"], link_states_of(world))
+    return scanner, scanner.scan(["front", "back"], world.link_states)
 
 
 def test_readings_match_the_analytic_distances_to_a_plane_a_box_face_and_a_sphere(tmp_path: Path) -> None:
@@ -83,9 +82,9 @@ def test_the_sensor_does_not_see_the_link_it_is_mounted_in(tmp_path: Path) -> No
 
 def test_a_sensor_without_a_scan_has_one_beam_straight_ahead(tmp_path: Path) -> None:
     proj, bodies = known_scene(tmp_path, [range_sensor("front", FRONT, scanAngle=0.0)])
-    world = World(proj, bodies)
+    world = OdeEngine(proj, bodies)
     scanner = RangeScanner(bodies)
-    reading = scanner.scan(["front"], link_states_of(world))["front"]
+    reading = scanner.scan(["front"], world.link_states)["front"]
     assert reading.shape == (1,) and reading[0] == pytest.approx(WALL_X, abs=1e-6)
 
 

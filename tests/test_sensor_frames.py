@@ -6,18 +6,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from hrpsim.engines.ode.engine import World
-from hrpsim.simserver.sensor_frames import SensorFrames
-from sensor_helpers import FORWARD, FRONT, known_scene, link_states_of, range_sensor
+from sensor_helpers import FORWARD, FRONT, known_scene, range_sensor
 from sensor_helpers import camera as camera_sensor
+
+from hrpsim.engines.ode.engine import OdeEngine
+from hrpsim.simserver.sensor_frames import SensorFrames
 
 
 def _run(tmp_path: Path, cameras: str, ticks: int) -> dict[int, dict]:
     proj, bodies = known_scene(tmp_path, [range_sensor("laser", FRONT), camera_sensor("eye", FORWARD)])
-    world = World(proj, bodies)
+    world = OdeEngine(proj, bodies)
     frames = SensorFrames(bodies, proj.world.timestep, cameras=cameras)
     try:
-        states = link_states_of(world)
+        states = world.link_states
         return {k: got for k in range(ticks) if (got := frames.frames(k, k * proj.world.timestep, states))}
     finally:
         frames.close()
@@ -45,11 +46,11 @@ def test_a_rendering_process_delivers_the_same_images_one_frame_later(tmp_path: 
 
 def test_a_switched_off_sensor_gives_nothing(tmp_path: Path) -> None:
     proj, bodies = known_scene(tmp_path, [range_sensor("laser", FRONT), camera_sensor("eye", FORWARD)])
-    world = World(proj, bodies)
+    world = OdeEngine(proj, bodies)
     frames = SensorFrames(bodies, proj.world.timestep)
     try:
         frames.switch("eye", on=False)
-        got = frames.frames(0, 0.0, link_states_of(world))
+        got = frames.frames(0, 0.0, world.link_states)
         assert set(got["stand"]) == {"laser"}
     finally:
         frames.close()

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from hrpsim.simserver.sensor_schedule import SensorSchedule
 
 from hrpsim.errors import ConfigError, NotFound
+from hrpsim.simserver.sensor_schedule import SensorSchedule
 
 
 def _ticks(schedule: SensorSchedule, name: str, ticks: int) -> list[int]:

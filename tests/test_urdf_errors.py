@@ -7,13 +7,13 @@ import re
 from pathlib import Path
 
 import pytest
-from hrpsim.modelloader.urdf import load_urdf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from urdf_helpers import SR1, inertial, robot, write
 
 from hrpsim.bodyinfo import Body
 from hrpsim.errors import ModelError
+from hrpsim.modelloader.urdf import load_urdf
 
 
 def _problems(tmp_path: Path, text: str) -> tuple[Path, list[str]]:

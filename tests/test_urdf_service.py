@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hrpsim.modelloader import load_body
 from modelloader_helpers import modelloader_process
 from urdf_helpers import PUMA, SR1, WAM
 
 from hrpsim.bodyinfo import Body, bodies_equal
 from hrpsim.client import Client
 from hrpsim.errors import ModelError
+from hrpsim.modelloader import load_body
 
 
 @pytest.fixture

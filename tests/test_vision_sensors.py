@@ -8,21 +8,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hrpsim.engines.ode.engine import World
-from hrpsim.simserver.vision_sensors import SceneRenderer
-from sensor_helpers import DOWN, FORWARD, SENSOR_HEIGHT, WALL_X, camera, known_scene, link_states_of
+from sensor_helpers import DOWN, FORWARD, SENSOR_HEIGHT, WALL_X, camera, known_scene
 
+from hrpsim.engines.ode.engine import OdeEngine
 from hrpsim.errors import ConfigError
+from hrpsim.simserver.vision_sensors import SceneRenderer
 
 WIDTH, HEIGHT, FOV = 320, 240, 0.785398
 
 
 def _render(tmp_path: Path, rotation: np.ndarray, *, wall_and_ball: bool = True, **params: object) -> tuple:
     proj, bodies = known_scene(tmp_path, [camera("eye", rotation, **params)], wall_and_ball=wall_and_ball)
-    world = World(proj, bodies)
+    world = OdeEngine(proj, bodies)
     renderer = SceneRenderer(bodies)
     try:
-        return renderer.cameras["eye"], renderer.render(["eye"], link_states_of(world))["eye"]
+        return renderer.cameras["eye"], renderer.render(["eye"], world.link_states)["eye"]
     finally:
         renderer.close()
 

@@ -12,13 +12,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hrpsim.modelloader import load_body
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from modelloader_helpers import MODELS, vrml_corpus_files, vrml_facts
 
 from hrpsim.bodyinfo import Body
 from hrpsim.errors import ModelError
+from hrpsim.modelloader import load_body
 
 # Bytes that matter to the grammar, plus some that never belong in VRML.
 NASTY = [b"{", b"}", b"[", b"]", b'"', b"#", b",", b".", b"-", b"0", b"9", b"e", b"nan", b"\x00", b"\xff",

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hrpsim.modelloader import load_body
-from hrpsim.modelloader.openhrp_mass import MassPart, combine
 from modelloader_helpers import HRPSIM, MODELS, REPO, write_model
 
 from hrpsim.errors import ModelError
+from hrpsim.modelloader import load_body
+from hrpsim.modelloader.openhrp_mass import MassPart, combine
 
 BROKEN = """
 DEF R Humanoid { humanoidBody [ DEF ROOT Joint { jointType "free" children [

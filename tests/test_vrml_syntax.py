@@ -6,13 +6,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from modelloader_helpers import JOINT_PROTO, write_model
+
+from hrpsim.errors import ModelError
 from hrpsim.modelloader import load_body
 from hrpsim.modelloader.vrml.nodes import Node
 from hrpsim.modelloader.vrml.parser import parse_text
 from hrpsim.modelloader.vrml.scope import instantiate, resolve_file
-from modelloader_helpers import JOINT_PROTO, write_model
-
-from hrpsim.errors import ModelError
 
 
 def test_commas_bare_mf_values_trailing_commas_and_nan(tmp_path: Path) -> None:

@@ -16,10 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import ode
+
+from hrpsim.conventions import excluded_link_pairs
 from hrpsim.engines.ode import params as odeparams
 from hrpsim.engines.ode import trimesh as odemesh
 from hrpsim.engines.ode.model import OdeModel
-
 from hrpsim.project import CollisionPair
 
 SLIDING_SPEED = 1e-3  # m/s above which a contact counts as sliding (for sliding friction)
@@ -67,7 +68,7 @@ class ContactGenerator:
             self.surfaces[(pair.a, pair.b)] = self.surfaces[(pair.b, pair.a)] = surface
             if pair.a == pair.b and pair.a in self.models and not self.models[pair.a].static:
                 self.self_colliding.append(self.models[pair.a])
-        self._excluded = {m.name: _excluded_links(m) for m in self.self_colliding}
+        self._excluded = {m.name: excluded_link_pairs(m.info) for m in self.self_colliding}
         self._surface: Surface | None = None
         self.count = 0
 
@@ -183,11 +184,3 @@ def _is_sliding(contact: ode.Contact, b1: ode.Body | None, b2: ode.Body | None) 
     return float(np.linalg.norm(tangential)) > SLIDING_SPEED
 
 
-def _excluded_links(model: OdeModel) -> set[tuple[int, int]]:
-    """Link pairs that never collide within a model: a link with its parent, and listed pairs."""
-    out = {(min(i, lk.parent), max(i, lk.parent)) for i, lk in enumerate(model.info.links) if lk.parent >= 0}
-    names = {lk.name: i for i, lk in enumerate(model.info.links)}
-    for a, b in model.info.collision_exclusions:
-        if a in names and b in names:
-            out.add((min(names[a], names[b]), max(names[a], names[b])))
-    return out

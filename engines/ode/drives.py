@@ -18,12 +18,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from hrpsim.conventions import DRIVE_MODES
 from hrpsim.engines.ode import params as odeparams
 from hrpsim.engines.ode.model import LinkSim, OdeModel
-
 from hrpsim.errors import ConfigError, RequestError
 
-MODES = ("torque", "high_gain", "velocity")
 HIGH_GAIN_FMAX = 1e7  # N m: bounded only so that ODE's LCP stays a box problem
 
 
@@ -61,8 +61,8 @@ class Drives:
             if name not in self.index:
                 raise RequestError(f"model {self.model.name!r} has no joint {name!r} "
                                    f"(joints: {', '.join(self.model.joint_names)})")
-            if mode not in MODES:
-                raise RequestError(f"joint {name!r}: unknown drive mode {mode!r} (modes: {', '.join(MODES)})")
+            if mode not in DRIVE_MODES:
+                raise RequestError(f"joint {name!r}: unknown drive mode {mode!r} (modes: {', '.join(DRIVE_MODES)})")
         for name, mode in modes.items():
             i = self.index[name]
             if mode == "high_gain" and self.modes[i] != "high_gain":

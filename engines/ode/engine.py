@@ -1,8 +1,8 @@
-"""The simulated world: a project's models in ODE, stepped tick by tick.
+"""The ODE engine: a project's models in ODE, stepped tick by tick, behind engines/base.Engine.
 
-``World(project, bodies)`` builds it; ``collide()`` makes this tick's contacts (the part that
+``OdeEngine(project, bodies)`` builds it; ``collide()`` makes this tick's contacts (the part that
 does not depend on commands, run while controllers think), ``integrate()`` applies commands,
-steps ODE and advances time; ``step()`` is both. ``state(robot)`` and ``command(robot, ...)``
+steps ODE and advances time; ``step()`` is both. ``read(robot)`` and ``apply(robot, command)``
 are what the controller hub uses. Before every collision pass the world checks that no body's
 velocity is non-finite or exploding, because ODE aborts the whole process on such states; it
 raises :class:`SimulationError` naming the model and link and refuses to go on (``failed``)
@@ -16,40 +16,40 @@ from typing import Any
 
 import numpy as np
 import ode
+
+from hrpsim.bodyinfo import Body
+from hrpsim.conventions import MAX_DISTANCE
+from hrpsim.engines.base import Engine, JointCommand, LinkStates, RobotState
 from hrpsim.engines.ode.contacts import ContactGenerator
 from hrpsim.engines.ode.drives import Drives
 from hrpsim.engines.ode.extrajoints import build_extra_joint
 from hrpsim.engines.ode.model import OdeModel
 from hrpsim.engines.ode.placement import current_link_values, place
-from hrpsim.simserver.sensors import SensorSet
-
-from hrpsim.bodyinfo import Body
 from hrpsim.errors import ConfigError, NotFound, RequestError, SimulationError
 from hrpsim.project import Project
+from hrpsim.simserver.sensors import SensorSet
 
 MAX_LINEAR_SPEED = 1e3  # m/s: beyond this a body is exploding, not moving
 MAX_ANGULAR_SPEED = 1e4  # rad/s
-MAX_DISTANCE = 1e6  # m from the origin: ODE's hash space fails an assertion on far larger coordinates
 CONTACT_SURFACE_LAYER = 1e-4  # m of allowed penetration: keeps resting contacts from chattering
 
 log = logging.getLogger("hrpsim.simserver")
 
 
-class World:
+class OdeEngine(Engine):
+    name = "ode"
+
     def __init__(self, project: Project, bodies: dict[str, Body], *, nameserver: str | None = None) -> None:
         self.project = project
         self.bodies = bodies
         self.nameserver = nameserver  # where to find the collision service (world.collision: service)
         self.contacts: ContactGenerator | None = None
-        missing = [m.name for m in project.models if m.name not in bodies]
-        if missing:
-            raise ConfigError(f"{project.path}: no body loaded for model(s) {', '.join(missing)}")
         self.timestep = float(project.world.timestep)
         self._build()
 
-    @classmethod
-    def build(cls, project: Project, bodies: dict[str, Body], *, nameserver: str | None = None) -> World:
-        return cls(project, bodies, nameserver=nameserver)
+    @property
+    def robots(self) -> list[str]:
+        return self._robots
 
     def _build(self) -> None:
         cfg = self.project.world
@@ -80,7 +80,7 @@ class World:
             self.sensors[mc.name] = SensorSet(model, self.timestep, gravity)
             for extra in model.info.extra_joints:
                 self._extra.extend(build_extra_joint(model, extra, self.ode_world))
-        self.robots = [name for name, m in self.models.items() if not m.static]
+        self._robots = [name for name, m in self.models.items() if not m.static]
         self.contacts = self._contact_generator()
         self._velocity_readers = [
             (sim.body.getPosition, sim.body.getLinearVel, sim.body.getAngularVel, model.name, sim.link.name)
@@ -128,7 +128,7 @@ class World:
         if self.contacts is not None:
             self.contacts.release()
         self.contacts = None
-        self._drive_list, self._sensor_list, self._velocity_readers, self._moving = [], [], [], []
+        self._drive_list, self._sensor_list, self._velocity_readers, self._moving, self._robots = [], [], [], [], []
         self._extra, self._external, self._last_state = [], {}, {}
         self.drives, self.sensors = {}, {}
         self.models = {}
@@ -142,16 +142,10 @@ class World:
 
     def rebuild(self, project: Project, bodies: dict[str, Body]) -> None:
         """Replace the whole world by another project's (keeps this object: the hub holds it)."""
-        missing = [m.name for m in project.models if m.name not in bodies]
-        if missing:
-            raise ConfigError(f"{project.path}: no body loaded for model(s) {', '.join(missing)}")
         self.project, self.bodies, self.timestep = project, bodies, float(project.world.timestep)
         self.reset()
 
     # --- lookups ---
-
-    def body(self, name: str) -> Body:
-        return self._model(name).info
 
     def model(self, name: str) -> OdeModel:
         return self._model(name)
@@ -225,7 +219,7 @@ class World:
 
     # --- state and commands ---
 
-    def state(self, robot: str) -> dict[str, Any]:
+    def read(self, robot: str) -> RobotState:
         """The robot's state now: joints in controller order, root pose and velocity, sensors."""
         model = self._robot(robot)
         if self.failed is not None and robot in self._last_state:
@@ -233,33 +227,43 @@ class World:
         root = model.links[0]
         p, r = model.link_origin(root)
         v, w = model.link_velocity(root)
-        state = {
-            "time": self.time,
-            "tick": self.tick,
-            "q": model.joint_values(),
-            "dq": model.joint_rates(),
-            "tau": self.drives[robot].applied(),
-            "root_position": p,
-            "root_rotation": r,
-            "root_velocity": np.concatenate([v, w]),
-            "sensors": self.sensors[robot].read(),
-        }
+        state = RobotState(time=self.time, tick=self.tick, q=model.joint_values(), dq=model.joint_rates(),
+                           tau=self.drives[robot].applied(), root_position=p, root_rotation=r,
+                           root_velocity=np.concatenate([v, w]), sensors=self.sensors[robot].read())
         self._last_state[robot] = state
         return state
 
-    def command(self, robot: str, *, torque: Any = None, q_ref: Any = None, dq_ref: Any = None,
-                modes: dict[str, str] | None = None) -> None:
+    def apply(self, robot: str, command: JointCommand) -> None:
         """Set commands (full length, controller order) and modes; values hold until changed."""
         model = self._robot(robot)
         n = len(model.joints)
         arrays = [_command_array(robot, field, value, n, model.joint_names)
-                  for field, value in (("torque", torque), ("q_ref", q_ref), ("dq_ref", dq_ref))]
+                  for field, value in (("torque", command.torque), ("q_ref", command.q_ref),
+                                       ("dq_ref", command.dq_ref))]
         drives = self.drives[robot]
-        if modes is not None:
-            if not isinstance(modes, dict):
+        if command.modes is not None:
+            if not isinstance(command.modes, dict):
                 raise RequestError(f"robot {robot!r}: 'modes' must be a map joint -> mode")
-            drives.set_modes(modes)
+            drives.set_modes(command.modes)
         drives.set_arrays(*arrays)
+
+    def drive_modes(self, robot: str) -> list[str]:
+        self._robot(robot)
+        return list(self.drives[robot].modes)
+
+    def link_states(self, model: str) -> LinkStates:
+        m = self._model(model)
+        poses = m.link_poses()
+        velocities = [m.link_velocity(sim) for sim in m.links]
+        return LinkStates(positions=poses[:, :3].copy(), quaternions=poses[:, 3:].copy(),
+                          linear=np.array([v for v, _ in velocities]), angular=np.array([w for _, w in velocities]))
+
+    def link_values(self, model: str) -> tuple[np.ndarray, np.ndarray]:
+        return current_link_values(self._model(model))
+
+    def root_pose(self, model: str) -> tuple[np.ndarray, np.ndarray]:
+        m = self._model(model)
+        return m.link_origin(m.links[0])
 
     def set_external_force(self, robot: str, link: str, force: Any, torque: Any = (0.0, 0.0, 0.0)) -> None:
         """A force (at the link origin) and torque, world frame, applied every tick until changed."""

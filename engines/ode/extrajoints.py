@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 import ode
-from hrpsim.engines.ode.model import OdeModel
 
 from hrpsim.bodyinfo import ExtraJoint
+from hrpsim.engines.ode.model import OdeModel
 from hrpsim.errors import ConfigError
 
 SUPPORTED = ("ball", "xyz", "xy", "piston")

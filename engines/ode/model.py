@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import ode
-from hrpsim.engines.ode import params as odeparams
-from hrpsim.engines.ode.geometry import Frame, make_geoms, ode_rotation
 
 from hrpsim.bodyinfo import Body, Link
+from hrpsim.engines.ode import params as odeparams
+from hrpsim.engines.ode.geometry import Frame, make_geoms, ode_rotation
 from hrpsim.errors import ConfigError, RequestError
 from hrpsim.kinematics import forward_kinematics, link_values
 from hrpsim.project import ModelConfig

@@ -4,9 +4,9 @@ rates and the root's pose and velocity become every link body's pose and velocit
 from __future__ import annotations
 
 import numpy as np
+
 from hrpsim.engines.ode.geometry import ode_rotation
 from hrpsim.engines.ode.model import OdeModel
-
 from hrpsim.kinematics import forward_kinematics
 
 

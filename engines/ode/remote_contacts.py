@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 import ode
-from hrpsim.engines.ode.contacts import ContactGenerator, immovable
-from hrpsim.engines.ode.model import OdeModel
 
 from hrpsim.client import Client
+from hrpsim.engines.ode.contacts import ContactGenerator, immovable
+from hrpsim.engines.ode.model import OdeModel
 from hrpsim.errors import HrpsimError, NotFound, SimulationError
 from hrpsim.naming import NameClient
 from hrpsim.project import CollisionPair

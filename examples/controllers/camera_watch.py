@@ -15,8 +15,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from hrpsim.controllers import Controller, run_main
 from PIL import Image
+
+from hrpsim.controllers import Controller, run_main
 
 log = logging.getLogger("camera_watch")
 

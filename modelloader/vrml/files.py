@@ -12,11 +12,10 @@ import os
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from hrpsim.errors import ModelError
 from hrpsim.modelloader.vrml.nodes import ExternProto, ParsedFile, Proto, Where
 from hrpsim.modelloader.vrml.parser import decode, parse_text
 from hrpsim.modelloader.vrml.scope import resolve_file
-
-from hrpsim.errors import ModelError
 
 # A model file is text written by people or exporters; anything this large is not one.
 MAX_FILE_BYTES = 256 * 1024 * 1024

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from hrpsim.modelloader.vrml.nodes import MF, ExternProto, Interface, IsRef, Node, ParsedFile, Proto, Use, Where
 from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from hrpsim.errors import ModelError
+from hrpsim.modelloader.vrml.nodes import MF, ExternProto, Interface, IsRef, Node, ParsedFile, Proto, Use, Where
 
 GRAMMAR = Path(__file__).with_name("vrml97.lark")
 
