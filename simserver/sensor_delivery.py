@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hrpsim.engines.base import Engine, LinkStates
-from hrpsim.errors import NotFound, RequestError
+from hrpsim.errors import ConfigError, NotFound, RequestError, SimulationError
 from hrpsim.simserver.sensor_frames import SensorFrames
 
 
@@ -24,7 +24,10 @@ class SensorDelivery:
         robots = set(engine.robots)
         if not any(s.type in ("range", "vision") for name in robots for s in engine.body(name).sensors):
             return None
-        frames = SensorFrames(engine.bodies, engine.timestep, cameras=engine.project.world.cameras, sensing=robots)
+        try:
+            frames = SensorFrames(engine.bodies, engine.timestep, cameras=engine.project.world.cameras, sensing=robots)
+        except ConfigError as exc:  # a model's sensor or the rendering setup: the run stops saying which
+            raise SimulationError(f"range and vision sensors: {exc}") from None
         return cls(frames, engine.link_states)
 
     def __init__(self, frames: SensorFrames, link_states: Callable[[str], LinkStates] | None = None) -> None:
@@ -69,11 +72,6 @@ class SensorDelivery:
             except NotFound as exc:
                 raise RequestError(f"command field 'sensors': {exc}") from None
 
-    def forget(self) -> None:
-        """Drop what is waiting (after a reset: the readings belong to the run before)."""
-        self._latest.clear()
-        self._seen.clear()
-
     def close(self) -> None:
         self.frames.close()
 
@@ -81,4 +79,3 @@ class SensorDelivery:
 def with_readings(state: dict[str, Any], readings: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """A robot state (wire form) whose ``sensors`` also hold these range and vision readings."""
     return {**state, "sensors": {**state.get("sensors", {}), **readings}}
-

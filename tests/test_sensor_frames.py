@@ -6,10 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from sensor_helpers import FORWARD, FRONT, known_scene, range_sensor
 from sensor_helpers import camera as camera_sensor
 
 from hrpsim.engines.ode.engine import OdeEngine
+from hrpsim.errors import SimulationError
+from hrpsim.simserver.sensor_delivery import SensorDelivery
 from hrpsim.simserver.sensor_frames import SensorFrames
 
 
@@ -54,3 +57,13 @@ def test_a_switched_off_sensor_gives_nothing(tmp_path: Path) -> None:
         assert set(got["stand"]) == {"laser"}
     finally:
         frames.close()
+
+
+def test_a_bad_camera_stops_the_run_naming_the_model_the_sensor_and_the_field(tmp_path: Path) -> None:
+    proj, bodies = known_scene(tmp_path, [camera_sensor("eye", FORWARD, fieldOfView=4.0)])
+    bodies["stand"].static = False  # a robot, so that its sensors are delivered
+    proj.models[-1].static = False
+    engine = OdeEngine(proj, bodies)
+    assert "stand" in engine.robots
+    with pytest.raises(SimulationError, match=r"model 'stand' vision sensor 'eye': fieldOfView must be in"):
+        SensorDelivery.for_world(engine)
