@@ -51,10 +51,6 @@ class SensorFrames:
         rates = {label: s.rate for label, s in ranges.items()} | {label: c.rate for label, c in self.cameras.items()}
         self.schedule = SensorSchedule(timestep, rates)
 
-    @property
-    def labels(self) -> list[str]:
-        return list(self.owner)
-
     def switch(self, label: str, on: bool) -> None:
         self.schedule.switch(label, on)
 
