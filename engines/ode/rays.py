@@ -94,8 +94,9 @@ def _cast_link(hits: Hits, rays: np.ndarray, origins: np.ndarray, directions: np
             _cast_mesh(hits, rays, origins, directions, max_distance, link_pose, shape, body, link)
             continue
         probe = ode.GeomRay(None, float(max_distance))
-        for r in rays:
-            probe.set(tuple(map(float, origins[r])), tuple(map(float, directions[r])))
+        # plain floats once per link: converting each ray's numpy row costs more than ODE's test
+        for r, start, direction in zip(rays.tolist(), origins[rays].tolist(), directions[rays].tolist(), strict=True):
+            probe.set(start, direction)
             for contact in ode.collide(probe, geom):
                 point, normal, depth = contact.getContactGeomParams()[:3]
                 # With the ray first, ODE's normal is the hit surface's outward normal.
