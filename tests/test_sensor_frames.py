@@ -7,11 +7,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sensor_helpers import FORWARD, FRONT, known_scene, range_sensor
+from sensor_helpers import FORWARD, FRONT, ground, known_scene, range_sensor
 from sensor_helpers import camera as camera_sensor
+from sim_helpers import model, project
 
 from hrpsim.engines.ode.engine import OdeEngine
 from hrpsim.errors import SimulationError
+from hrpsim.modelloader import load_body
 from hrpsim.simserver.sensor_delivery import SensorDelivery
 from hrpsim.simserver.sensor_frames import SensorFrames
 
@@ -67,3 +69,19 @@ def test_a_bad_camera_stops_the_run_naming_the_model_the_sensor_and_the_field(tm
     assert "stand" in engine.robots
     with pytest.raises(SimulationError, match=r"model 'stand' vision sensor 'eye': fieldOfView must be in"):
         SensorDelivery.for_world(engine)
+
+
+def test_the_wam_models_laser_and_camera_give_readings(models_dir: Path, tmp_path: Path) -> None:
+    wam = load_body(models_dir / "openrave" / "robots" / "barrett-wam-sensors.zae")
+    proj, bodies = project(tmp_path, [(model("floor", static=True), ground()), (model("wam"), wam)])
+    engine = OdeEngine(proj, bodies)
+    frames = SensorFrames(bodies, proj.world.timestep, sensing={"wam"})
+    try:
+        got = frames.frames(0, 0.0, engine.link_states)["wam"]
+    finally:
+        frames.close()
+    # the file gives the laser no scan fields: the format's defaults, 3.14159 rad in 0.1 rad steps
+    assert got["base_laser"]["distances"].shape == (31,)
+    assert np.all((got["base_laser"]["distances"] > 0) & (got["base_laser"]["distances"] <= 10.0))
+    assert got["base_camera"]["color"].shape == (480, 640, 3)  # the file's 640x480 COLOR camera
+    assert set(got["base_camera"]) == {"time", "color"}
