@@ -1,6 +1,7 @@
-"""Range and vision readings handed to controllers: each controller gets, with its next state, every
-reading produced since its last one (the latest of each sensor), so a controller that runs every
-few ticks misses no frame and gets none twice.
+"""Range and vision readings handed to controllers: each controller gets, with its next state, the
+latest reading of each sensor produced since its last state, and never one twice. A controller that
+runs every few ticks still sees every sensor slower than itself frame by frame; of a faster sensor
+it sees the newest frame at each of its turns, as a real one would.
 
 The tick loop calls ``produce(tick, time, link_states)`` once per tick before the hub sends states;
 the hub asks ``take(controller, robot)`` for the readings to add to that controller's

@@ -85,3 +85,24 @@ def test_the_wam_models_laser_and_camera_give_readings(models_dir: Path, tmp_pat
     assert np.all((got["base_laser"]["distances"] > 0) & (got["base_laser"]["distances"] <= 10.0))
     assert got["base_camera"]["color"].shape == (480, 640, 3)  # the file's 640x480 COLOR camera
     assert set(got["base_camera"]) == {"time", "color"}
+
+
+def test_a_controller_running_every_other_tick_gets_each_frame_once_with_its_time(tmp_path: Path) -> None:
+    proj, bodies = known_scene(tmp_path, [range_sensor("laser", FRONT, scanRate=300.0)])
+    proj.world.timestep = 0.002  # a 300 Hz laser at 2 ms: frames at ticks 0, 2, 4, 5, 7, 9, 10, ...
+    engine = OdeEngine(proj, bodies)
+    delivery = SensorDelivery(SensorFrames(bodies, proj.world.timestep), engine.link_states)
+    produced, received = [], []
+    try:
+        for tick in range(40):
+            delivery.produce(tick, tick * 0.002)
+            if delivery.frames.schedule.is_due("laser", tick):
+                produced.append(tick * 0.002)
+            if tick % 2 == 0:  # this controller's turn
+                received += [r["time"] for r in delivery.take("every_other", "stand").values()]
+    finally:
+        delivery.close()
+    odd = [t for t in produced if round(t / 0.002) % 2]
+    assert odd and set(received) < set(produced)  # two frames before one turn: the controller gets the later
+    assert received == sorted(set(received))  # none twice, in order
+    assert len(received) == len({(round(t / 0.002) + 1) // 2 for t in produced})  # one per turn after a frame
