@@ -36,10 +36,15 @@ class SensorDelivery:
         self._latest: dict[str, dict[str, tuple[int, dict[str, Any]]]] = {}  # model -> label -> (serial, reading)
         self._seen: dict[str, dict[str, int]] = {}  # controller -> label -> serial last handed over
         self._serial = 0
+        self._last_tick = -1
         self.link_states = link_states
 
     def produce(self, tick: int, sim_time: float, link_states: Callable[[str], LinkStates] | None = None) -> None:
         """Compute the readings due at this tick (the world posed by ``link_states``, or the world's own)."""
+        if tick <= self._last_tick:  # the world was reset: what is waiting belongs to the run before
+            self._latest.clear()
+            self._seen.clear()
+        self._last_tick = tick
         for model, readings in self.frames.frames(tick, sim_time, link_states or self.link_states).items():
             latest = self._latest.setdefault(model, {})
             for label, reading in readings.items():

@@ -77,7 +77,7 @@ class SensorFrames:
     ) -> None:
         """Collect the rendering process's previous frame, then hand it this tick's poses."""
         answer = self.process.collect()
-        if answer is not None:
+        if answer is not None and answer["tick"] < tick:  # not from before a reset of the world
             for label, images in answer["images"].items():
                 self._put(out, label, {"time": answer["time"], **images})
         frames = {name: link_frames(link_states(name)) for name in self.models}

@@ -107,3 +107,22 @@ def test_a_controller_running_every_other_tick_gets_each_frame_once_with_its_tim
     assert received == sorted(set(received))  # none twice, in order
     turns = {(round(t / 0.002) + 1) // 2 * 2 for t in produced}  # the first even tick at or after each frame
     assert len(received) == len([turn for turn in turns if turn < 40])  # one reading per turn after a frame
+
+
+def test_after_a_reset_no_reading_of_the_run_before_is_delivered(tmp_path: Path) -> None:
+    proj, bodies = known_scene(tmp_path, [range_sensor("laser", FRONT), camera_sensor("eye", FORWARD)])
+    engine = OdeEngine(proj, bodies)
+    frames = SensorFrames(bodies, proj.world.timestep, cameras="process")
+    delivery = SensorDelivery(frames, engine.link_states)
+    try:
+        for tick in range(35):  # the camera's frame of tick 34 is out being rendered when the world resets
+            delivery.produce(tick, tick * 0.001)
+        delivery.take("watcher", "stand")
+        frames.switch("laser", on=False)
+        delivery.produce(0, 0.0)  # tick 0 again: a reset
+        assert delivery.take("late_comer", "stand") == {}  # neither the old laser scan nor the old image
+        for tick in range(1, 35):
+            delivery.produce(tick, tick * 0.001)
+        assert delivery.take("late_comer", "stand")["eye"]["time"] == 0.0  # the new run's first image
+    finally:
+        delivery.close()
