@@ -31,6 +31,9 @@ log = logging.getLogger("hrpsim.simserver.render")
 START_TIMEOUT_S = 60.0  # building the scene of a large model can take a while on a software renderer
 RENDER_TIMEOUT_S = 60.0
 PARENT_CHECK_S = 1.0
+# The renderer has a whole frame period for each image, the tick loop has one step per tick: on a
+# machine with few cores the loop and its controllers go first, the renderer takes what is left.
+RENDER_NICENESS = 5
 
 
 class RenderProcess:
@@ -112,6 +115,7 @@ def serve(endpoint: str) -> int:
     """The child's side: answer requests until told to stop or the parent is gone."""
     from hrpsim.simserver.vision_sensors import SceneRenderer  # the GL context lives in this process only
 
+    os.nice(RENDER_NICENESS)
     codec = Codec()
     parent = os.getppid()
     socket = zmq.Context.instance().socket(zmq.PAIR)
