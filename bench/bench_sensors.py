@@ -9,8 +9,10 @@ world). `scan_ms` / `scan_rays`: one laser scan; `scan_in_ticks` likewise.
 `ticks_per_s_*`: lockstep runs through the real controller hub with a PD controller process holding
 sample1 (as bench `tick`), with no sensors, with the camera rendered in the simulator's process
 (`inline`), in a rendering process of its own (`process`), and with the laser; blocks of ticks
-alternate between the four worlds (each round starting with the next) so they see the same machine
-load. `*_ratio` = with / without, the median of the rounds' ratios. Aim: `camera_process_ratio` >= 0.9.
+alternate between the five worlds (each round starting with the next) so they see the same machine
+load. `*_ratio` = with / without, the median of the rounds' ratios. `none_again_ratio` compares a
+second world without sensors with the first: how far apart two equal worlds measure on this machine
+at this time, the yardstick for the other ratios. Aim: `camera_process_ratio` >= 0.9.
 """
 
 from __future__ import annotations
@@ -159,6 +161,7 @@ def _alone() -> dict[str, float]:
 def _lockstep(nameserver: str, ctx: zmq.Context) -> dict[str, float]:
     worlds = {"none": Lockstep("none", _bodies(False, False), "inline", nameserver, ctx)}
     try:
+        worlds["none_again"] = Lockstep("again", _bodies(False, False), "inline", nameserver, ctx)
         worlds["camera_inline"] = Lockstep("inline", _bodies(True, False), "inline", nameserver, ctx)
         worlds["camera_process"] = Lockstep("process", _bodies(True, False), "process", nameserver, ctx)
         worlds["laser"] = Lockstep("laser", _bodies(False, True), "inline", nameserver, ctx)
@@ -174,7 +177,7 @@ def _lockstep(nameserver: str, ctx: zmq.Context) -> dict[str, float]:
         for w in worlds.values():
             w.close()
     out = {f"ticks_per_s_{name}": statistics.median(r) for name, r in rates.items()}
-    for name in ("camera_inline", "camera_process", "laser"):
+    for name in ("none_again", "camera_inline", "camera_process", "laser"):
         out[f"{name}_ratio"] = statistics.median(a / b for a, b in zip(rates[name], rates["none"], strict=True))
     return out
 
