@@ -59,7 +59,7 @@ def scan(paths: list[Path]) -> int:
 def modelloader(nameserver: str) -> Iterator[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO), "HRPSIM_LOG_LEVEL": "WARNING"}
     proc = subprocess.Popen([sys.executable, "-m", "hrpsim", "run", "modelloader", "--nameserver", nameserver,
-                             "--name", "bench-loader"], env=env, stdout=subprocess.DEVNULL,
+                             "--name", "bench-loader", "--model-root", str(MODELS)], env=env, stdout=subprocess.DEVNULL,
                             start_new_session=True, cwd=tempfile.gettempdir())
     try:
         deadline = time.monotonic() + 30

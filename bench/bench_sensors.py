@@ -42,7 +42,7 @@ from procs import nameserver_process  # noqa: E402
 from hrpsim.bodyinfo import Body  # noqa: E402
 from hrpsim.engines.ode.engine import OdeEngine  # noqa: E402
 from hrpsim.modelloader import load_body  # noqa: E402
-from hrpsim.naming import Registration  # noqa: E402
+from hrpsim.naming import Registration, host_identity  # noqa: E402
 from hrpsim.project import Project, parse_project  # noqa: E402
 from hrpsim.simserver.hub import ControllerHub  # noqa: E402
 from hrpsim.simserver.loop import TickLoop  # noqa: E402
@@ -88,14 +88,20 @@ def _project(name: str, cameras: str) -> Project:
 
 
 class Lockstep(External):
-    """One world served by the real hub under its own name, its PD controller a separate process
-    (bench ``tick``'s External, registered so that four can run side by side)."""
+    """One world served by the real hub and loop under its own name, its PD controller a separate
+    process (bench ``tick``'s External, registered so that several can run side by side)."""
 
     def __init__(self, name: str, bodies: dict[str, Body], cameras: str, nameserver: str, ctx: zmq.Context) -> None:
         project = _project(name, cameras)
         self.world = OdeEngine(project, bodies)
         self.hub = ControllerHub(self.world, project, context=ctx)
-        metadata = {"controllers": self.hub.endpoint, "robots": self.world.robots}
+        self.loop = TickLoop(self.world, self.hub)
+        metadata = {
+            "controllers": self.hub.endpoint,
+            "controllers_ipc": self.hub.ipc_endpoint,
+            "host": host_identity(),
+            "robots": self.world.robots,
+        }
         self.reg = Registration(f"sim-{name}", "simserver", self.hub.endpoint, nameserver=nameserver, metadata=metadata)
         self.reg.start()
         env = {**os.environ, "PYTHONPATH": str(REPO), "HRPSIM_LOG_LEVEL": "WARNING"}
@@ -112,19 +118,13 @@ class Lockstep(External):
             "--reconnect-wait",
             "0",
         ]
-        self.procs = [
-            subprocess.Popen([sys.executable, *argv], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        ]
+        self.log = Path(tempfile.gettempdir()) / f"bench_sensors_{name}.log"
+        with self.log.open("w") as log:
+            self.procs = [subprocess.Popen([sys.executable, *argv], env=env, stdout=log, stderr=log)]
         if self.hub.wait_for_controllers([f"pd-{name}"], 60.0):
             self.close()
-            raise RuntimeError(f"the controller of {name} did not attach")
-        self.loop = TickLoop(self.world, self.hub)
-
-    def run(self, ticks: int) -> float:
-        start = time.perf_counter()
-        for _ in range(ticks):
-            self.loop.tick_once()
-        return ticks / (time.perf_counter() - start)
+            raise RuntimeError(f"the controller of {name} did not attach; its log: {self.log}")
+        self.loop.begin()
 
 
 def _per_call_s(call, count: int) -> float:

@@ -30,6 +30,7 @@ log = logging.getLogger("hrpsim.collision")
 
 class CollisionService(Service):
     kind = "collision"
+    max_request_bytes = 64 * 1024 * 1024  # add_body carries a body's meshes
 
     def __init__(self, name: str = DEFAULT_NAME, **kwargs: Any) -> None:
         self.scene = Scene()
@@ -52,6 +53,9 @@ class CollisionService(Service):
             "ray": self.ray,
             "scan": self.scan,
         }
+
+    def roles(self) -> dict[str, str]:  # changing the scene needs admin (the default)
+        return dict.fromkeys(["bodies", "pairs", "contacts", "intersect", "distance", "ray", "scan"], "observer")
 
     # --- bodies and pairs ---
 

@@ -12,7 +12,7 @@ An engine is built from a project and its bodies (``Engine(project, bodies)``), 
   ``link_values(model)`` and ``release()`` complete it.
 
 Everything engine-neutral stays above: drive-mode names and command checks (hrpsim.conventions),
-gyro and accelerometer readings from link motion (simserver/sensors.py), sensor schedules, device
+gyro and accelerometer readings from link motion (hrpsim/inertial.py), sensor schedules, device
 models, controller policies. Engines: ``ode`` (engines/ode), ``kinematic`` (the hardware
 stand-in), and others registered in :data:`ENGINES` by name.
 """

@@ -17,6 +17,7 @@ from typing import Any
 from lxml import etree
 
 from hrpsim.errors import ConfigError
+from hrpsim.files import read_regular
 
 MODEL_ITEM = "GrxModelItem"
 SIMULATION_ITEM = "GrxSimulationItem"
@@ -124,7 +125,8 @@ def read_grxui(path: str | Path) -> tuple[dict[str, Any], list[str]]:
     """The project as the YAML form's data, and the notes on what did not map."""
     path = Path(path)
     try:
-        root = etree.parse(str(path)).getroot()
+        parser = etree.XMLParser(resolve_entities=False, no_network=True)
+        root = etree.fromstring(read_regular(path, "project file"), parser)
     except (OSError, etree.XMLSyntaxError) as exc:
         raise ConfigError(f"{path}: not a readable GrxUI project: {exc}") from None
     reader = _Reader(path)

@@ -26,6 +26,7 @@ from hrpsim.logs import setup_logging
 from hrpsim.naming import DEFAULT_NAMESERVER, ENV_NAMESERVER, NameClient
 from hrpsim.project import Project, load_project
 from hrpsim.runsummary import empty_summary, format_summary
+from hrpsim.security import ENV_KEYS
 from hrpsim.supervisor import Child, Supervisor, wait_until
 
 HRPSIM = [sys.executable, "-m", "hrpsim"]
@@ -102,6 +103,18 @@ class Launch:
         child.request_stop = lambda: self._quit(self.nameserver)
         self.sup.echo(f"launch: nameserver at {self.nameserver} (run directory {self.run_dir})")
 
+    def _joined_service(self, name: str) -> bool:
+        """With --join: whether the stack already runs ``name`` (then this launch uses it)."""
+        if not self.args.join:
+            return False
+        with NameClient(self.nameserver, timeout=2.0) as ns:
+            try:
+                ns.resolve(name)
+            except NotFound:
+                return False
+        self.sup.echo(f"launch: using the {name} already registered with {self.nameserver}")
+        return True
+
     def start_service(self, component: str, extra: list[str] | None = None) -> None:
         argv = [*HRPSIM, "run", component, "--nameserver", self.nameserver, *(extra or [])]
         child = Child(component, argv, self.run_dir / f"{component}.log", env=self.child_env())
@@ -148,14 +161,18 @@ class Launch:
         for note in p.notes:
             print(f"launch: note: {note}", file=sys.stderr)
         self.start_nameserver()
-        if p.models:
-            self.start_service("modelloader")
+        # The project is the operator's: its folder and its models' folders are where files come from.
+        roots = dict.fromkeys([str(Path(p.path).parent), *(str(Path(m.file).parent) for m in p.models)])
+        root_args = [arg for root in roots for arg in ("--model-root", root)]
+        if p.models and not self._joined_service("modelloader"):
+            self.start_service("modelloader", root_args)
         if p.world.collision == "service" or p.services.get("collision"):
             self.start_service("collision")
         if p.models:
-            self.start_service("simserver", ["--project", p.path])
-        for i in range(len(p.controllers)):
-            self.start_controller(i)
+            self.start_service("simserver", ["--project", p.path, *root_args])
+        for i, ctl in enumerate(p.controllers):
+            if not ctl.in_process:  # the simulator runs those itself
+                self.start_controller(i)
 
     # --- running ---
 
@@ -167,12 +184,12 @@ class Launch:
             progress = Progress(self.sup, self.project.world.end_time if self.args.until is None else self.args.until)
             while True:
                 self.check_interrupted()
-                self._check_children()
                 status = sim.call("status")
                 progress.show(status)
                 if status.get("finished"):
                     progress.done()
                     return sim.call("summary", timeout=10.0)
+                self._check_children(sim)
                 self.stop_requested.wait(0.2)
 
     def _idle(self) -> dict[str, Any]:
@@ -187,8 +204,13 @@ class Launch:
             self.stop_requested.wait(0.1)
         return empty_summary(wall_time=time.monotonic() - start)
 
-    def _check_children(self) -> None:
+    def _check_children(self, sim: Client | None = None) -> None:
+        controllers = {c.name for c in self.project.controllers}
         for child in self.sup.died():
+            if child.name in controllers and child.returncode == 0 and sim is not None \
+                    and sim.call("status").get("finished"):
+                child.expected_exit = True  # it heard the run's bye and left, as it should
+                continue
             raise LaunchError(f"{child.name} (pid {child.pid}) died with status {child.returncode}; "
                               f"the end of its log ({child.log_path}):\n{child.tail()}")
 
@@ -247,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"hrpsim launch: {exc}", file=sys.stderr)
         return 2
+    if project.keys and not os.environ.get(ENV_KEYS):  # --keys or $HRPSIM_KEYS win over the project
+        os.environ[ENV_KEYS] = project.keys
     launch = Launch(project, args)
     launch.install_signals()
     started = time.monotonic()

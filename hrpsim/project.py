@@ -17,6 +17,7 @@ import yaml
 
 from hrpsim.conventions import DRIVE_MODES, POLICIES, SYNC_MODES, period_ticks
 from hrpsim.errors import ConfigError
+from hrpsim.files import read_model
 
 SOLVERS = ("step", "quickstep")
 COLLISION_MODES = ("builtin", "service")
@@ -47,10 +48,35 @@ class WorldConfig:
     engine: str = "ode"
     collision: str = "builtin"
     publish_every: int = 10  # ticks between world-state frames on the PUB stream
+    command_delay: int = 0  # lockstep: 1 applies the answer to tick k at tick k + 1 (pipelined)
     joint_limits: bool = False  # the models' joint limits as joint stops
     cameras: str = "inline"  # where vision sensors render: "inline" or "process"
     ode: OdeConfig = field(default_factory=OdeConfig)
     mujoco: dict[str, Any] = field(default_factory=dict)  # settings the MuJoCo engine checks itself
+
+
+@dataclass
+class NoiseConfig:
+    """Gaussian noise on one kind of reading: ``std`` per value, plus a constant ``bias``."""
+
+    std: float = 0.0
+    bias: float = 0.0
+
+
+@dataclass
+class DeviceConfig:
+    """What a robot's hardware does to its signals (``models[i].devices``), applied by the simulator
+    and by the hardware stand-in alike (hil/devices.py)."""
+
+    encoder_counts: float | None = None  # per motor revolution; "model": the model's encoderPulse
+    encoder_gear_ratio: float | None = None  # motor turns per joint turn; None: the model's gearRatio
+    noise_seed: int = 0
+    noise: dict[str, NoiseConfig] = field(default_factory=dict)  # q, gyro, accel, force
+    sensor_latency: int = 0  # ticks between a measurement and the state that carries it
+    command_latency: int = 0  # ticks between a command's arrival and its effect
+    saturate_torque: bool = False  # clip torques to the model's torque limits
+    drop_commands: float = 0.0  # probability that a command is lost on the way
+    watchdog: float | None = None  # s without a command before the drivers zero the torques
 
 
 @dataclass
@@ -63,14 +89,18 @@ class ModelConfig:
     joints: dict[str, float] = field(default_factory=dict)  # initial joint values
     drive: str | dict[str, str] = "torque"
     options: dict[str, Any] = field(default_factory=dict)  # loader options
+    devices: DeviceConfig | None = None
 
 
 @dataclass
 class ControllerConfig:
     name: str
     robot: str
-    command: str
-    period: float = 0.001
+    command: str = ""  # the program the launcher starts (external controllers)
+    in_process: bool = False  # run inside the simulator: ``file`` names the Controller subclass
+    file: str = ""  # FILE.py or FILE.py:Class, absolute (in-process controllers)
+    options: dict[str, Any] = field(default_factory=dict)  # keyword arguments of its constructor
+    period: float = 0.001  # the parser makes it one world time step when the project gives none
     policy: str = "stop"  # what the simulator does when this controller is late, leaves or dies
     deadline: float = 5.0  # seconds the simulator waits for an answer in lockstep
     cwd: str = ""  # working directory for the command (default: the project's folder)
@@ -97,7 +127,8 @@ class Project:
     controllers: list[ControllerConfig] = field(default_factory=list)
     collisions: list[CollisionPair] = field(default_factory=list)
     services: dict[str, Any] = field(default_factory=dict)  # e.g. {collision: true}
-    notes: list[str] = field(default_factory=list)  # what a foreign project format could not express
+    keys: str | None = None  # security.keys: the CurveZMQ key folder (hrpsim.security)
+    notes: list[str] = field(default_factory=list)  # what has no effect, or what a foreign format cannot express
 
     @property
     def folder(self) -> Path:
@@ -117,12 +148,22 @@ class Project:
         return cls(
             path=data["path"],
             world=_world_from_wire(data.get("world", {})),
-            models=[ModelConfig(**m) for m in data.get("models", [])],
+            models=[_model_from_wire(m) for m in data.get("models", [])],
             controllers=[ControllerConfig(**c) for c in data.get("controllers", [])],
             collisions=[CollisionPair(**c) for c in data.get("collisions", [])],
             services=dict(data.get("services", {})),
             notes=list(data.get("notes", [])),
         )
+
+
+def _model_from_wire(data: dict[str, Any]) -> ModelConfig:
+    fields = dict(data)
+    devices = fields.get("devices")
+    if devices is not None:
+        devices = dict(devices)
+        devices["noise"] = {k: NoiseConfig(**v) for k, v in devices.get("noise", {}).items()}
+        fields["devices"] = DeviceConfig(**devices)
+    return ModelConfig(**fields)
 
 
 def _world_from_wire(data: dict[str, Any]) -> WorldConfig:
@@ -156,6 +197,14 @@ class _Checker:
             return None
         out = [self.number(f"{key}[{i}]", v) for i, v in enumerate(value)]
         return None if any(v is None for v in out) else out  # type: ignore[return-value]
+
+    def boolean(self, key: str, value: Any) -> bool | None:
+        # YAML reads yes/no as booleans only in YAML 1.1 and not when quoted: anything else is refused
+        # rather than read by Python's truthiness, where "no" would be true.
+        if not isinstance(value, bool):
+            self.bad(key, f"must be true or false, got {value!r}")
+            return None
+        return value
 
     def choice(self, key: str, value: Any, choices: tuple[str, ...]) -> str | None:
         if value not in choices:
@@ -205,13 +254,18 @@ def _world(c: _Checker, data: dict[str, Any]) -> WorldConfig:
             setattr(w, key, v)
     if "publish_every" in data:
         c.positive_int("world.publish_every", data["publish_every"], w, "publish_every")
+    if "command_delay" in data:
+        delay = data["command_delay"]
+        if delay not in (0, 1) or isinstance(delay, bool):
+            c.bad("world.command_delay", f"must be 0 (strict lockstep) or 1 (pipelined), got {delay!r}")
+        elif delay and w.sync != "lockstep":
+            c.bad("world.command_delay", "pipelining is a lockstep mode: realtime applies the latest answer anyway")
+        else:
+            w.command_delay = delay
     w.ode = _ode(c, c.mapping("world.ode", data.get("ode")))
     w.mujoco = dict(c.mapping("world.mujoco", data.get("mujoco")))
-    if "joint_limits" in data:
-        if isinstance(data["joint_limits"], bool):
-            w.joint_limits = data["joint_limits"]
-        else:
-            c.bad("world.joint_limits", f"must be true or false, got {data['joint_limits']!r}")
+    if "joint_limits" in data and (flag := c.boolean("world.joint_limits", data["joint_limits"])) is not None:
+        w.joint_limits = flag
     return w
 
 
@@ -242,7 +296,9 @@ def _model(c: _Checker, i: int, data: Any, folder: Path) -> ModelConfig | None:
     path = (folder / file).resolve()
     if not path.is_file():
         c.bad(f"{key}.file", f"no such file: {path}")
-    m = ModelConfig(name=name, file=str(path), static=bool(data.get("static", False)))
+    m = ModelConfig(name=name, file=str(path))
+    if "static" in data and (flag := c.boolean(f"{key}.static", data["static"])) is not None:
+        m.static = flag
     if "position" in data and (p := c.vector(f"{key}.position", data["position"], 3)) is not None:
         m.position = p
     if "rotation" in data and (r := c.vector(f"{key}.rotation", data["rotation"], 4)) is not None:
@@ -256,19 +312,79 @@ def _model(c: _Checker, i: int, data: Any, folder: Path) -> ModelConfig | None:
     elif c.choice(f"{key}.drive", drive, DRIVE_MODES):
         m.drive = drive
     m.options = c.mapping(f"{key}.options", data.get("options"))
+    if "lenient" in m.options:
+        c.boolean(f"{key}.options.lenient", m.options["lenient"])
+    if data.get("devices") is not None:
+        m.devices = _devices(c, f"{key}.devices", c.mapping(f"{key}.devices", data["devices"]))
     return m
 
 
-def _controller(c: _Checker, i: int, data: Any) -> ControllerConfig | None:
+NOISE_KINDS = ("q", "gyro", "accel", "force")
+DEVICE_KEYS = {"encoder", "noise", "latency", "saturate_torque", "drop_commands", "watchdog_ms"}
+
+
+def _devices(c: _Checker, key: str, data: dict[str, Any]) -> DeviceConfig:
+    """``devices: {encoder: {counts_per_rev, gear_ratio}, noise: {seed, q|gyro|accel|force: {std, bias}},
+    latency: {sensor, command} (ticks), saturate_torque, drop_commands (probability), watchdog_ms}``."""
+    c.unknown(key, data, DEVICE_KEYS)
+    d = DeviceConfig()
+    encoder = c.mapping(f"{key}.encoder", data.get("encoder"))
+    c.unknown(f"{key}.encoder", encoder, {"counts_per_rev", "gear_ratio"})
+    for name, attr in (("counts_per_rev", "encoder_counts"), ("gear_ratio", "encoder_gear_ratio")):
+        if name in encoder and (v := c.number(f"{key}.encoder.{name}", encoder[name], positive=True)) is not None:
+            setattr(d, attr, v)
+    noise = c.mapping(f"{key}.noise", data.get("noise"))
+    c.unknown(f"{key}.noise", noise, {"seed", *NOISE_KINDS})
+    seed = noise.get("seed", 0)
+    if isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0:
+        d.noise_seed = seed
+    else:
+        c.bad(f"{key}.noise.seed", f"must be a whole number >= 0, got {seed!r}")
+    for kind in NOISE_KINDS:
+        spec = c.mapping(f"{key}.noise.{kind}", noise.get(kind))
+        c.unknown(f"{key}.noise.{kind}", spec, {"std", "bias"})
+        if spec:
+            std = c.number(f"{key}.noise.{kind}.std", spec.get("std", 0.0))
+            bias = c.number(f"{key}.noise.{kind}.bias", spec.get("bias", 0.0))
+            if std is not None and std < 0:
+                c.bad(f"{key}.noise.{kind}.std", f"must be >= 0, got {std}")
+            d.noise[kind] = NoiseConfig(std=abs(std or 0.0), bias=bias or 0.0)
+    latency = c.mapping(f"{key}.latency", data.get("latency"))
+    c.unknown(f"{key}.latency", latency, {"sensor", "command"})
+    for name in ("sensor", "command"):
+        value = latency.get(name, 0)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            c.bad(f"{key}.latency.{name}", f"must be a whole number of ticks >= 0, got {value!r}")
+        else:
+            setattr(d, f"{name}_latency", value)
+    d.saturate_torque = "saturate_torque" in data and c.boolean(f"{key}.saturate_torque",
+                                                                 data["saturate_torque"]) is True
+    drop = c.number(f"{key}.drop_commands", data.get("drop_commands", 0.0))
+    if drop is not None and not 0.0 <= drop < 1.0:
+        c.bad(f"{key}.drop_commands", f"must be a probability in [0, 1), got {drop}")
+    d.drop_commands = drop if drop is not None and 0.0 <= drop < 1.0 else 0.0
+    if "watchdog_ms" in data and (w := c.number(f"{key}.watchdog_ms", data["watchdog_ms"], positive=True)):
+        d.watchdog = w / 1000.0
+    return d
+
+
+def _controller(c: _Checker, i: int, data: Any, folder: Path, timestep: float) -> ControllerConfig | None:
     key = f"controllers[{i}]"
     data = c.mapping(key, data)
     c.unknown(key, data, _fields(ControllerConfig))
-    missing = [k for k in ("name", "robot", "command") if not isinstance(data.get(k), str) or not data.get(k)]
+    in_process = "in_process" in data and c.boolean(f"{key}.in_process", data["in_process"]) is True
+    program = "file" if in_process else "command"
+    missing = [k for k in ("name", "robot", program) if not isinstance(data.get(k), str) or not data.get(k)]
     for k in missing:
-        c.bad(f"{key}.{k}", "required: a non-empty string")
+        c.bad(f"{key}.{k}", "required: a non-empty string" + (" (FILE.py or FILE.py:Class)" if k == "file" else ""))
     if missing:
         return None
-    ctl = ControllerConfig(name=data["name"], robot=data["robot"], command=data["command"])
+    ctl = ControllerConfig(name=data["name"], robot=data["robot"], command=str(data.get("command", "")),
+                           in_process=in_process, options=dict(c.mapping(f"{key}.options", data.get("options"))),
+                           period=timestep)
+    if in_process:
+        path, _, cls = data["file"].partition(":")
+        ctl.file = str((folder / path).resolve()) + (f":{cls}" if cls else "")
     for k in ("period", "deadline"):
         if k in data and (v := c.number(f"{key}.{k}", data[k], positive=True)) is not None:
             setattr(ctl, k, v)
@@ -287,6 +403,8 @@ def _collision(c: _Checker, i: int, data: Any) -> CollisionPair | None:
         c.bad(key, "needs 'a' and 'b': the names of two models (the same name twice for self-collision)")
         return None
     pair = CollisionPair(a=data["a"], b=data["b"], self_collision=data["a"] == data["b"])
+    if "self_collision" in data:
+        c.boolean(f"{key}.self_collision", data["self_collision"])
     for k in ("friction", "sliding_friction", "restitution", "soft_erp", "soft_cfm"):
         if data.get(k) is not None and (v := c.number(f"{key}.{k}", data[k])) is not None:
             setattr(pair, k, v)
@@ -309,16 +427,65 @@ def _cross_check(c: _Checker, p: Project) -> None:
                 c.bad(f"collisions[{i}].{side}", f"no model named {getattr(pair, side)!r}")
 
 
+SECTIONS = {"world", "models", "controllers", "collisions", "services", "security"}
+
+
+def _empty_sections(c: _Checker, data: dict[str, Any]) -> None:
+    """A section written with nothing after it: most often a file cut short, so refused rather
+    than read as 'no models' or 'default world'."""
+    for section in SECTIONS:
+        if section in data and data[section] is None:
+            c.bad(section, "is empty (nothing follows the key; is the file cut short?): "
+                  "give its entries or remove the key")
+    for section in ("models", "controllers", "collisions"):
+        items = data.get(section)
+        for i, item in enumerate(items if isinstance(items, list) else []):
+            if item is None:
+                c.bad(f"{section}[{i}]", "is an empty entry (a '-' with nothing after it)")
+
+
+def _services(c: _Checker, data: Any) -> dict[str, Any]:
+    services = c.mapping("services", data)
+    if "collision" in services:
+        c.boolean("services.collision", services["collision"])
+    return services
+
+
+def _keys(c: _Checker, data: Any, folder: Path) -> str | None:
+    """``security: {keys: DIR}``: the CurveZMQ key folder (relative to the project), or None."""
+    security = c.mapping("security", data)
+    c.unknown("security", security, {"keys"})
+    if "keys" not in security:
+        return None
+    if not isinstance(security["keys"], str) or not security["keys"]:
+        c.bad("security.keys", "must be the path of a key folder (made by 'hrpsim keys new DIR')")
+        return None
+    return str((folder / security["keys"]).resolve())
+
+
+def _notes(data: dict[str, Any], project: Project) -> list[str]:
+    """What the project says that will have no effect, for the launcher to tell the user."""
+    world = data.get("world") if isinstance(data.get("world"), dict) else {}
+    if not project.models and "end_time" in world:
+        return ["world.end_time has no effect in a project without models: nothing is simulated, so the "
+                "stack runs until Ctrl-C or `hrpsim launch --until SECONDS`"]
+    return []
+
+
 def parse_project(data: Any, path: str) -> Project:
     """Check and convert already-parsed YAML. Paths resolve against ``path``'s folder."""
     c = _Checker(path)
     folder = Path(path).resolve().parent
+    if data is None:
+        raise ConfigError(f"{path}: the project file is empty; it needs at least a 'world' or a 'models' "
+                          "section (see examples/box_drop.yaml)")
     data = c.mapping("(top level)", data)
-    c.unknown("", data, {"world", "models", "controllers", "collisions", "services"})
+    c.unknown("", data, SECTIONS)
+    _empty_sections(c, data)
     project = Project(path=str(Path(path).resolve()))
     project.world = _world(c, c.mapping("world", data.get("world")))
     for section, parse in (("models", lambda i, d: _model(c, i, d, folder)),
-                           ("controllers", lambda i, d: _controller(c, i, d)),
+                           ("controllers", lambda i, d: _controller(c, i, d, folder, project.world.timestep)),
                            ("collisions", lambda i, d: _collision(c, i, d))):
         items = data.get(section) or []
         if not isinstance(items, list):
@@ -326,7 +493,9 @@ def parse_project(data: Any, path: str) -> Project:
             continue
         parsed = [parse(i, d) for i, d in enumerate(items)]
         setattr(project, section, [x for x in parsed if x is not None])
-    project.services = c.mapping("services", data.get("services"))
+    project.services = _services(c, data.get("services"))
+    project.keys = _keys(c, data.get("security"), folder)
+    project.notes = _notes(data, project)
     for ctl in project.controllers:
         ctl.cwd = str((folder / ctl.cwd).resolve()) if ctl.cwd else str(folder)
     _cross_check(c, project)
@@ -344,12 +513,12 @@ def load_project(path: str | Path) -> Project:
 
         data, notes = read_grxui(path)
         project = parse_project(data, str(path))
-        project.notes = notes
+        project.notes = [*notes, *project.notes]
         return project
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read project file {path}: {exc.strerror}") from None
+        text = read_model(path, "project file", ConfigError).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); a project file is YAML") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

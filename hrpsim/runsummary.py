@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 # A robot whose root drops below this fraction of its starting height is reported as fallen.
 FALLEN_FRACTION = 0.6
+# A root whose own z axis leans less than this from the world's z started upright.
+UPRIGHT_TILT = math.radians(30.0)
+
+
+def upright(rotation: Any) -> bool:
+    """Whether a root with this rotation (3x3, world from link) stands with its z axis up."""
+    return bool(rotation[2][2] >= math.cos(UPRIGHT_TILT))
 
 
 def empty_summary(**known: Any) -> dict[str, Any]:
@@ -16,7 +24,11 @@ def empty_summary(**known: Any) -> dict[str, Any]:
 
 
 def fallen(robot: dict[str, Any]) -> bool | None:
+    """True or False for a robot with joints that started upright; None (no verdict) for anything
+    else: a dropped box, or a body that started lying down, has nothing to fall from."""
     start, lowest = robot.get("root_start"), robot.get("min_root_z")
+    if not robot.get("has_joints") or not robot.get("upright_start"):
+        return None
     if not start or lowest is None or start[2] <= 0:
         return None
     return lowest < FALLEN_FRACTION * start[2]

@@ -317,6 +317,11 @@ class _BodyBuilder:
         if why:
             self.problems.append(f"{node.where_of('momentsOfInertia')}: {node.label}: {why}")
             inertia = _nearest_inertia(inertia)
+        elif mass == 0.0 and np.any(inertia):
+            # OpenHRP and Choreonoid load this too, so a warning: the inertia without its mass
+            # still adds to the link's, which is rarely what the author meant.
+            self.notes.append(f"{node.where_of('mass')}: {node.label}: mass 0 with a non-zero momentsOfInertia; "
+                              "the inertia is kept (give the segment's mass, or zero its inertia)")
         if not np.all(np.isfinite(com)):
             self.problems.append(f"{node.where_of('centerOfMass')}: {node.label}: centerOfMass is not finite")
             com = np.zeros(3)

@@ -15,6 +15,7 @@ import numpy as np
 from lxml import etree
 
 from hrpsim.bodyinfo import Body, Link, Mimic
+from hrpsim.modelloader.openhrp_mass import inertia_problem
 from hrpsim.modelloader.urdf_geometry import GeometryContext, collect_materials, material_of, read_origin, read_shape
 from hrpsim.modelloader.urdf_xml import Problems, floats, number, parse_xml, read_file
 
@@ -115,6 +116,10 @@ class _UrdfReader:
             return
         ixx, ixy, ixz, iyy, iyz, izz = values
         tensor = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]], dtype=np.float64)
+        why = inertia_problem(tensor)
+        if why:  # as the VRML and COLLADA readers: no physics engine can use it
+            self.problems.add(element, f"{why}; give the tensor about the centre of mass in the <origin> frame")
+            return
         # the inertial frame may be rotated; BodyInfo keeps the tensor in the link frame
         link.inertia = rotation @ tensor @ rotation.T
 

@@ -11,6 +11,7 @@ import numpy as np
 from lxml import etree
 
 from hrpsim.errors import ModelError
+from hrpsim.files import read_model
 
 
 class Problems:
@@ -96,10 +97,7 @@ def _without_declaration(data: bytes) -> bytes:
 
 
 def read_file(path: Path, what: str) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise ModelError(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
+    return read_model(path, what)
 
 
 def local_name(element: etree._Element) -> str:

@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 SYSTEM_PYTHON=/usr/bin/python3
 # libegl1 libegl-mesa0 libgl1-mesa-dri: headless OpenGL (Mesa's software renderer) for cameras
-APT_PACKAGES=(python3-pyode python3-venv collada-urdf-tools iproute2 libegl1 libegl-mesa0 libgl1-mesa-dri)
+APT_PACKAGES=(python3-pyode python3-venv collada-urdf-tools iproute2 gcc make pkg-config libzmq3-dev libmsgpack-dev
+              libegl1 libegl-mesa0 libgl1-mesa-dri)
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi

@@ -4,28 +4,39 @@ or in-process when the project says ``services: {loader: local}``."""
 from __future__ import annotations
 
 from hrpsim.bodyinfo import Body
-from hrpsim.errors import HrpsimError, ModelError
+from hrpsim.errors import HrpsimError, ModelError, Problem
 from hrpsim.models import fetch_body
 from hrpsim.project import ModelConfig, Project
 
 
-def load_bodies(project: Project, nameserver: str | None) -> dict[str, Body]:
-    """Every model's Body, named by the project's model name. Collects all failures into one error."""
-    local = project.services.get("loader") == "local"
+def load_bodies(project: Project, nameserver: str | None, *, local: bool | None = None) -> dict[str, Body]:
+    """Every model's Body, named by the project's model name. Collects all failures into one error.
+    ``local``: load in this process (default: as the project's ``services: {loader: local}`` says)."""
+    if local is None:
+        local = project.services.get("loader") == "local"
     bodies: dict[str, Body] = {}
-    problems: list[str] = []
+    problems: list[Problem] = []
+    failed: list[str] = []
     for mc in project.models:
         try:
             body = _load_local(mc) if local else _fetch(mc, nameserver)
         except HrpsimError as exc:
-            problems.append(f"model {mc.name!r} ({mc.file}): {exc}")
+            failed.append(mc.name)
+            problems.extend(_model_problems(mc, exc))
             continue
         if mc.static:
             body.static = True
         bodies[mc.name] = body
-    if problems:
-        raise ModelError(f"{project.path}: {len(problems)} model(s) could not be loaded", problems)
+    if failed:
+        raise ModelError(f"{project.path}: {len(failed)} model(s) could not be loaded: {', '.join(failed)}", problems)
     return bodies
+
+
+def _model_problems(mc: ModelConfig, exc: HrpsimError) -> list[Problem]:
+    """Each problem of one model's failure, prefixed with the model's name, keeping its place in
+    the file (a loader's ModelError lists them; any other error is one problem)."""
+    found = exc.problems if isinstance(exc, ModelError) else [Problem(f"{mc.file}: {exc}")]
+    return [Problem(f"model {mc.name!r}: {p}", file=p.file or mc.file, line=p.line, column=p.column) for p in found]
 
 
 def _fetch(mc: ModelConfig, nameserver: str | None) -> Body:

@@ -6,7 +6,9 @@ One ROUTER socket serves every controller. The tick loop (simserver/loop.py) cal
 
 ``before_collide`` sends the state of tick k to every controller whose turn it is, so controllers
 compute while the engine detects collisions; ``after_collide`` collects their commands (lockstep:
-waits for each up to its deadline; realtime: serves answers until the tick's wall-clock slot ends),
+waits for each up to its deadline; realtime: serves answers until the tick's wall-clock slot ends;
+pipelined lockstep, ``world.command_delay: 1``: the answers to tick k are waited for at the start of
+tick k + 1 and act from then on, so the controllers compute while the engine integrates),
 merges them into the robot's held arrays (simserver/held_commands.py) and applies them through the
 engine, in controller-name order so that a lockstep run does not depend on which answer came first.
 Each applied command and controller event goes into the tick record for the observers.
@@ -21,16 +23,25 @@ gets its policy applied: ``stop`` raises :class:`RunStopped`, ``hold`` keeps its
 from __future__ import annotations
 
 import logging
+import os
+import secrets
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import zmq
 from zmq.utils.monitor import parse_monitor_message
 
 from hrpsim import tick as proto
-from hrpsim.engines.base import Engine
+from hrpsim.controllers.base import Controller
+from hrpsim.controllers.command import Command
+from hrpsim.controllers.state import JointIndex, State
+from hrpsim.engines.base import Engine, RobotState
 from hrpsim.errors import ProtocolError, RequestError, SimulationError
+from hrpsim.hil.devices import RobotDevices, devices_of
 from hrpsim.project import Project
+from hrpsim.security import admit_controller
 from hrpsim.service import DEFAULT_BIND, bind_router
 from hrpsim.simserver.admission import AttachedController, admit
 from hrpsim.simserver.controller_stats import ControllerStats
@@ -49,24 +60,32 @@ class ControllerHub:
     """Serves the tick protocol for every controller of one world."""
 
     def __init__(self, engine: Engine, project: Project, *, context: zmq.Context | None = None,
-                 bind: str = DEFAULT_BIND, spin_s: float = 0.0005) -> None:
+                 bind: str | None = DEFAULT_BIND, spin_s: float = 0.0005) -> None:
+        """``bind=None``: no socket, in-process controllers only (the Python API)."""
         self.engine = engine
         self._spin_s = spin_s  # busy-poll this long before sleeping in poll(): answers come back fast
         self._held = HeldCommands(engine)
         self._events: list[ControllerEvent] = []  # since the last tick record
+        self._seen: dict[str, RobotState] = {}  # this tick's states as the devices let controllers see them
         self._configure(project)
         self._by_identity: dict[bytes, AttachedController] = {}
         self._by_name: dict[str, AttachedController] = {}
         self._fd_owner: dict[int, bytes] = {}  # socket number of each connection that said hello
         self._stale_disconnects: dict[int, int] = {}
         self._ordered: list[AttachedController] = []  # attached controllers by name: the order commands apply in
-        ctx = context or zmq.Context.instance()
-        self._router, self.endpoint = bind_router(ctx, bind, "controller hub", mandatory=True)
-        self._monitor = self._router.get_monitor_socket(zmq.EVENT_DISCONNECTED)
-        self._poller = zmq.Poller()
-        self._poller.register(self._router, zmq.POLLIN)
-        self._poller.register(self._monitor, zmq.POLLIN)
-        log.info("controller hub serving at %s (%s)", self.endpoint, project.world.sync)
+        self._router: zmq.Socket | None = None
+        self.endpoint: str | None = None
+        self.ipc_endpoint: str | None = None  # the same hub for controllers on this host
+        if bind is not None:
+            ctx = context or zmq.Context.instance()
+            self._router, self.endpoint = bind_router(ctx, bind, "controller hub", mandatory=True,
+                                                      domain="controllers", max_message=64 * 1024)  # commands
+            self.ipc_endpoint = _bind_ipc(self._router)
+            self._monitor = self._router.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+            self._poller = zmq.Poller()
+            self._poller.register(self._router, zmq.POLLIN)
+            self._poller.register(self._monitor, zmq.POLLIN)
+            log.info("controller hub serving at %s (%s)", self.endpoint, project.world.sync)
 
     # --- the simulator's loop ---
 
@@ -75,14 +94,22 @@ class ControllerHub:
         self._receive(0.0)
 
     def before_collide(self, record: TickRecord) -> None:
-        """Send the state of the record's tick to every controller whose turn it is."""
+        """Send the state of the record's tick to every controller whose turn it is. Pipelined, first
+        collect the answers to the tick before (computed while the engine integrated it)."""
         tick = record.tick
+        if self.pipelined:
+            self._wait_for_answers(tick - 1)
         frames: dict[str, bytes] = {}
+        sensed = self._seen = {robot: devices.sense(record.state(robot)) for robot, devices in self._devices.items()}
         sensing = self._sensor_delivery()
         if sensing is not None:
             sensing.produce(tick, record.time, record.links)
         for ctl in self._ordered:
             if not ctl.due(tick):
+                continue
+            if ctl.local is not None:
+                if not self.pipelined:  # pipelined: after this tick's commands are applied (after_collide)
+                    self._run_local(ctl, record, self._seen_by(ctl, record))
                 continue
             if ctl.outstanding is not None:  # realtime: still busy with an earlier tick, this turn is lost
                 self._stats[ctl.name].missed += 1
@@ -90,9 +117,10 @@ class ControllerHub:
             readings = sensing.take(ctl.name, ctl.robot) if sensing is not None else {}
             frame = frames.get(ctl.robot)
             if readings:  # range and vision frames this controller has not had: a state of its own
-                frame = proto.state(with_readings(record.state(ctl.robot).to_wire(), readings))
+                frame = proto.state(with_readings(sensed.get(ctl.robot) or record.state(ctl.robot), readings).to_wire())
             elif frame is None:
-                frame = frames[ctl.robot] = proto.state(record.state(ctl.robot).to_wire())
+                state = sensed.get(ctl.robot) or record.state(ctl.robot)
+                frame = frames[ctl.robot] = proto.state(state.to_wire())
             # an answer that came in since the last tick (realtime) stays: after_collide applies it
             ctl.outstanding, ctl.sent_at = tick, time.perf_counter()
             if not self._send(ctl.identity, frame):
@@ -102,15 +130,22 @@ class ControllerHub:
         """Collect, check and apply the commands answering the record's tick; apply policies;
         RunStopped to stop. In realtime, answers are served until ``slot_end`` (perf_counter s)."""
         tick = record.tick
-        if self.lockstep:
+        if self.pipelined:
+            pass  # answers to this tick come during the step; before_collide of the next collects them
+        elif self.lockstep:
             self._wait_for_answers(tick)
         else:
             self._serve_slot(tick, slot_end)
             self._check_realtime(tick)
         for ctl in self._ordered:
-            if ctl.answer is not None:
+            # pipelined: only answers to earlier ticks act now, however early this tick's came back
+            if ctl.answer is not None and (not self.pipelined or ctl.answer.tick < tick):
                 self._apply(ctl, ctl.answer, record)
                 ctl.answer = None
+        if self.pipelined:
+            for ctl in [c for c in self._ordered if c.local is not None and c.due(tick)]:
+                self._run_local(ctl, record, self._seen_by(ctl, record))
+        self._actuate(record)
         record.events.extend(self._events)
         self._events.clear()
         if self._stop_reason is not None:
@@ -150,8 +185,11 @@ class ControllerHub:
     def _configure(self, project: Project) -> None:
         self.project = project
         self.lockstep = project.world.sync == "lockstep"
+        self.pipelined = self.lockstep and project.world.command_delay == 1
         self.end_time: float = float(project.world.end_time)
         self._stats: dict[str, ControllerStats] = {c.name: ControllerStats() for c in project.controllers}
+        self._devices: dict[str, RobotDevices] = devices_of(project.models, self.engine.bodies,
+                                                            project.world.timestep)
         self._held.clear()
         self._joints: dict[str, tuple[list[str], dict[str, int]]] = {}
         self._stop_reason: str | None = None
@@ -168,6 +206,13 @@ class ControllerHub:
         if getattr(self, "_sensors", None):
             self._sensors.close()
 
+    def _seen_by(self, ctl: AttachedController, record: TickRecord) -> RobotState:
+        """The state an in-process controller gets: as its robot's devices see it, with the range and
+        vision readings it has not had yet."""
+        seen = self._seen.get(ctl.robot) or record.state(ctl.robot)
+        sensing = self._sensor_delivery()
+        return with_readings(seen, sensing.take(ctl.name, ctl.robot)) if sensing is not None else seen
+
     def reconfigure(self, project: Project) -> None:
         """The simulator loaded another project: controllers of the old one are sent away, and
         the new project's controllers, robots and joints are what attach from now on."""
@@ -180,22 +225,65 @@ class ControllerHub:
             self._send(ctl.identity, proto.bye(reason))
             self._detach(ctl)
 
+    def attach_local(self, controller: Controller, *, name: str, robot: str, period: float | None = None) -> None:
+        """Run ``controller`` in this process, at its turns, as if it were attached over the wire: same
+        admission rules, command merging, order, policies and statistics."""
+        hello = proto.Hello(controller=name, robot=robot, period=period)
+        ctl = self._admit(b"local/" + name.encode(), hello)
+        ctl.local = controller
+        names, _ = self._joint_table(robot)
+        controller.joints = JointIndex(names)
+        controller.period, controller.timestep = ctl.period, self.project.world.timestep
+        controller.start(self.engine.body(robot))
+        self._events.append(ControllerEvent(ctl.name, ctl.robot, "attach", f"in process, every {ctl.every} ticks"))
+        log.info("controller %s runs in process on %s (every %d ticks)", ctl.name, ctl.robot, ctl.every)
+
+    def _run_local(self, ctl: AttachedController, record: TickRecord, seen: RobotState) -> None:
+        names, index_of = self._joint_table(ctl.robot)
+        state = State(seen.to_wire(), ctl.local.joints)
+        started = time.perf_counter()
+        try:
+            result = ctl.local.control(state)
+            if result is None:
+                fields = proto.command_fields(record.tick)
+            elif isinstance(result, Command):
+                fields = proto.command_fields(record.tick, **result.fields())
+            else:
+                fields = proto.command_fields(record.tick, torque=result)
+            cmd = proto.parse_command(fields, joint_names=names, index_of=index_of, expected_tick=record.tick)
+        except Exception as exc:  # a controller's bug is its failure, handled by its policy, not the simulator's
+            log.exception("controller %s raised at tick %d", ctl.name, record.tick)
+            self._stats[ctl.name].errors += 1
+            self._detach(ctl)
+            self._apply_policy(ctl, f"raised {type(exc).__name__}: {exc}")
+            return
+        self._stats[ctl.name].rtt.add((time.perf_counter() - started) * 1e6)
+        ctl.answer = cmd
+
     def close(self) -> None:
-        if self._router.closed:
+        self._close_sensors()
+        for ctl in [c for c in self._by_name.values() if c.local is not None]:
+            self._detach(ctl)
+        if self._router is None or self._router.closed:
             return
         self.end_run("the simulator is closing")
-        self._close_sensors()
         try:
             self._router.disable_monitor()
         except zmq.ZMQError:
             pass
         self._monitor.close(linger=0)
         self._router.close(linger=0)
+        if self.ipc_endpoint is not None:
+            Path(self.ipc_endpoint[len("ipc://"):]).unlink(missing_ok=True)
 
     # --- receiving ---
 
     def _receive(self, timeout: float) -> None:
         """Handle every waiting message, waiting up to ``timeout`` s for the first."""
+        if self._router is None:
+            if timeout > 0:
+                time.sleep(timeout)
+            return
         if not self._spin_until_ready(timeout):
             return
         while True:  # messages first: a controller's bye arrives before its connection drops
@@ -236,7 +324,7 @@ class ControllerHub:
         try:
             msg = proto.decode(frame.bytes, expect=proto.TO_SIMULATOR)
         except ProtocolError as exc:
-            self._bad_message(identity, ctl, f"malformed message: {exc}", "")
+            self._bad_message(identity, ctl, f"malformed message: {exc}", "", kind="ProtocolError")
             return
         kind = msg["type"]
         if kind == proto.COMMAND:
@@ -281,10 +369,12 @@ class ControllerHub:
             self._note_connection(fd, identity)
         try:
             hello = proto.parse_hello(msg)
+            key = admit_controller(frame, hello.robot, self._by_name.get(hello.controller))
             ctl = self._admit(identity, hello)
+            ctl.key = key
         except RequestError as exc:
             log.warning("refused a controller: %s", exc)
-            self._send(identity, proto.error(str(exc), field_name=proto.field_of(str(exc)) or "hello", fatal=True))
+            self._send(identity, proto.error_for(exc, default_field="hello", fatal=True))
             return
         ctl.fd = fd
         body = self.engine.body(ctl.robot)
@@ -327,7 +417,7 @@ class ControllerHub:
         try:
             cmd = proto.parse_command(msg, joint_names=names, index_of=index_of, expected_tick=expected)
         except RequestError as exc:
-            self._bad_message(identity, ctl, str(exc), proto.field_of(str(exc)))
+            self._bad_message(identity, ctl, str(exc), exc.field)
             return
         if expected is None:
             self._bad_message(identity, ctl, f"command for tick {cmd.tick}, but no state is waiting for an answer",
@@ -339,9 +429,10 @@ class ControllerHub:
             stats.late_applied += 1
         ctl.outstanding, ctl.answer, ctl.answered_late = None, cmd, False
 
-    def _bad_message(self, identity: bytes, ctl: AttachedController | None, message: str, field_name: str) -> None:
+    def _bad_message(self, identity: bytes, ctl: AttachedController | None, message: str, field_name: str,
+                     kind: str = "RequestError") -> None:
         tick = ctl.outstanding if ctl is not None else None
-        self._send(identity, proto.error(message, field_name=field_name, tick=tick))
+        self._send(identity, proto.error(message, field_name=field_name, tick=tick, kind=kind))
         if ctl is None:
             log.warning("message from an unattached peer refused: %s", message)
             return
@@ -350,6 +441,20 @@ class ControllerHub:
         if ctl.outstanding is not None:  # it was its answer: the tick goes on under its policy
             ctl.outstanding = None
             self._apply_policy(ctl, f"bad command at tick {tick}: {message}")
+
+    def _actuate(self, record: TickRecord) -> None:
+        """Commands that have come through their robot's device models this tick reach the engine."""
+        for robot, devices in self._devices.items():
+            tripped = devices.watchdog_tripped
+            for command in devices.due(record.tick, record.time):
+                try:
+                    self.engine.apply(robot, command)
+                except RequestError as exc:
+                    log.warning("robot %s: a delayed command was refused by the engine: %s", robot, exc)
+            if devices.watchdog_tripped and not tripped:
+                log.warning("robot %s: no command for %g s: the watchdog zeroes its torques", robot,
+                            devices.config.watchdog)
+                self._events.append(ControllerEvent("", robot, "watchdog", f"tick {record.tick}"))
 
     def _apply(self, ctl: AttachedController, cmd: proto.Command, record: TickRecord) -> None:
         if cmd.sensors:
@@ -360,10 +465,14 @@ class ControllerHub:
                 self._apply_policy(ctl, f"command refused: {exc}")
                 return
         merged = self._held.merge(ctl.robot, cmd)
+        devices = self._devices.get(ctl.robot)
         try:
-            self.engine.apply(ctl.robot, merged)
+            if devices is not None:
+                devices.command(record.tick, merged)
+            else:
+                self.engine.apply(ctl.robot, merged)
         except RequestError as exc:
-            self._bad_message(ctl.identity, ctl, str(exc), proto.field_of(str(exc)))
+            self._bad_message(ctl.identity, ctl, str(exc), exc.field)
             self._apply_policy(ctl, f"command refused by the engine: {exc}")
             return
         self._stats[ctl.name].ticks += 1
@@ -374,7 +483,8 @@ class ControllerHub:
     def _switch_sensors(self, robot: str, switches: dict[str, bool]) -> None:
         sensing = self._sensor_delivery()
         if sensing is None:
-            raise RequestError(f"command field 'sensors': robot {robot!r} has no range or vision sensors")
+            raise RequestError(f"command field 'sensors': robot {robot!r} has no range or vision sensors",
+                               field="sensors")
         sensing.switch(robot, switches)
 
     def _joint_table(self, robot: str) -> tuple[list[str], dict[str, int]]:
@@ -395,7 +505,8 @@ class ControllerHub:
             for ctl in waiting:
                 if now >= ctl.sent_at + ctl.deadline:
                     self._stats[ctl.name].missed += 1
-                    self._lost(ctl, f"no answer to tick {tick} within its deadline of {ctl.deadline:g} s")
+                    self._lost(ctl, f"no answer to tick {tick} within its deadline of {ctl.deadline:g} s",
+                               cause="deadline")
             waiting = [c for c in waiting if c.name in self._by_name]
             if waiting:
                 self._receive(min(c.sent_at + c.deadline for c in waiting) - now)
@@ -410,12 +521,14 @@ class ControllerHub:
                 ctl.answered_late = True
                 self._events.append(ControllerEvent(ctl.name, ctl.robot, "miss", f"tick {tick}"))
             if now >= ctl.sent_at + ctl.deadline:
-                self._lost(ctl, f"no answer to tick {ctl.outstanding} within its deadline of {ctl.deadline:g} s")
+                self._lost(ctl, f"no answer to tick {ctl.outstanding} within its deadline of {ctl.deadline:g} s",
+                           cause="deadline")
 
-    def _lost(self, ctl: AttachedController, reason: str) -> None:
-        """The controller is gone (or as good as gone): detach it and apply its policy."""
+    def _lost(self, ctl: AttachedController, reason: str, *, cause: str = "connection") -> None:
+        """The controller is gone (or as good as gone): detach it and apply its policy. ``cause`` is
+        the error's field: ``connection`` (it dropped) or ``deadline`` (no answer in time)."""
         self._send(ctl.identity, proto.error(f"detached: {reason}; send hello to attach again",
-                                             field_name="deadline", tick=ctl.outstanding, fatal=True))
+                                             field_name=cause, tick=ctl.outstanding, fatal=True))
         self._detach(ctl)
         self._apply_policy(ctl, reason)
 
@@ -427,6 +540,11 @@ class ControllerHub:
             self._reorder()
             self._stats[ctl.name].attached = False
         self._events.append(ControllerEvent(ctl.name, ctl.robot, "detach"))
+        if ctl.local is not None:
+            try:
+                ctl.local.stop()
+            except Exception:
+                log.exception("controller %s raised in stop()", ctl.name)
         # _fd_owner keeps the entry: only the connection's disconnect event removes it
 
     def _reorder(self) -> None:
@@ -450,6 +568,8 @@ class ControllerHub:
         self.engine.apply(robot, self._held.zero_torque(robot, names))
 
     def _send(self, identity: bytes, frame: bytes) -> bool:
+        if self._router is None or identity.startswith(b"local/"):
+            return False
         try:
             self._router.send_multipart([identity, frame], zmq.NOBLOCK)
             return True
@@ -462,3 +582,24 @@ def _source_fd(frame: zmq.Frame) -> int | None:
         return int(frame.get(zmq.SRCFD))
     except (zmq.ZMQError, ValueError, TypeError):
         return None
+
+
+def attach_in_process(hub: ControllerHub, project: Project) -> None:
+    """Load and attach every controller the project runs in process (``in_process: true``)."""
+    from hrpsim.controllers.runner import load_controller
+
+    for config in project.controllers:
+        if config.in_process and config.name not in hub.attached:
+            controller = load_controller(config.file, **config.options)
+            hub.attach_local(controller, name=config.name, robot=config.robot, period=config.period)
+
+
+def _bind_ipc(router: zmq.Socket) -> str | None:
+    """Also bind an ipc:// endpoint: controllers on this host skip the TCP stack (a shorter round trip)."""
+    path = Path(tempfile.gettempdir()) / f"hrpsim-hub-{os.getpid()}-{secrets.token_hex(4)}.sock"
+    try:
+        router.bind(f"ipc://{path}")
+    except zmq.ZMQError as exc:  # a platform without ipc: tcp alone still works
+        log.info("no ipc endpoint for the controller hub: %s", exc)
+        return None
+    return f"ipc://{path}"

@@ -14,11 +14,14 @@ import zmq
 
 from hrpsim.codec import CODEC
 from hrpsim.engines.base import Engine
+from hrpsim.errors import HrpsimError
 from hrpsim.naming import advertised
+from hrpsim.security import connect_securely, serve_securely
 from hrpsim.simserver.record import TickRecord
 
 TOPIC = b"world"
 SEND_HWM = 4
+MAX_FRAME_BYTES = 16 * 1024 * 1024  # poses and joint values of every body: kilobytes to a few megabytes
 
 
 def world_frame(record: TickRecord) -> dict[str, Any]:
@@ -38,6 +41,12 @@ class StatePublisher:
         self.socket = context.socket(zmq.PUB)
         self.socket.setsockopt(zmq.LINGER, 0)
         self.socket.setsockopt(zmq.SNDHWM, SEND_HWM)
+        self.socket.setsockopt(zmq.MAXMSGSIZE, 1024)  # subscribers send only their subscriptions
+        try:
+            serve_securely(self.socket, bind, "state", "state stream")
+        except HrpsimError:
+            self.socket.close(linger=0)
+            raise
         self.socket.bind(bind)
         self.endpoint = advertised(self.socket.getsockopt_string(zmq.LAST_ENDPOINT))
         self.sent = 0
@@ -66,3 +75,16 @@ class StatePublisher:
     def close(self) -> None:
         if not self.socket.closed:
             self.socket.close(linger=0)
+
+
+def subscribe(context: zmq.Context, endpoint: str) -> zmq.Socket:
+    """A SUB socket on a simulator's state stream (``simserver``'s ``state`` metadata), with
+    this process's key when keys are set."""
+    sock = context.socket(zmq.SUB)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.RCVHWM, SEND_HWM)
+    sock.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME_BYTES)
+    connect_securely(sock)
+    sock.setsockopt(zmq.SUBSCRIBE, TOPIC)
+    sock.connect(endpoint)
+    return sock

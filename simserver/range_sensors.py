@@ -3,7 +3,7 @@
 The rays are cast on the bodies' collision shapes as the collision service holds them
 (hrpsim.collision.scene), posed from any engine's link states, so the scans do not depend on the
 engine: primitives stay primitives (an exact ray against a plane, box, sphere, cylinder or capsule)
-and meshes are hit on their triangles (hrpsim.engines.ode.rays).
+and meshes are hit on their triangles (the collision service's scan, hrpsim.collision.queries).
 
 A scan follows the OpenHRP format: in the sensor frame the front is -Z and the beams lie in the X-Z
 plane; beam angles run from -scanAngle/2 to +scanAngle/2 in multiples of scanStep from 0, in that
@@ -20,9 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from hrpsim.bodyinfo import Body
+from hrpsim.collision import queries
 from hrpsim.collision.scene import Scene
 from hrpsim.engines.base import LinkStates
-from hrpsim.engines.ode import rays
 from hrpsim.errors import ConfigError
 from hrpsim.simserver.sensor_mounts import Mount, link_frames
 
@@ -33,8 +33,9 @@ DEFAULTS = {"scanAngle": 3.14159, "scanStep": 0.1, "scanRate": 10.0, "maxDistanc
 @dataclass
 class RangeSensor:
     mount: Mount
-    angles: np.ndarray  # (beams,) rad
-    directions: np.ndarray  # (beams, 3) unit vectors, sensor frame
+    scan_angle: float  # rad
+    scan_step: float  # rad
+    angles: np.ndarray  # (beams,) rad, scan order
     max_distance: float
     rate: float  # scans per second
 
@@ -50,8 +51,9 @@ class RangeSensor:
                 f"{where}: maxDistance and scanRate must be > 0, got {values['maxDistance']!r} "
                 f"and {values['scanRate']!r}; fix the model file"
             )
-        angles, directions = rays.scan_directions(float(values["scanAngle"]), float(values["scanStep"]))
-        return cls(mount, angles, directions, float(values["maxDistance"]), float(values["scanRate"]))
+        scan_angle, scan_step = float(values["scanAngle"]), float(values["scanStep"])
+        angles = queries.scan_angles(scan_angle, scan_step)
+        return cls(mount, scan_angle, scan_step, angles, float(values["maxDistance"]), float(values["scanRate"]))
 
 
 class RangeScanner:
@@ -82,14 +84,9 @@ class RangeScanner:
             sensor = self.sensors[label]
             frames = self.scene.bodies[sensor.mount.model].poses
             pose = sensor.mount.world_pose(frames)
-            directions = sensor.directions @ pose[:3, :3].T
-            origins = np.repeat(pose[None, :3, 3], len(directions), axis=0)
-            hits = rays.cast(
-                self.scene,
-                origins,
-                directions,
-                sensor.max_distance,
-                skip_links={(sensor.mount.model, sensor.mount.link)},
+            own_link = {(sensor.mount.model, sensor.mount.link)}
+            scan = queries.scan(
+                self.scene, pose, sensor.scan_angle, sensor.scan_step, sensor.max_distance, None, own_link
             )
-            out[label] = np.minimum(hits.distance, sensor.max_distance)
+            out[label] = np.minimum(scan["distances"], sensor.max_distance)
         return out

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from hrpsim.engines.base import Engine
+from hrpsim.runsummary import upright
 from hrpsim.simserver.record import TickRecord
 
 
@@ -20,9 +21,9 @@ class RootTracker:
         self.engine = engine
         self._roots = {}
         for name in engine.robots:
-            p, _ = engine.root_pose(name)
+            p, r = engine.root_pose(name)
             self._roots[name] = {"root_start": [float(v) for v in p], "min_root_z": float(p[2]),
-                                 "has_joints": bool(engine.body(name).joints)}
+                                 "has_joints": bool(engine.body(name).joints), "upright_start": upright(r)}
 
     def observe(self, record: TickRecord) -> None:
         for name, entry in self._roots.items():
@@ -39,11 +40,12 @@ class RootTracker:
         return p
 
     def robots(self) -> dict[str, Any]:
-        """Per robot: root_start, root_end, min_root_z (the state now included), has_joints."""
+        """Per robot: root_start, root_end, min_root_z (the state now included), has_joints, upright_start."""
         out = {}
         for name, entry in self._roots.items():
             p = self._lowest(name, entry)
             end = [float(v) for v in p] if np.all(np.isfinite(p)) else None
             out[name] = {"root_start": entry["root_start"], "root_end": end,
-                         "min_root_z": float(entry["min_root_z"]), "has_joints": entry["has_joints"]}
+                         "min_root_z": float(entry["min_root_z"]), "has_joints": entry["has_joints"],
+                         "upright_start": entry["upright_start"]}
         return out

@@ -10,10 +10,11 @@ the hub asks ``take(controller, robot)`` for the readings to add to that control
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from hrpsim.engines.base import Engine, LinkStates
+from hrpsim.engines.base import Engine, LinkStates, RobotState
 from hrpsim.errors import ConfigError, NotFound, RequestError, SimulationError
 from hrpsim.simserver.sensor_frames import SensorFrames
 
@@ -76,12 +77,14 @@ class SensorDelivery:
             try:
                 self.frames.switch(label, on)
             except NotFound as exc:
-                raise RequestError(f"command field 'sensors': {exc}") from None
+                raise RequestError(f"command field 'sensors': {exc}", field="sensors") from None
 
     def close(self) -> None:
         self.frames.close()
 
 
-def with_readings(state: dict[str, Any], readings: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """A robot state (wire form) whose ``sensors`` also hold these range and vision readings."""
-    return {**state, "sensors": {**state.get("sensors", {}), **readings}}
+def with_readings(state: RobotState, readings: dict[str, dict[str, Any]]) -> RobotState:
+    """A robot state whose ``sensors`` also hold these range and vision readings."""
+    if not readings:
+        return state
+    return dataclasses.replace(state, sensors={**state.sensors, **readings})

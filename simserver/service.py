@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,13 +34,14 @@ import zmq
 
 from hrpsim.engines.base import Engine, JointCommand, make_engine
 from hrpsim.errors import HrpsimError, NotFound, RequestError, SimulationError
+from hrpsim.files import ReadPolicy, add_root_option, model_roots, reading_under
 from hrpsim.logs import setup_logging
-from hrpsim.naming import sibling_bind
+from hrpsim.naming import host_identity, sibling_bind
 from hrpsim.project import Project, load_project
 from hrpsim.runsummary import empty_summary
 from hrpsim.service import DEFAULT_BIND, Operation, Service
 from hrpsim.simserver.bodies import load_bodies
-from hrpsim.simserver.hub import ControllerHub
+from hrpsim.simserver.hub import ControllerHub, attach_in_process
 from hrpsim.simserver.loop import TickLoop
 from hrpsim.simserver.publisher import StatePublisher
 from hrpsim.simserver.record import Observer
@@ -56,9 +59,11 @@ class SimServer(Service):
     def __init__(self, project: Project, *, nameserver: str | None = None, bind: str = DEFAULT_BIND,
                  until: float | None = None, name: str = "simserver", register: bool = True,
                  context: zmq.Context | None = None, engine: Engine | None = None,
-                 observers: list[Observer] | None = None, metadata: dict[str, Any] | None = None) -> None:
+                 observers: list[Observer] | None = None, metadata: dict[str, Any] | None = None,
+                 roots: tuple[str, ...] = ()) -> None:
         self.project = project
         self.nameserver = nameserver
+        self.read_policy = ReadPolicy(roots=(Path(project.path).parent, *model_roots(roots)))
         self.until = until
         self._extra_metadata = dict(metadata or {})
         ctx = context or zmq.Context.instance()
@@ -70,8 +75,10 @@ class SimServer(Service):
         self.running = False
         self.finished = False
         self._waiting_since: float | None = None
+        self._wait_limit: float | None = CONTROLLER_WAIT_S
         self._target = self._end_time(until)
         self.hub.end_time = self._target
+        attach_in_process(self.hub, project)
         super().__init__(name, bind=bind, nameserver=nameserver, register=register, context=ctx)
 
     def _end_time(self, until: float | None) -> float:
@@ -79,7 +86,8 @@ class SimServer(Service):
 
     def metadata(self) -> dict[str, Any]:
         return {"pid": os.getpid(), "state": self.publisher.endpoint, "project": self.project.path,
-                "controllers": self.hub.endpoint, "robots": list(self.engine.robots), "engine": self.engine.name,
+                "controllers": self.hub.endpoint, "controllers_ipc": self.hub.ipc_endpoint,
+                "host": host_identity(), "robots": list(self.engine.robots), "engine": self.engine.name,
                 **self._extra_metadata}
 
     def operations(self) -> dict[str, Operation]:
@@ -92,6 +100,11 @@ class SimServer(Service):
             "command": self.op_command, "set_drive_modes": self.op_set_drive_modes,
             "forward_kinematics": self.op_forward_kinematics,
         }
+
+    def roles(self) -> dict[str, str]:  # run control and set_* need admin (the default)
+        return {**dict.fromkeys(["status", "summary", "models", "state", "sensor_state", "world_state",
+                                 "get_link_data", "forward_kinematics"], "observer"),
+                "command": "controller", "set_drive_modes": "controller"}
 
     # --- the serving loop ---
 
@@ -130,10 +143,14 @@ class SimServer(Service):
         self.running = False
         self.finished = True
         self.loop.pause()
-        # Controllers stay attached until quit (hub.close says bye): a launcher reads the summary
-        # first, and a later start() can go on with them.
         log.info("run %s at t=%.4f s (tick %d)", "stopped" if error else "finished", self.engine.time,
                  self.engine.tick)
+        # At the run's end (not at an intermediate start(until=...)) every controller hears so and
+        # exits on its own; the summary keeps its figures.
+        if error:
+            self.hub.end_run(f"the run stopped at t={self.engine.time:.4f} s: {error}")
+        elif self.engine.time >= self._end_time(self.until) - 0.5 * self.engine.timestep:
+            self.hub.end_run(f"the run reached its end at t={self.engine.time:.4f} s")
 
     def _wait_for_controllers(self) -> None:
         names = [c.name for c in self.project.controllers]
@@ -141,9 +158,9 @@ class SimServer(Service):
         if not missing:
             self._waiting_since = None
             self._begin()
-        elif time.monotonic() - self._waiting_since > CONTROLLER_WAIT_S:
+        elif self._wait_limit is not None and time.monotonic() - self._waiting_since > self._wait_limit:
             self._waiting_since = None
-            message = f"controller(s) {', '.join(missing)} did not attach within {CONTROLLER_WAIT_S:g} s"
+            message = f"controller(s) {', '.join(missing)} did not attach within {self._wait_limit:g} s"
             self.loop.error = message
             self._finish(message)
 
@@ -162,27 +179,40 @@ class SimServer(Service):
 
     def op_init(self, project: str | None = None) -> dict[str, Any]:
         self._require_idle("init")
-        proj = load_project(project) if project else load_project(self.project.path)
+        with reading_under(self.read_policy):  # a peer's project: only from the allowed folders
+            proj = load_project(project) if project else load_project(self.project.path)
+            bodies = load_bodies(proj, self.nameserver)
         if proj.world.engine != self.engine.name:
             raise RequestError(f"init: {proj.path} asks for the {proj.world.engine} engine; this simulator runs "
                                f"{self.engine.name} (start another simserver for it)")
-        self.engine.rebuild(proj, load_bodies(proj, self.nameserver))
+        self.engine.rebuild(proj, bodies)
         self.hub.reconfigure(proj)
+        attach_in_process(self.hub, proj)
         self.project = proj
         self._target = self._end_time(self.until)
         self.hub.end_time = self._target
         return self.op_reset()
 
-    def op_start(self, until: float | None = None) -> dict[str, Any]:
+    def op_start(self, until: float | None = None, wait: float | None = CONTROLLER_WAIT_S) -> dict[str, Any]:
+        """Run to ``until`` once the project's controllers have attached (waiting ``wait`` s at most;
+        None: as long as it takes; 0: start at once). A controller the run already ended for is waited
+        for again."""
         if self.running or self._waiting_since is not None:
             return self.op_status()
         if self.loop.error is not None:
             raise SimulationError(f"the run stopped with an error; reset first: {self.loop.error}")
+        if until is not None and not (isinstance(until, int | float) and math.isfinite(until)):
+            raise RequestError(f"start: until must be a finite number of seconds, got {until!r}")
+        if wait is not None and not (isinstance(wait, int | float) and math.isfinite(wait) and wait >= 0):
+            raise RequestError(f"start: wait must be a finite number of seconds >= 0 or nil, got {wait!r}")
         self._target = self._end_time(until if until is not None else self.until)
         self.hub.end_time = self._target
         self.finished = False
-        if self.project.controllers:
-            self._waiting_since = time.monotonic()
+        attach_in_process(self.hub, self.project)
+        if self.project.controllers and wait != 0:
+            self._waiting_since, self._wait_limit = time.monotonic(), wait
+            log.info("the run starts when controller(s) %s have attached",
+                     ", ".join(c.name for c in self.project.controllers))
         else:
             self._begin()
         return self.op_status()
@@ -322,16 +352,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nameserver", help="nameserver address (default: $HRPSIM_NAMESERVER or port 2809)")
     parser.add_argument("--bind", default=DEFAULT_BIND, help="address for requests (default: %(default)s)")
     parser.add_argument("--name", default="simserver", help="name to register (default: %(default)s)")
-    parser.add_argument("--start", action="store_true", help="start the run at once instead of waiting for 'start'")
+    add_root_option(parser)
+    when = parser.add_mutually_exclusive_group()
+    when.add_argument("--start", action="store_true", help="start the run as soon as the project's controllers have "
+                      "attached (default: wait for 'hrpsim sim start')")
+    when.add_argument("--start-now", action="store_true", help="start the run at once, controllers or not")
     args = parser.parse_args(argv)
     setup_logging("simserver")
     try:
         server = SimServer(load_project(args.project), nameserver=args.nameserver, bind=args.bind,
-                           until=args.until, name=args.name)
+                           until=args.until, name=args.name, roots=tuple(args.model_root))
     except HrpsimError as exc:
         print(f"hrpsim run simserver: {exc}", file=sys.stderr)
         return 1
     if args.start:
-        server.op_start()
+        server.op_start(wait=None)
+    elif args.start_now:
+        server.op_start(wait=0)
     server.serve_forever()
     return 0

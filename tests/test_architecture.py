@@ -60,3 +60,17 @@ def test_the_install_adds_only_the_hrpsim_namespace(tmp_path):
     result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["[]", "ok"]
+
+
+def test_engines_stand_on_the_kernel_and_the_simulator_on_the_boundary():
+    """engines/ imports no simulator code; simserver/ knows engines only through engines/base.py."""
+    wrong = []
+    for path in _sources():
+        relative = path.relative_to(REPO)
+        imports = _imports(ast.parse(path.read_text()))
+        if relative.parts[0] == "engines" and any(i.startswith("hrpsim.simserver") for i in imports):
+            wrong.append(str(relative))
+        if relative.parts[0] == "simserver" and any(
+                i.startswith("hrpsim.engines.") and i != "hrpsim.engines.base" for i in imports):
+            wrong.append(str(relative))
+    assert wrong == []

@@ -83,6 +83,15 @@ def test_non_positive_mass(tmp_path: Path):
     assert problems == [f"{path}:{line}: /robot(name='r')/link(name='a')/inertial/mass: mass 0.0 is not positive"]
 
 
+def test_an_inertia_that_is_not_positive_definite_names_its_line(tmp_path: Path):
+    text = robot('<link name="a">\n<inertial><mass value="1"/>\n'
+                 '<inertia ixx="0.1" ixy="0" ixz="0" iyy="-0.2" iyz="0" izz="0.1"/></inertial>\n</link>')
+    path, problems = _problems(tmp_path, text)
+    assert len(problems) == 1
+    where = f"{path}:{_line_of(text, '<inertia ')}: /robot(name='r')/link(name='a')/inertial/inertia"
+    assert problems[0].startswith(f"{where}: inertia is not positive semi-definite (eigenvalues -0.2, 0.1, 0.1)")
+
+
 def test_planar_joints_are_refused_clearly(tmp_path: Path):
     text = robot(
         '<link name="a"/><link name="b"/><joint name="p" type="planar"><parent link="a"/><child link="b"/></joint>'

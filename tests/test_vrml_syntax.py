@@ -164,5 +164,6 @@ def test_syntax_errors_name_file_line_column_and_expectation(text: str, line: in
 
 
 def test_a_file_that_ends_early_says_so() -> None:
-    with pytest.raises(ModelError, match=r"bad\.wrl: syntax error: the file ends early; expected .*'\}'"):
+    with pytest.raises(ModelError, match=r"bad\.wrl:1:35: syntax error: the file ends early; "
+                       r"still open: '\{' of Transform at 1:11; expected .*'\}'"):
         parse_text("Transform { children [ Shape { } ]", "bad.wrl")

@@ -20,7 +20,7 @@ from hrpsim.controllers.motion_data import Motion
 from hrpsim.conventions import DRIVE_MODES
 from hrpsim.engines.base import Engine, JointCommand, LinkStates, RobotState
 from hrpsim.errors import ConfigError, RequestError
-from hrpsim.kinematics import forward_kinematics, link_values
+from hrpsim.kinematics import follow_mimics, forward_kinematics, link_values
 from hrpsim.project import ModelConfig, Project
 from hrpsim.transforms import axis_angle_matrix
 
@@ -143,6 +143,7 @@ class KinematicEngine(Engine):
         r = self._robots.get(model)
         if r is not None:
             values[r.joint_links], rates[r.joint_links] = r.q, r.dq
+            follow_mimics(body, values, rates)
         else:
             values[:] = link_values(body, self.project.model(model).joints)
         return values, rates

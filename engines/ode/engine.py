@@ -25,9 +25,9 @@ from hrpsim.engines.ode.drives import Drives
 from hrpsim.engines.ode.extrajoints import build_extra_joint
 from hrpsim.engines.ode.model import OdeModel
 from hrpsim.engines.ode.placement import current_link_values, place
+from hrpsim.engines.ode.sensors import OdeSensors
 from hrpsim.errors import ConfigError, NotFound, RequestError, SimulationError
 from hrpsim.project import Project
-from hrpsim.simserver.sensors import SensorSet
 
 MAX_LINEAR_SPEED = 1e3  # m/s: beyond this a body is exploding, not moving
 MAX_ANGULAR_SPEED = 1e4  # rad/s
@@ -64,7 +64,7 @@ class OdeEngine(Engine):
         self.space = ode.HashSpace()
         self.models: dict[str, OdeModel] = {}
         self.drives: dict[str, Drives] = {}
-        self.sensors: dict[str, SensorSet] = {}
+        self.sensors: dict[str, OdeSensors] = {}
         self._extra: list[Any] = []
         limits = cfg.joint_limits
         gravity = np.asarray(cfg.gravity, float)
@@ -77,7 +77,7 @@ class OdeEngine(Engine):
             if model.static:
                 continue
             self.drives[mc.name] = Drives(model, self.timestep, cfg.ode.cfm)
-            self.sensors[mc.name] = SensorSet(model, self.timestep, gravity)
+            self.sensors[mc.name] = OdeSensors(model, self.timestep, gravity)
             for extra in model.info.extra_joints:
                 self._extra.extend(build_extra_joint(model, extra, self.ode_world))
         self._robots = [name for name, m in self.models.items() if not m.static]
@@ -87,7 +87,7 @@ class OdeEngine(Engine):
             for model in self.models.values() for sim in model.links if sim.body is not None]
         self._drive_list = list(self.drives.values())
         self._moving = [self.models[name] for name in self.robots]
-        self._sensor_list = [s for s in self.sensors.values() if s.accel]
+        self._sensor_list = [s for s in self.sensors.values() if s.has_accelerometers]
         self._external: dict[tuple[str, int], tuple[tuple[float, ...], tuple[float, ...]]] = {}
         self._last_state: dict[str, dict[str, Any]] = {}
         self.time = 0.0
