@@ -11,9 +11,12 @@ from sensor_helpers import FORWARD, FRONT, ground, known_scene, range_sensor
 from sensor_helpers import camera as camera_sensor
 from sim_helpers import model, project
 
+from hrpsim.controllers import Controller
 from hrpsim.engines.ode.engine import OdeEngine
 from hrpsim.errors import SimulationError
 from hrpsim.modelloader import load_body
+from hrpsim.simserver.hub import ControllerHub
+from hrpsim.simserver.loop import TickLoop
 from hrpsim.simserver.sensor_delivery import SensorDelivery
 from hrpsim.simserver.sensor_frames import SensorFrames
 
@@ -126,3 +129,32 @@ def test_after_a_reset_no_reading_of_the_run_before_is_delivered(tmp_path: Path)
         assert delivery.take("late_comer", "stand")["eye"]["time"] == 0.0  # the new run's first image
     finally:
         delivery.close()
+
+
+class _Watcher(Controller):
+    """In process: notes each laser reading's time; switches the laser off after t = 0.2."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.times: list[float] = []
+
+    def control(self, state):
+        if "laser" in state.sensors:
+            self.times.append(state.sensors["laser"]["time"])
+        return self.command().sensor("laser", False) if state.time >= 0.2 - 1e-9 else None
+
+
+def test_an_in_process_controller_gets_readings_and_switches_a_sensor_off(tmp_path: Path) -> None:
+    proj, bodies = known_scene(tmp_path, [range_sensor("laser", FRONT)])
+    bodies["stand"].static = proj.models[-1].static = False  # a robot, so that a controller can drive it
+    engine = OdeEngine(proj, bodies)
+    hub = ControllerHub(engine, proj, bind=None)
+    watcher = _Watcher()
+    try:
+        hub.attach_local(watcher, name="watcher", robot="stand")
+        loop = TickLoop(engine, hub)
+        for _ in range(350):
+            loop.tick_once()
+    finally:
+        hub.close()
+    assert watcher.times == pytest.approx([0.0, 0.1, 0.2])
