@@ -7,7 +7,8 @@ controller's command until the run ends.
 
 Ending, documented behaviour:
 - the simulator says bye (the run is over): ``stop()``, exit status 0;
-- SIGINT/SIGTERM: bye to the simulator, ``stop()``, exit status 0;
+- SIGINT/SIGTERM: bye to the simulator, ``stop()``, exit status 0 — in every state: attached, or
+  still looking for (or waiting for) a simulator, where the signal ends the wait at once;
 - the simulator goes away (its connection drops): the runner says so, calls ``stop()`` and waits up
   to ``--reconnect-wait`` seconds (default 10) for a simulator to appear again; it then attaches
   afresh and calls ``start(body)`` again. If none appears in time it exits with status 3;
@@ -66,8 +67,8 @@ class RunOptions:
     spin_s: float = 0.0  # busy-poll this long for the next state before sleeping
 
 
-class _Interrupted(Exception):
-    pass
+class _Interrupted(BaseException):
+    """A signal ended the run; a BaseException, so a controller's ``except Exception`` lets it through."""
 
 
 def load_controller(spec: str, **options: Any) -> Controller:
@@ -152,12 +153,18 @@ class ControllerRunner:
         self.controller = controller
         self.options = options
         self._interrupted = threading.Event()
+        self._serving = False  # in the serve loop, which looks at the flag every POLL_S; elsewhere a signal raises
         self._registration: Registration | None = None
         self._started = False
         self._dead_endpoint = ""  # a simulator that went away stays registered until its entry expires
 
     def interrupt(self) -> None:
+        """Ask the runner to stop. Called from a signal handler: outside the serve loop (finding,
+        attaching to or waiting for a simulator) it raises, which ends that wait at once."""
+        first = not self._interrupted.is_set()
         self._interrupted.set()
+        if first and not self._serving:
+            raise _Interrupted
 
     def run(self) -> int:
         """Attach, control, and reattach after a simulator restart; returns the exit status."""
@@ -230,6 +237,16 @@ class ControllerRunner:
         return joints
 
     def _serve(self, link: SimulatorLink, joints: JointIndex) -> int:
+        self._serving = True
+        try:
+            return self._serve_states(link, joints)
+        finally:
+            self._serving = False
+
+    def _serve_states(self, link: SimulatorLink, joints: JointIndex) -> int:
+        if self._interrupted.is_set():
+            link.bye("interrupted")
+            raise _Interrupted
         while True:
             if self._interrupted.is_set():
                 link.bye("interrupted")
@@ -267,8 +284,10 @@ class ControllerRunner:
             raise RequestError(f"{msg.get('message')}; this one stops (give each controller its own --name)")
         if msg.get("fatal"):
             log.warning("detached by the simulator; attaching again")
+            self._serving = False
             link.attach(self.options.name, self.options.robot, period=self.options.period,
                         timeout=self.options.connect_timeout)
+            self._serving = True
 
     def _stop_controller(self) -> None:
         if self._started:

@@ -39,10 +39,14 @@ class Client:
         timeout: float = DEFAULT_TIMEOUT,
         context: zmq.Context | None = None,
         codec: Codec = CODEC,
+        connect_timeout: float | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.peer = peer or endpoint
         self.timeout = timeout
+        # a peer that never accepts the connection within this many seconds is reported gone (None: wait
+        # the whole timeout), so a dead service's stale address does not cost a long call's full timeout
+        self.connect_timeout = connect_timeout
         self._codec = codec
         self._ids = itertools.count(1)
         self._ctx = context or zmq.Context.instance()
@@ -108,6 +112,10 @@ class Client:
                 raise self._remote_error(reply.error or {"type": reply.error_type, "message": reply.error_message}, op)
             if self._disconnected():
                 raise PeerGone(f"{self.peer} at {self.endpoint} went away while answering {op!r}")
+            if (not self._connected_once and self.connect_timeout is not None
+                    and limit - remaining >= self.connect_timeout):
+                raise PeerGone(f"{self.peer} at {self.endpoint} does not accept connections (waited "
+                               f"{self.connect_timeout:g} s for {op!r}): is it running?")
 
     def _read_reply(self):
         frames = self._sock.recv_multipart()

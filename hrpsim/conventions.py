@@ -12,6 +12,8 @@ from hrpsim.bodyinfo import Body
 
 DRIVE_MODES = ("torque", "high_gain", "velocity")
 POLICIES = ("stop", "hold", "zero")
+RESTART_POLICIES = ("on-failure", "never")  # what ``hrpsim launch`` does when a process it started dies
+RESTARTABLE_SERVICES = ("nameserver", "modelloader", "collision")
 SYNC_MODES = ("lockstep", "realtime")
 
 # m from the origin: ODE's hash space fails an assertion on far larger coordinates, and no robot

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from hrpsim.conventions import DRIVE_MODES, POLICIES, SYNC_MODES, period_ticks
+from hrpsim.conventions import DRIVE_MODES, POLICIES, RESTART_POLICIES, RESTARTABLE_SERVICES, SYNC_MODES, period_ticks
 from hrpsim.errors import ConfigError
 from hrpsim.files import read_model
 
@@ -105,6 +105,16 @@ class ControllerConfig:
     deadline: float = 5.0  # seconds the simulator waits for an answer in lockstep
     cwd: str = ""  # working directory for the command (default: the project's folder)
     env: dict[str, str] = field(default_factory=dict)
+    restart: str = "never"  # hrpsim launch: start the process again when it fails (on-failure)?
+    restarts: int = 3  # at most this many times
+
+
+@dataclass
+class RestartConfig:
+    """How ``hrpsim launch`` treats a service process that dies (``services: {NAME: {restart, restarts}}``)."""
+
+    restart: str = "on-failure"
+    restarts: int = 5
 
 
 @dataclass
@@ -133,6 +143,12 @@ class Project:
     @property
     def folder(self) -> Path:
         return Path(self.path).parent
+
+    def service_restart(self, name: str) -> RestartConfig:
+        """The restart settings of a service (nameserver, modelloader, collision): the project's or the default."""
+        entry = self.services.get(name)
+        return RestartConfig(**{k: v for k, v in entry.items() if k in ("restart", "restarts")}) \
+            if isinstance(entry, dict) else RestartConfig()
 
     def model(self, name: str) -> ModelConfig:
         for m in self.models:
@@ -390,9 +406,34 @@ def _controller(c: _Checker, i: int, data: Any, folder: Path, timestep: float) -
             setattr(ctl, k, v)
     if "policy" in data and c.choice(f"{key}.policy", data["policy"], POLICIES):
         ctl.policy = data["policy"]
+    _restart(c, key, data, ctl)
     ctl.cwd = str(data.get("cwd", ""))
     ctl.env = {str(k): str(v) for k, v in c.mapping(f"{key}.env", data.get("env")).items()}
     return ctl
+
+
+def _restart(c: _Checker, key: str, data: dict[str, Any], target: Any) -> None:
+    if "restart" in data and c.choice(f"{key}.restart", data["restart"], RESTART_POLICIES):
+        target.restart = data["restart"]
+    if "restarts" in data:
+        value = data["restarts"]
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            target.restarts = value
+        else:
+            c.bad(f"{key}.restarts", f"must be a whole number >= 0, got {value!r}")
+
+
+def _services(c: _Checker, data: Any) -> dict[str, Any]:
+    """``services``: per restartable service, true/false or {restart, restarts}; ``loader: local``."""
+    services = c.mapping("services", data)
+    for name in RESTARTABLE_SERVICES:
+        entry = services.get(name)
+        if isinstance(entry, dict):
+            c.unknown(f"services.{name}", entry, {"restart", "restarts"})
+            _restart(c, f"services.{name}", entry, RestartConfig())
+        elif name in services and name == "collision":
+            c.boolean("services.collision", services["collision"])
+    return services
 
 
 def _collision(c: _Checker, i: int, data: Any) -> CollisionPair | None:
@@ -444,11 +485,6 @@ def _empty_sections(c: _Checker, data: dict[str, Any]) -> None:
                 c.bad(f"{section}[{i}]", "is an empty entry (a '-' with nothing after it)")
 
 
-def _services(c: _Checker, data: Any) -> dict[str, Any]:
-    services = c.mapping("services", data)
-    if "collision" in services:
-        c.boolean("services.collision", services["collision"])
-    return services
 
 
 def _keys(c: _Checker, data: Any, folder: Path) -> str | None:

@@ -54,7 +54,17 @@ def format_summary(s: dict[str, Any]) -> str:
     for name, c in (s.get("controllers") or {}).items():
         rtt = f"p50 {_num(c.get('rtt_p50_us'), '.0f')} us, p99 {_num(c.get('rtt_p99_us'), '.0f')} us"
         lines.append(f"  controller {name}: {c.get('ticks', 0)} ticks, round trip {rtt}, missed {c.get('missed', 0)}")
-    lines.append(f"  error: {s['error']}" if s.get("error") else "  finished without error")
+    components = (s.get("launch") or {}).get("components") or {}
+    lost = [f"{name} (exit status {c.get('exit_status')})" for name, c in components.items() if c.get("lost")]
+    restarted = [f"{name} ({c['restarts']}x)" for name, c in components.items() if c.get("restarts")]
+    if restarted:
+        lines.append(f"  restarted: {', '.join(restarted)}")
+    if s.get("error"):
+        lines.append(f"  error: {s['error']}")
+    elif lost:
+        lines.append(f"  finished, without: {', '.join(lost)}")
+    else:
+        lines.append("  finished without error")
     if s.get("launch", {}).get("run_dir"):
         lines.append(f"  logs in {s['launch']['run_dir']}")
     return "\n".join(lines)

@@ -4,7 +4,7 @@ or in-process when the project says ``services: {loader: local}``."""
 from __future__ import annotations
 
 from hrpsim.bodyinfo import Body
-from hrpsim.errors import HrpsimError, ModelError, Problem
+from hrpsim.errors import HrpsimError, ModelError, NotFound, PeerGone, Problem, Timeout
 from hrpsim.models import fetch_body
 from hrpsim.project import ModelConfig, Project
 
@@ -20,6 +20,8 @@ def load_bodies(project: Project, nameserver: str | None, *, local: bool | None 
     for mc in project.models:
         try:
             body = _load_local(mc) if local else _fetch(mc, nameserver)
+        except (NotFound, PeerGone, Timeout) as exc:  # no modelloader: the other models would wait as long
+            raise ModelError(f"{project.path}: cannot load model {mc.name!r}: {exc}", problems) from None
         except HrpsimError as exc:
             failed.append(mc.name)
             problems.extend(_model_problems(mc, exc))
@@ -32,6 +34,9 @@ def load_bodies(project: Project, nameserver: str | None, *, local: bool | None 
     return bodies
 
 
+MODELLOADER_WAIT_S = 5.0  # a restarted modelloader registers again within this
+
+
 def _model_problems(mc: ModelConfig, exc: HrpsimError) -> list[Problem]:
     """Each problem of one model's failure, prefixed with the model's name, keeping its place in
     the file (a loader's ModelError lists them; any other error is one problem)."""
@@ -40,7 +45,7 @@ def _model_problems(mc: ModelConfig, exc: HrpsimError) -> list[Problem]:
 
 
 def _fetch(mc: ModelConfig, nameserver: str | None) -> Body:
-    return fetch_body(mc.file, nameserver=nameserver, options=mc.options or None)
+    return fetch_body(mc.file, nameserver=nameserver, options=mc.options or None, wait=MODELLOADER_WAIT_S)
 
 
 def _load_local(mc: ModelConfig) -> Body:

@@ -27,6 +27,7 @@ import os
 import secrets
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,8 @@ from hrpsim.simserver.sensor_delivery import SensorDelivery, with_readings
 
 log = logging.getLogger("hrpsim.simserver.hub")
 
+SERVE_SLICE_S = 0.02  # a lockstep wait this long or longer answers the simulator's requests every slice
+
 
 class RunStopped(SimulationError):
     """A controller's policy is ``stop`` and it missed its deadline, left, died or sent a bad command."""
@@ -64,6 +67,9 @@ class ControllerHub:
         """``bind=None``: no socket, in-process controllers only (the Python API)."""
         self.engine = engine
         self._spin_s = spin_s  # busy-poll this long before sleeping in poll(): answers come back fast
+        # Called between slices of a long lockstep wait, so that the simulator's service keeps answering
+        # (status, summary, pause, quit) while a controller is late or stopped. It may raise RunStopped.
+        self.serve_requests: Callable[[], None] | None = None
         self._held = HeldCommands(engine)
         self._events: list[ControllerEvent] = []  # since the last tick record
         self._seen: dict[str, RobotState] = {}  # this tick's states as the devices let controllers see them
@@ -497,6 +503,7 @@ class ControllerHub:
     # --- deadlines and policies ---
 
     def _wait_for_answers(self, tick: int) -> None:
+        started = time.perf_counter()
         while True:
             waiting = [c for c in self._by_name.values() if c.outstanding == tick]
             if not waiting:
@@ -508,8 +515,15 @@ class ControllerHub:
                     self._lost(ctl, f"no answer to tick {tick} within its deadline of {ctl.deadline:g} s",
                                cause="deadline")
             waiting = [c for c in waiting if c.name in self._by_name]
-            if waiting:
-                self._receive(min(c.sent_at + c.deadline for c in waiting) - now)
+            if not waiting:
+                continue
+            remaining = min(c.sent_at + c.deadline for c in waiting) - now
+            if self.serve_requests is None:
+                self._receive(remaining)
+                continue
+            self._receive(min(remaining, SERVE_SLICE_S))
+            if time.perf_counter() - started >= SERVE_SLICE_S:  # answers in time cost no request polling
+                self.serve_requests()
 
     def _check_realtime(self, tick: int) -> None:
         now = time.perf_counter()

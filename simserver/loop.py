@@ -25,6 +25,7 @@ from typing import Any
 from hrpsim.engines.base import Engine
 from hrpsim.errors import SimulationError
 from hrpsim.simserver.controller_stats import LatencyHistogram
+from hrpsim.simserver.guard import StateGuard
 from hrpsim.simserver.hub import ControllerHub
 from hrpsim.simserver.record import Observer, TickRecord
 
@@ -38,6 +39,7 @@ class TickLoop:
         self.engine = engine
         self.hub = hub
         self.observers: list[Observer] = list(observers or [])
+        self.guard = StateGuard()  # physically absurd states stop the run
         self.clear()
 
     @property
@@ -54,6 +56,7 @@ class TickLoop:
         self.lateness = LatencyHistogram()
         self.overruns = 0
         self.fell_behind = False
+        self.guard.begin(self.engine)
         for observer in self.observers:
             observer.begin(self.engine)
 
@@ -96,6 +99,7 @@ class TickLoop:
             for observer in self.observers:
                 observer.observe(record)
         engine.integrate()
+        self.guard.check(engine.tick)
         if slot_end is not None and time.perf_counter() > slot_end:
             self.overruns += 1
 

@@ -41,15 +41,20 @@ from hrpsim.project import Project, load_project
 from hrpsim.runsummary import empty_summary
 from hrpsim.service import DEFAULT_BIND, Operation, Service
 from hrpsim.simserver.bodies import load_bodies
-from hrpsim.simserver.hub import ControllerHub, attach_in_process
+from hrpsim.simserver.hub import ControllerHub, RunStopped, attach_in_process
 from hrpsim.simserver.loop import TickLoop
 from hrpsim.simserver.publisher import StatePublisher
 from hrpsim.simserver.record import Observer
 from hrpsim.simserver.run_summary import RootTracker
+from hrpsim.transforms import quaternion_matrix
 
 log = logging.getLogger("hrpsim.simserver")
 
 TICK_BATCH_S = 0.005  # wall seconds of ticking between looks at the request socket
+# What a tick that waits for a late controller still answers: reading, stopping, and start (a no-op
+# while running); nothing that moves the world.
+SERVED_WITHIN_A_TICK = frozenset({"ping", "quit", "status", "summary", "pause", "start", "models", "state",
+                                  "sensor_state", "world_state", "get_link_data", "forward_kinematics"})
 CONTROLLER_WAIT_S = 30.0  # how long start() waits for the project's controllers to attach
 
 
@@ -72,6 +77,8 @@ class SimServer(Service):
         self.hub = ControllerHub(self.engine, project, context=ctx, bind=sibling_bind(bind, "controllers"))
         self.roots = RootTracker()
         self.loop = TickLoop(self.engine, self.hub, [self.roots, self.publisher, *(observers or [])])
+        self.hub.serve_requests = self._serve_within_tick
+        self._within_tick = False
         self.running = False
         self.finished = False
         self._waiting_since: float | None = None
@@ -125,6 +132,23 @@ class SimServer(Service):
                         self.hub.poll()
         finally:
             self.close()
+
+    def _serve_within_tick(self) -> None:
+        """The hub waits for a late controller: answer requests meanwhile; a quit ends the wait."""
+        self._within_tick = True
+        try:
+            self.serve_pending(0.0)
+        finally:
+            self._within_tick = False
+        if self.stopping:
+            raise RunStopped("the simulator was asked to quit while it waited for "
+                             f"{', '.join(self.hub.waiting_for()) or 'a controller'}")
+
+    def _call(self, op: str, args: dict[str, Any]) -> Any:
+        if self._within_tick and op not in SERVED_WITHIN_A_TICK:
+            raise RequestError(f"{op}: the simulator is in the middle of tick {self.engine.tick}, waiting for "
+                               f"controller(s) {', '.join(self.hub.waiting_for())}; pause first, or retry")
+        return super()._call(op, args)
 
     def _advance(self) -> None:
         try:
@@ -201,8 +225,10 @@ class SimServer(Service):
             return self.op_status()
         if self.loop.error is not None:
             raise SimulationError(f"the run stopped with an error; reset first: {self.loop.error}")
-        if until is not None and not (isinstance(until, int | float) and math.isfinite(until)):
-            raise RequestError(f"start: until must be a finite number of seconds, got {until!r}")
+        if until is not None and (isinstance(until, bool) or not isinstance(until, int | float)
+                                  or not math.isfinite(until) or until <= self.engine.time):
+            raise RequestError(f"start: until must be a finite sim time after the current {self.engine.time:g} s "
+                               f"(or nil for the project's end_time), got {until!r}")
         if wait is not None and not (isinstance(wait, int | float) and math.isfinite(wait) and wait >= 0):
             raise RequestError(f"start: wait must be a finite number of seconds >= 0 or nil, got {wait!r}")
         self._target = self._end_time(until if until is not None else self.until)
@@ -301,7 +327,7 @@ class SimServer(Service):
             raise NotFound(str(exc.args[0])) from None
         states = self.engine.link_states(robot)
         values, rates = self.engine.link_values(robot)
-        out = {"position": states.positions[index], "rotation": _rotation(states.quaternions[index]),
+        out = {"position": states.positions[index], "rotation": quaternion_matrix(states.quaternions[index]),
                "linear_velocity": states.linear[index], "angular_velocity": states.angular[index],
                "joint_value": float(values[index]), "joint_velocity": float(rates[index])}
         names = body.joint_names
@@ -336,13 +362,6 @@ class SimServer(Service):
         poses = self.engine.forward_kinematics(robot, q, root_position, root_rotation)
         return {"links": [lk.name for lk in self.engine.body(robot).links],
                 "positions": np.array([pp for pp, _ in poses]), "rotations": np.array([rr for _, rr in poses])}
-
-
-def _rotation(q: np.ndarray) -> np.ndarray:
-    w, x, y, z = (float(v) for v in q)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
 
 
 def main(argv: list[str] | None = None) -> int:

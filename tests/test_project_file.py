@@ -130,3 +130,33 @@ def test_end_time_without_models_is_noted_and_the_example_does_not_write_it(tmp_
     assert any("end_time has no effect" in note for note in load_project(path).notes)
     examples = Path(__file__).resolve().parents[1] / "examples"
     assert load_project(examples / "nameserver_only.yaml").notes == []
+
+
+def test_restart_policies_of_services_and_controllers(tmp_path: Path) -> None:
+    path = write(tmp_path, """
+models:
+  - {name: robot, file: m.wrl}
+services: {nameserver: {restart: never}, collision: {restarts: 2}, loader: local}
+controllers:
+  - {name: c, robot: robot, command: x, restart: on-failure, restarts: 4}
+  - {name: d, robot: robot, command: y}
+""")
+    p = load_project(path)
+    assert (p.service_restart("nameserver").restart, p.service_restart("collision").restarts) == ("never", 2)
+    assert p.service_restart("modelloader").restart == "on-failure"  # the default for a service
+    assert (p.controllers[0].restart, p.controllers[0].restarts) == ("on-failure", 4)
+    assert p.controllers[1].restart == "never"  # the default for a controller
+
+
+def test_bad_restart_policies_are_named_by_key(tmp_path: Path) -> None:
+    path = write(tmp_path, """
+models:
+  - {name: robot, file: m.wrl}
+services: {modelloader: {restart: always, retries: 3}}
+controllers:
+  - {name: c, robot: robot, command: x, restarts: -1}
+""")
+    with pytest.raises(ConfigError) as err:
+        load_project(path)
+    for key in ("services.modelloader.restart", "services.modelloader.retries", "controllers[0].restarts"):
+        assert key in str(err.value), key

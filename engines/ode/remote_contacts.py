@@ -24,7 +24,7 @@ import ode
 from hrpsim.client import Client
 from hrpsim.engines.ode.contacts import ContactGenerator, immovable
 from hrpsim.engines.ode.model import OdeModel
-from hrpsim.errors import HrpsimError, NotFound, SimulationError
+from hrpsim.errors import HrpsimError, NotFound, PeerGone, SimulationError, Timeout
 from hrpsim.naming import NameClient
 from hrpsim.project import CollisionPair
 
@@ -107,7 +107,12 @@ class RemoteContacts(ContactGenerator):
         self.group.empty()
         self.count = 0
         poses = {m.name: model_link_poses(m) for m in self._moving}
-        for record in self.client.call("contacts", poses=poses):
+        try:
+            records = self.client.call("contacts", poses=poses)
+        except (PeerGone, Timeout) as exc:  # the service died or hangs: this tick's contacts are lost
+            raise SimulationError(f"no contacts from the collision service: {exc}; the run cannot go on "
+                                  "without them (hrpsim launch restarts the service; start the run again)") from None
+        for record in records:
             self._join_record(record)
         return self.count
 
