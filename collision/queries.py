@@ -5,6 +5,7 @@ Each function takes the scene (poses already applied) and the checked arguments 
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 import numpy as np
@@ -79,9 +80,16 @@ def ray(scene: Scene, origin: np.ndarray, direction: np.ndarray, max_distance: f
 
 
 def scan(scene: Scene, pose: np.ndarray, angle_range: float, step: float, max_distance: float,
-         bodies: list[str] | None) -> dict[str, Any]:
+         bodies: list[str] | None, skip_links: Collection[tuple[str, int]] = ()) -> dict[str, Any]:
+    """A range sensor's scan from ``pose`` (4x4, world); ``skip_links``: (body, link index) pairs the
+    beams pass through (the sensor's own link)."""
     angles, local = rays.scan_directions(angle_range, step)
     directions = local @ pose[:3, :3].T
     origins = np.repeat(pose[None, :3, 3], len(angles), axis=0)
-    hits = rays.cast(scene, origins, directions, max_distance, bodies)
+    hits = rays.cast(scene, origins, directions, max_distance, bodies, skip_links)
     return {"angles": angles, "distances": hits.distance, "points": hits.point}
+
+
+def scan_angles(angle_range: float, step: float) -> np.ndarray:
+    """The beam angles of a scan, in scan order (OpenHRP's RangeSensor convention)."""
+    return rays.scan_directions(angle_range, step)[0]

@@ -14,7 +14,8 @@ from hrpsim.errors import RequestError
 class Command:
     """A command for one tick. Set whole arrays (``torque``, ``q_ref``, ``dq_ref``: one value per
     joint in controller order) or single joints by name with :meth:`set`; switch a joint's drive
-    mode with :meth:`mode`. Quantities left unset keep the value the simulator holds.
+    mode with :meth:`mode`; switch a range or vision sensor off or on with :meth:`sensor`. Quantities
+    left unset keep the value the simulator holds.
     """
 
     def __init__(self, joints: JointIndex) -> None:
@@ -23,6 +24,7 @@ class Command:
         self.q_ref: np.ndarray | None = None
         self.dq_ref: np.ndarray | None = None
         self.modes: dict[str, str] = {}
+        self.sensors: dict[str, bool] = {}
 
     def set(self, joint: str, *, torque: float | None = None, q_ref: float | None = None,
             dq_ref: float | None = None) -> Command:
@@ -43,6 +45,11 @@ class Command:
         self.modes[joint] = mode
         return self
 
+    def sensor(self, name: str, on: bool) -> Command:
+        """Switch a range or vision sensor of the robot on or off (off: no more readings, no rendering)."""
+        self.sensors[name] = bool(on)
+        return self
+
     def mode_all(self, mode: str) -> Command:
         for name in self._joints.names:
             self.mode(name, mode)
@@ -50,4 +57,5 @@ class Command:
 
     def fields(self) -> dict[str, Any]:
         """Keyword arguments for :func:`hrpsim.tick.command`."""
-        return {"torque": self.torque, "q_ref": self.q_ref, "dq_ref": self.dq_ref, "modes": self.modes or None}
+        return {"torque": self.torque, "q_ref": self.q_ref, "dq_ref": self.dq_ref, "modes": self.modes or None,
+                "sensors": self.sensors or None}

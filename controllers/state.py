@@ -40,7 +40,9 @@ class State:
     Arrays (joints in controller order): ``q``, ``dq``, ``tau``; ``root_position`` (3,),
     ``root_rotation`` (3, 3), ``root_velocity`` (6,) = linear then angular, world frame.
     By name: ``state.joint("RLEG_KNEE").q``, ``state.sensor("rhsensor")`` (force sensors are
-    [fx, fy, fz, tx, ty, tz] in the sensor frame; gyro rad/s; accel m/s^2).
+    [fx, fy, fz, tx, ty, tz] in the sensor frame; gyro rad/s; accel m/s^2). Range and vision
+    sensors are there only in the states that bring a new reading, as maps: ``{"time", "distances"}``
+    and ``{"time", "color" | "mono" | "depth" ...}`` (see docs/sensors.md).
     """
 
     __slots__ = ("_joints", "dq", "q", "root_position", "root_rotation", "root_velocity", "sensors", "tau",
@@ -56,7 +58,7 @@ class State:
         self.root_position: np.ndarray = msg["root_position"]
         self.root_rotation: np.ndarray = msg["root_rotation"]
         self.root_velocity: np.ndarray = msg["root_velocity"]
-        self.sensors: dict[str, np.ndarray] = msg.get("sensors") or {}
+        self.sensors: dict[str, Any] = msg.get("sensors") or {}
 
     @property
     def joint_names(self) -> list[str]:
@@ -66,7 +68,7 @@ class State:
         i = self._joints.index(name)
         return JointReading(float(self.q[i]), float(self.dq[i]), float(self.tau[i]))
 
-    def sensor(self, name: str) -> np.ndarray:
+    def sensor(self, name: str) -> Any:
         try:
             return self.sensors[name]
         except KeyError:

@@ -23,6 +23,7 @@ from hrpsim.files import read_model
 
 SOLVERS = ("step", "quickstep")
 COLLISION_MODES = ("builtin", "service")
+CAMERA_MODES = ("inline", "process")  # cameras render in the simulator's process, or in one of their own
 
 
 ENGINE_NAMES = ("ode", "mujoco", "kinematic")
@@ -51,6 +52,7 @@ class WorldConfig:
     publish_every: int = 10  # ticks between world-state frames on the PUB stream
     command_delay: int = 0  # lockstep: 1 applies the answer to tick k at tick k + 1 (pipelined)
     joint_limits: bool = False  # the models' joint limits as joint stops
+    cameras: str = "inline"  # where vision sensors render: "inline" or "process"
     ode: OdeConfig = field(default_factory=OdeConfig)
     mujoco: dict[str, Any] = field(default_factory=dict)  # settings the MuJoCo engine checks itself
 
@@ -310,7 +312,8 @@ def _world(c: _Checker, data: dict[str, Any]) -> WorldConfig:
             setattr(w, key, v)
     if "gravity" in data and (g := c.vector("world.gravity", data["gravity"], 3)) is not None:
         w.gravity = g
-    for key, choices in (("sync", SYNC_MODES), ("collision", COLLISION_MODES), ("engine", ENGINE_NAMES)):
+    for key, choices in (("sync", SYNC_MODES), ("collision", COLLISION_MODES), ("engine", ENGINE_NAMES),
+                          ("cameras", CAMERA_MODES)):
         if key in data and (v := c.choice(f"world.{key}", data[key], choices)) is not None:
             setattr(w, key, v)
     if "publish_every" in data:

@@ -41,7 +41,7 @@ HELLO, WELCOME, STATE, COMMAND, ERROR, BYE = "hello", "welcome", "state", "comma
 TO_SIMULATOR = (HELLO, COMMAND, BYE)
 TO_CONTROLLER = (WELCOME, STATE, ERROR, BYE)
 COMMAND_ARRAYS = ("torque", "q_ref", "dq_ref")
-COMMAND_FIELDS = frozenset(("v", "type", "tick", "joints", "modes", *COMMAND_ARRAYS))
+COMMAND_FIELDS = frozenset(("v", "type", "tick", "joints", "modes", "sensors", *COMMAND_ARRAYS))
 STATE_ARRAYS = {"q": (-1,), "dq": (-1,), "tau": (-1,), "root_position": (3,), "root_rotation": (3, 3),
                 "root_velocity": (6,)}
 
@@ -184,17 +184,20 @@ class Command:
     q_ref: np.ndarray | None = None
     dq_ref: np.ndarray | None = None
     modes: dict[str, str] = field(default_factory=dict)
+    sensors: dict[str, bool] = field(default_factory=dict)  # range/vision sensor -> switched on
     received: dict[str, Any] = field(default_factory=dict, repr=False)  # the message's fields as sent
 
 
 def command(tick: int, *, torque: Any = None, q_ref: Any = None, dq_ref: Any = None,
-            modes: dict[str, str] | None = None, joints: list[str] | None = None) -> bytes:
+            modes: dict[str, str] | None = None, joints: list[str] | None = None,
+            sensors: dict[str, bool] | None = None) -> bytes:
     return encode(COMMAND, **command_fields(tick, torque=torque, q_ref=q_ref, dq_ref=dq_ref, modes=modes,
-                                            joints=joints))
+                                            joints=joints, sensors=sensors))
 
 
 def command_fields(tick: int, *, torque: Any = None, q_ref: Any = None, dq_ref: Any = None,
-                   modes: dict[str, str] | None = None, joints: list[str] | None = None) -> dict[str, Any]:
+                   modes: dict[str, str] | None = None, joints: list[str] | None = None,
+                   sensors: dict[str, bool] | None = None) -> dict[str, Any]:
     """A command message's fields (what :func:`parse_command` reads), before framing."""
     fields: dict[str, Any] = {"tick": tick}
     for key, value in (("torque", torque), ("q_ref", q_ref), ("dq_ref", dq_ref)):
@@ -204,6 +207,8 @@ def command_fields(tick: int, *, torque: Any = None, q_ref: Any = None, dq_ref: 
         fields["modes"] = modes
     if joints is not None:
         fields["joints"] = list(joints)
+    if sensors:
+        fields["sensors"] = dict(sensors)
     return fields
 
 
@@ -277,8 +282,20 @@ def parse_command(msg: dict[str, Any], *, joint_names: list[str], index_of: dict
             raise RequestError(f"command field 'modes.{joint}': unknown mode {mode!r} "
                                f"(modes: {', '.join(DRIVE_MODES)})", field=f"modes.{joint}")
     cmd.modes = dict(modes)
+    cmd.sensors = _sensor_switches(msg.get("sensors"))
     cmd.received = {k: v for k, v in msg.items() if k not in ("v", "type")}
     return cmd
+
+
+def _sensor_switches(value: Any) -> dict[str, bool]:
+    """The command's ``sensors`` field: range or vision sensor name -> true (on) / false (off).
+    Whether the robot has such a sensor is the simulator's check."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, bool) for k, v in value.items()):
+        raise RequestError(f"command field 'sensors' must be a map sensor name -> true/false, got {value!r}",
+                           field="sensors")
+    return dict(value)
 
 
 # --- error / bye ---

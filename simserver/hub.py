@@ -48,6 +48,7 @@ from hrpsim.simserver.admission import AttachedController, admit
 from hrpsim.simserver.controller_stats import ControllerStats
 from hrpsim.simserver.held_commands import HeldCommands
 from hrpsim.simserver.record import AppliedCommand, ControllerEvent, TickRecord
+from hrpsim.simserver.sensor_delivery import SensorDelivery, with_readings
 
 log = logging.getLogger("hrpsim.simserver.hub")
 
@@ -106,18 +107,24 @@ class ControllerHub:
             self._wait_for_answers(tick - 1)
         frames: dict[str, bytes] = {}
         sensed = self._seen = {robot: devices.sense(record.state(robot)) for robot, devices in self._devices.items()}
+        sensing = self._sensor_delivery()
+        if sensing is not None:
+            sensing.produce(tick, record.time, record.links)
         for ctl in self._ordered:
             if not ctl.due(tick):
                 continue
             if ctl.local is not None:
                 if not self.pipelined:  # pipelined: after this tick's commands are applied (after_collide)
-                    self._run_local(ctl, record, sensed.get(ctl.robot) or record.state(ctl.robot))
+                    self._run_local(ctl, record, self._seen_by(ctl, record))
                 continue
             if ctl.outstanding is not None:  # realtime: still busy with an earlier tick, this turn is lost
                 self._stats[ctl.name].missed += 1
                 continue
+            readings = sensing.take(ctl.name, ctl.robot) if sensing is not None else {}
             frame = frames.get(ctl.robot)
-            if frame is None:
+            if readings:  # range and vision frames this controller has not had: a state of its own
+                frame = proto.state(with_readings(sensed.get(ctl.robot) or record.state(ctl.robot), readings).to_wire())
+            elif frame is None:
                 state = sensed.get(ctl.robot) or record.state(ctl.robot)
                 frame = frames[ctl.robot] = proto.state(state.to_wire())
             # an answer that came in since the last tick (realtime) stays: after_collide applies it
@@ -143,7 +150,7 @@ class ControllerHub:
                 ctl.answer = None
         if self.pipelined:
             for ctl in [c for c in self._ordered if c.local is not None and c.due(tick)]:
-                self._run_local(ctl, record, self._seen.get(ctl.robot) or record.state(ctl.robot))
+                self._run_local(ctl, record, self._seen_by(ctl, record))
         self._actuate(record)
         record.events.extend(self._events)
         self._events.clear()
@@ -192,6 +199,25 @@ class ControllerHub:
         self._held.clear()
         self._joints: dict[str, tuple[list[str], dict[str, int]]] = {}
         self._stop_reason: str | None = None
+        self._close_sensors()
+        self._sensors: SensorDelivery | bool | None = False  # False: not built yet (built at the first tick)
+
+    def _sensor_delivery(self) -> SensorDelivery | None:
+        """Range and vision readings for the controllers (simserver/sensor_delivery.py), or None."""
+        if self._sensors is False:
+            self._sensors = SensorDelivery.for_world(self.engine)
+        return self._sensors
+
+    def _close_sensors(self) -> None:
+        if getattr(self, "_sensors", None):
+            self._sensors.close()
+
+    def _seen_by(self, ctl: AttachedController, record: TickRecord) -> RobotState:
+        """The state an in-process controller gets: as its robot's devices see it, with the range and
+        vision readings it has not had yet."""
+        seen = self._seen.get(ctl.robot) or record.state(ctl.robot)
+        sensing = self._sensor_delivery()
+        return with_readings(seen, sensing.take(ctl.name, ctl.robot)) if sensing is not None else seen
 
     def reconfigure(self, project: Project) -> None:
         """The simulator loaded another project: controllers of the old one are sent away, and
@@ -241,6 +267,7 @@ class ControllerHub:
         ctl.answer = cmd
 
     def close(self) -> None:
+        self._close_sensors()
         for ctl in [c for c in self._by_name.values() if c.local is not None]:
             self._detach(ctl)
         if self._router is None or self._router.closed:
@@ -437,6 +464,13 @@ class ControllerHub:
                 self._events.append(ControllerEvent("", robot, "watchdog", f"tick {record.tick}"))
 
     def _apply(self, ctl: AttachedController, cmd: proto.Command, record: TickRecord) -> None:
+        if cmd.sensors:
+            try:
+                self._switch_sensors(ctl.robot, cmd.sensors)
+            except RequestError as exc:
+                self._bad_message(ctl.identity, ctl, str(exc), "sensors")
+                self._apply_policy(ctl, f"command refused: {exc}")
+                return
         merged = self._held.merge(ctl.robot, cmd)
         devices = self._devices.get(ctl.robot)
         try:
@@ -452,6 +486,13 @@ class ControllerHub:
         record.commands.append(AppliedCommand(
             controller=ctl.name, robot=ctl.robot, received=cmd.received, torque=merged.torque,
             q_ref=merged.q_ref, dq_ref=merged.dq_ref, modes=merged.modes, rtt_us=ctl.rtt_us))
+
+    def _switch_sensors(self, robot: str, switches: dict[str, bool]) -> None:
+        sensing = self._sensor_delivery()
+        if sensing is None:
+            raise RequestError(f"command field 'sensors': robot {robot!r} has no range or vision sensors",
+                               field="sensors")
+        sensing.switch(robot, switches)
 
     def _joint_table(self, robot: str) -> tuple[list[str], dict[str, int]]:
         table = self._joints.get(robot)

@@ -13,6 +13,7 @@ A ray that hits nothing within ``max_distance`` reports ``inf``.
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,14 +56,17 @@ def scan_directions(angle_range: float, step: float) -> tuple[np.ndarray, np.nda
 
 
 def cast(scene: Scene, origins: np.ndarray, directions: np.ndarray, max_distance: float,
-         bodies: list[str] | None = None) -> Hits:
-    """The nearest hit of each ray (origins and unit directions (R, 3), world frame)."""
+         bodies: list[str] | None = None, skip_links: Collection[tuple[str, int]] = ()) -> Hits:
+    """The nearest hit of each ray (origins and unit directions (R, 3), world frame); ``skip_links``
+    names (body, link index) pairs the rays pass through (a sensor's own link, say)."""
     hits = Hits.empty(len(origins))
     for name in bodies if bodies is not None else list(scene.bodies):
         entry = scene.body(name)
         geometry = geometry_of(entry)
         centres = entry.world_bound_centers()
         for index, link in enumerate(entry.body.links):
+            if (name, index) in skip_links:
+                continue
             rays = _rays_near(origins, directions, centres[index], entry.bound_radii[index], max_distance)
             if len(rays) == 0:
                 continue
@@ -90,8 +94,9 @@ def _cast_link(hits: Hits, rays: np.ndarray, origins: np.ndarray, directions: np
             _cast_mesh(hits, rays, origins, directions, max_distance, link_pose, shape, body, link)
             continue
         probe = ode.GeomRay(None, float(max_distance))
-        for r in rays:
-            probe.set(tuple(map(float, origins[r])), tuple(map(float, directions[r])))
+        # plain floats once per link: converting each ray's numpy row costs more than ODE's test
+        for r, start, direction in zip(rays.tolist(), origins[rays].tolist(), directions[rays].tolist(), strict=True):
+            probe.set(start, direction)
             for contact in ode.collide(probe, geom):
                 point, normal, depth = contact.getContactGeomParams()[:3]
                 # With the ray first, ODE's normal is the hit surface's outward normal.

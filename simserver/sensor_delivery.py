@@ -1,0 +1,90 @@
+"""Range and vision readings handed to controllers: each controller gets, with its next state, the
+latest reading of each sensor produced since its last state, and never one twice. A controller that
+runs every few ticks still sees every sensor slower than itself frame by frame; of a faster sensor
+it sees the newest frame at each of its turns, as a real one would.
+
+The tick loop calls ``produce(tick, time, link_states)`` once per tick before the hub sends states;
+the hub asks ``take(controller, robot)`` for the readings to add to that controller's
+``state.sensors``, and passes a command's ``sensors`` field to ``switch(robot, switches)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from hrpsim.engines.base import Engine, LinkStates, RobotState
+from hrpsim.errors import ConfigError, NotFound, RequestError, SimulationError
+from hrpsim.simserver.sensor_frames import SensorFrames
+
+
+class SensorDelivery:
+    @classmethod
+    def for_world(cls, engine: Engine) -> SensorDelivery | None:
+        """Delivery of the range and vision sensors of the engine's robots; None when they have none."""
+        robots = set(engine.robots)
+        if not any(s.type in ("range", "vision") for name in robots for s in engine.body(name).sensors):
+            return None
+        try:
+            frames = SensorFrames(engine.bodies, engine.timestep, cameras=engine.project.world.cameras, sensing=robots)
+        except ConfigError as exc:  # a model's sensor or the rendering setup: the run stops saying which
+            raise SimulationError(f"range and vision sensors: {exc}") from None
+        return cls(frames, engine.link_states)
+
+    def __init__(self, frames: SensorFrames, link_states: Callable[[str], LinkStates] | None = None) -> None:
+        self.frames = frames
+        self._latest: dict[str, dict[str, tuple[int, dict[str, Any]]]] = {}  # model -> label -> (serial, reading)
+        self._seen: dict[str, dict[str, int]] = {}  # controller -> label -> serial last handed over
+        self._serial = 0
+        self._last_tick = -1
+        self.link_states = link_states
+
+    def produce(self, tick: int, sim_time: float, link_states: Callable[[str], LinkStates] | None = None) -> None:
+        """Compute the readings due at this tick (the world posed by ``link_states``, or the world's own)."""
+        if tick <= self._last_tick:  # the world was reset: what is waiting belongs to the run before
+            self._latest.clear()
+            self._seen.clear()
+        self._last_tick = tick
+        for model, readings in self.frames.frames(tick, sim_time, link_states or self.link_states).items():
+            latest = self._latest.setdefault(model, {})
+            for label, reading in readings.items():
+                self._serial += 1
+                latest[label] = (self._serial, reading)
+
+    def take(self, controller: str, robot: str) -> dict[str, dict[str, Any]]:
+        """The readings of ``robot``'s sensors this controller has not had yet."""
+        latest = self._latest.get(robot)
+        if not latest:
+            return {}
+        seen = self._seen.setdefault(controller, {})
+        out = {}
+        for label, (serial, reading) in latest.items():
+            if seen.get(label, 0) < serial:
+                seen[label] = serial
+                out[label] = reading
+        return out
+
+    def switch(self, robot: str, switches: dict[str, bool]) -> None:
+        """Turn sensors of ``robot`` on or off; RequestError naming the sensor if it has no such one."""
+        for label, on in switches.items():
+            if self.frames.owner.get(label) != robot:
+                mine = [name for name, model in self.frames.owner.items() if model == robot]
+                raise RequestError(
+                    f"command field 'sensors': robot {robot!r} has no range or vision sensor "
+                    f"{label!r} (its sensors: {', '.join(mine) or 'none'})"
+                )
+            try:
+                self.frames.switch(label, on)
+            except NotFound as exc:
+                raise RequestError(f"command field 'sensors': {exc}", field="sensors") from None
+
+    def close(self) -> None:
+        self.frames.close()
+
+
+def with_readings(state: RobotState, readings: dict[str, dict[str, Any]]) -> RobotState:
+    """A robot state whose ``sensors`` also hold these range and vision readings."""
+    if not readings:
+        return state
+    return dataclasses.replace(state, sensors={**state.sensors, **readings})
