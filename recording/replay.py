@@ -150,6 +150,10 @@ def with_controller(project: Project, rec: Recording, command: str, name: str | 
         chosen = {"name": name or "controller", "robot": robot, "period": project.world.timestep}
     chosen = {**chosen, "command": command, "cwd": str(Path.cwd())}
     data["controllers"] = [chosen]
+    # unset optional keys (a model placed where its file puts it) are left out, not written as null
+    data["models"] = [{k: v for k, v in m.items() if v is not None} for m in data["models"]]
+    if not data.pop("only_listed_pairs", False) and not data.get("collisions"):
+        data.pop("collisions", None)  # no collisions section: every two models collide, as recorded
     for key in ("path", "notes", "record"):  # never write over the recording being replayed
         data.pop(key, None)
     keys = data.pop("keys", None)  # the project file's form of it: security: {keys: DIR}

@@ -381,44 +381,25 @@ def test_self_collision_pushes_overlapping_links_apart_only_when_asked(engine: s
         assert moved < 1e-9  # nothing acts on a chain in zero gravity; neighbours never collide
 
 
-def _sample_walk_controller(body: Body, timestep: float):
-    """The sample walk's controller object (examples/controllers/sample_walk.py), ready to be called."""
-    import importlib.util
-
-    from hrpsim.controllers.state import JointIndex
-
-    path = Path(__file__).resolve().parents[1] / "examples" / "controllers" / "sample_walk.py"
-    spec = importlib.util.spec_from_file_location("sample_walk_example", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    controller = module.SampleWalk()
-    controller.joints = JointIndex(body.joint_names)
-    controller.period = controller.timestep = timestep
-    controller.start(body)
-    return controller
-
-
 @pytest.mark.parametrize("engine", ENGINES)
 def test_the_sample_walk_stays_upright_and_walks_forward(engine: str, tmp_path: Path) -> None:
-    # The walk of examples/sample_walk.yaml to the end of its pattern (10.4 s), the controller called
-    # in this process; the whole run through processes is in test_controller_walk / test_engine_walk.
-    from hrpsim.controllers.state import State
+    # The walk of examples/sample_walk.yaml to the end of its pattern (10.4 s), the controller run in
+    # this process (hrpsim.Simulation); the whole run through processes is in test_controller_walk /
+    # test_engine_walk.
+    import hrpsim
     from hrpsim.project import load_project
 
-    project = load_project(Path(__file__).resolve().parents[1] / "examples" / "sample_walk.yaml")
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    project = load_project(examples / "sample_walk.yaml")
     project.world.engine = engine
-    bodies = {m.name: load_body(m.file) for m in project.models}
-    world = make_engine(project, bodies)
-    controller = _sample_walk_controller(bodies["robot"], project.world.timestep)
+    walker = project.controllers[0]
+    walker.in_process, walker.file = True, str(examples / "controllers" / "sample_walk.py")
     lowest = 1.0
-    while world.time < 10.4:
-        world.collide()
-        state = world.read("robot")
-        lowest = min(lowest, float(state.root_position[2]))
-        command = controller.control(State(state.to_wire(), controller.joints))
-        world.apply("robot", JointCommand(**command.fields()))
-        world.integrate()
-    state = world.read("robot")
+    with hrpsim.Simulation(project) as sim:
+        while sim.time < 10.4:
+            sim.step()
+            lowest = min(lowest, float(sim.state("robot").root_position[2]))
+        state = sim.state("robot")
     assert lowest > 0.6  # standing height 0.67 m: never fell nor stumbled
     assert state.root_rotation[2, 2] > 0.99  # upright
     assert state.root_position[0] > 0.6  # the pattern walks about 0.9 m forward
