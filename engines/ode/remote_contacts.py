@@ -104,8 +104,7 @@ class RemoteContacts(ContactGenerator):
 
     def collide(self) -> int:
         """Empty last step's contacts, ask the service for this step's, make their joints."""
-        self.group.empty()
-        self.count = 0
+        self.begin_step()
         poses = {m.name: model_link_poses(m) for m in self._moving}
         for record in self.client.call("contacts", poses=poses):
             self._join_record(record)
