@@ -78,11 +78,12 @@ class ContactGenerator:
         self._joints: list[tuple[ode.ContactJoint, friction.ContactMemory, tuple[float, float, float]]] = []
         self._memory: dict[tuple[LinkKey, LinkKey], list[friction.ContactMemory]] = {}
         self._next_memory: dict[tuple[LinkKey, LinkKey], list[friction.ContactMemory]] = {}
+        self._link_keys: dict[tuple[ode.GeomObject, ode.GeomObject], tuple[LinkKey, LinkKey]] = {}
 
     def release(self) -> None:
         """Destroy this step's contact joints and drop every ODE reference (see World.close)."""
         self.begin_step()
-        self._memory = {}
+        self._memory, self._link_keys = {}, {}
         self.models, self.self_colliding, self._surface = {}, [], None
         self.world = self.space = None
 
@@ -110,11 +111,10 @@ class ContactGenerator:
 
     def begin_step(self) -> None:
         """Remember what last step's contacts did, then destroy their joints."""
-        for joint, memory, normal in self._joints:
-            friction.remember_force(memory, joint, normal)
+        friction.harvest(self._joints)
+        self._joints = []
         for memories in self._next_memory.values():
             friction.share_patch_force(memories)
-        self._drop_feedback()
         self.group.empty()
         self._memory, self._next_memory = self._next_memory, {}
         self.count = 0
@@ -158,10 +158,9 @@ class ContactGenerator:
                 ode.ContactJoint(self.world, self.group, contact).attach(b1, b2)
             self.count += len(contacts)
             return
-        # Memories go by pair of links (not geoms): the collision service names links, and a link's
-        # contacts with another form one patch whatever shapes make them.
-        a, b = (g1.model_name, g1.link_index), (g2.model_name, g2.link_index)
-        key = (a, b) if a < b else (b, a)
+        key = self._link_keys.get((g1, g2))
+        if key is None:
+            key = self._link_keys[(g1, g2)] = link_pair(g1, g2)
         before = self._memory.get(key, ())
         memories = self._next_memory.setdefault(key, [])
         mode, mu, sliding_mu = surface.mode, surface.mu, surface.sliding_mu
@@ -186,6 +185,14 @@ class ContactGenerator:
         joint_index = model.joint_names.index(sim.link.joint_label) if sim.link.joint_id >= 0 else -1
         speed = self.crawler_speed(model.name, joint_index) if joint_index >= 0 else 0.0
         return axis, speed, sign
+
+
+def link_pair(g1: ode.GeomObject, g2: ode.GeomObject) -> tuple[LinkKey, LinkKey]:
+    """The two geoms' links, in a fixed order. Friction memories go by pair of links, not geoms: the
+    collision service names links, and a link's contacts with another form one patch whatever
+    shapes make them."""
+    a, b = (g1.model_name, g1.link_index), (g2.model_name, g2.link_index)
+    return (a, b) if a < b else (b, a)
 
 
 def immovable(body: ode.Body | None) -> bool:

@@ -54,6 +54,8 @@ class ContactMemory:
 
 def nearest(memories: list[ContactMemory], x: float, y: float, z: float) -> ContactMemory | None:
     """The remembered contact of this pair of links closest to (x, y, z), or None for a new pair."""
+    if len(memories) == 1:
+        return memories[0]
     best, best_d2 = None, math.inf
     for memory in memories:
         d2 = (memory.x - x) ** 2 + (memory.y - y) ** 2 + (memory.z - z) ** 2
@@ -111,13 +113,15 @@ def _stick_direction(before: ContactMemory | None, normal: Vec, tx: float, ty: f
     return None
 
 
-def remember_force(memory: ContactMemory, joint: ode.ContactJoint, normal: Vec) -> None:
-    """Keep the normal and tangential force the contact joint applied in the step just taken."""
-    fx, fy, fz = joint.getFeedback()[0]
-    nx, ny, nz = normal
-    along = fx * nx + fy * ny + fz * nz
-    memory.normal = abs(along)
-    memory.force = (fx - along * nx, fy - along * ny, fz - along * nz)
+def harvest(joints: list[tuple[ode.ContactJoint, ContactMemory, Vec]]) -> None:
+    """Keep the normal and tangential force each contact joint applied in the step just taken, then
+    free the joint's feedback buffer (pyode frees it through the ODE joint, which must still exist)."""
+    for joint, memory, (nx, ny, nz) in joints:
+        fx, fy, fz = joint.getFeedback()[0]
+        joint.setFeedback(False)
+        along = fx * nx + fy * ny + fz * nz
+        memory.normal = abs(along)
+        memory.force = (fx - along * nx, fy - along * ny, fz - along * nz)
 
 
 def share_patch_force(memories: list[ContactMemory]) -> None:
