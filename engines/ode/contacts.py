@@ -26,6 +26,7 @@ from hrpsim.engines.ode.model import OdeModel
 from hrpsim.project import CollisionPair
 
 LinkKey = tuple[str, int]  # (model name, link index)
+SOFTNESS_FLAGS = odeparams.CONTACT_BOUNCE | odeparams.CONTACT_SOFT_ERP | odeparams.CONTACT_SOFT_CFM
 
 
 @dataclass
@@ -163,16 +164,18 @@ class ContactGenerator:
             key = self._link_keys[(g1, g2)] = link_pair(g1, g2)
         before = self._memory.get(key, ())
         memories = self._next_memory.setdefault(key, [])
+        joints, soft = self._joints, surface.mode & SOFTNESS_FLAGS
         mode, mu, sliding_mu = surface.mode, surface.mu, surface.sliding_mu
         for contact in contacts:
-            set_softness(contact, surface)
+            if soft:
+                set_softness(contact, surface)
             position, normal = contact.getContactGeomParams()[:2]
             remembered = friction.nearest(before, *position) if before else None
             memory = friction.apply_friction(contact, position, normal, mode, mu, sliding_mu, b1, b2, remembered)
             joint = ode.ContactJoint(self.world, self.group, contact)
             joint.attach(b1, b2)
             joint.setFeedback(True)  # read back in begin_step(): the friction's direction and limit next step
-            self._joints.append((joint, memory, normal))
+            joints.append((joint, memory, normal))
             memories.append(memory)
         self.count += len(contacts)
 
