@@ -31,7 +31,7 @@ DATA = SHARED / "models" / "openhrp3" / "controller" / "SampleController" / "etc
 POSE_TIME = 1.0  # seconds to reach the initial pose
 SETTLE = 0.5  # seconds of holding the last row before reaching
 REACH_TIME = 3.0  # seconds for the arm to sweep to the reach pose
-CONTACT_FORCE = 50.0  # newtons above the reading at the start of the reach (a foot landing jolts the wrist by ~25 N)
+CONTACT_FORCE = 15.0  # newtons above the reading at the start of the reach
 REACH_POSE = {"RARM_SHOULDER_P": -1.45, "RARM_SHOULDER_R": 0.0, "RARM_ELBOW": -0.25, "RARM_WRIST_P": 0.0}
 
 log = logging.getLogger("sample_walk")
