@@ -12,6 +12,7 @@ test: install
 
 lint: install
 	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .
 
 bench: install
-	.venv/bin/python bench/run
+	bench/run

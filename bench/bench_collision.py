@@ -1,6 +1,6 @@
 """Collision service on the sample world: contact queries per second; per-tick cost of `collision: service` / `builtin`.
 
-World: sample1.wrl (30 links, 50 primitives) standing on floor.wrl; pairs floor-robot plus the
+OdeEngine: sample1.wrl (30 links, 50 primitives) standing on floor.wrl; pairs floor-robot plus the
 robot's self-collision (non-adjacent links): 30 + 406 = 436 link pairs.
 `queries_per_s`: `contacts` requests to a real `hrpsim run collision` process over tcp loopback,
 each carrying new poses of all 30 links (postures from SampleController's Sample.pos, as the
@@ -24,15 +24,16 @@ import time
 from pathlib import Path
 
 import numpy as np
-from hrpsim.collision.kinematics import link_poses
-from hrpsim.collision.service import CollisionService
-from hrpsim.engines.ode.engine import World
-from hrpsim.engines.ode.remote_contacts import RemoteContacts
-from hrpsim.modelloader import load_body
 from procs import REPO, nameserver_process
 
 from hrpsim.client import Client
+from hrpsim.collision.kinematics import link_poses
+from hrpsim.collision.service import CollisionService
+from hrpsim.engines.base import JointCommand
+from hrpsim.engines.ode.engine import OdeEngine
+from hrpsim.engines.ode.remote_contacts import RemoteContacts
 from hrpsim.errors import NotFound
+from hrpsim.modelloader import load_body
 from hrpsim.naming import NameClient
 from hrpsim.project import CollisionPair, ModelConfig, Project, WorldConfig
 from hrpsim.transforms import pose
@@ -101,7 +102,7 @@ def query_rates(client: Client, bodies) -> dict[str, float]:
             "pairs": float(len(client.call("pairs")))}
 
 
-def sample_world(bodies, tmp: str, collision: str = "builtin", nameserver: str | None = None) -> World:
+def sample_world(bodies, tmp: str, collision: str = "builtin", nameserver: str | None = None) -> OdeEngine:
     robot = bodies["robot"]
     first = [float(v) for v in SAMPLE_POS.read_text().split("\n", 1)[0].split()[1:]]
     joints = dict(zip(robot.joint_names, first, strict=True))
@@ -110,8 +111,8 @@ def sample_world(bodies, tmp: str, collision: str = "builtin", nameserver: str |
                           drive="high_gain")]
     project = Project(path=str(Path(tmp) / "sample.yaml"), world=WorldConfig(timestep=0.001, collision=collision),
                       models=models, collisions=[CollisionPair("floor", "robot", friction=0.5)])
-    world = World(project, bodies, nameserver=nameserver)
-    world.command("robot", q_ref=np.array([joints[n] for n in world.model("robot").joint_names]))
+    world = OdeEngine(project, bodies, nameserver=nameserver)
+    world.apply("robot", JointCommand(q_ref=np.array([joints[n] for n in world.model("robot").joint_names])))
     return world
 
 
@@ -130,7 +131,7 @@ def tick_costs(nameserver: str, bodies) -> dict[str, float]:
     finally:
         service.close()
     ticks = BLOCKS * TICKS_PER_BLOCK
-    drift = float(np.linalg.norm(builtin.state("robot")["root_position"] - service.state("robot")["root_position"]))
+    drift = float(np.linalg.norm(builtin.read("robot").root_position - service.read("robot").root_position))
     return {"service_tick_ratio": spent["service"] / spent["builtin"],
             "builtin_tick_ms": spent["builtin"] / ticks * 1e3, "service_tick_ms": spent["service"] / ticks * 1e3,
             "root_end_difference_mm": drift * 1e3}

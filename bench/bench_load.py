@@ -27,10 +27,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from hrpsim.modelloader import load_body
 from procs import REPO, nameserver_process
 
 from hrpsim.client import Client
+from hrpsim.modelloader import load_body
 from hrpsim.naming import NameClient
 
 MODELS = REPO.parent / "shared" / "models"
@@ -59,7 +59,7 @@ def scan(paths: list[Path]) -> int:
 def modelloader(nameserver: str) -> Iterator[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO), "HRPSIM_LOG_LEVEL": "WARNING"}
     proc = subprocess.Popen([sys.executable, "-m", "hrpsim", "run", "modelloader", "--nameserver", nameserver,
-                             "--name", "bench-loader"], env=env, stdout=subprocess.DEVNULL,
+                             "--name", "bench-loader", "--model-root", str(MODELS)], env=env, stdout=subprocess.DEVNULL,
                             start_new_session=True, cwd=tempfile.gettempdir())
     try:
         deadline = time.monotonic() + 30

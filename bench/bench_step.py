@@ -1,4 +1,4 @@
-"""µs per tick for sample1 standing (collision + step + sensor read): our World vs a bare pyode loop.
+"""µs per tick for sample1 standing (collision + step + sensor read): our OdeEngine vs a bare pyode loop.
 
 Both loops run sample1.wrl on floor.wrl at a 1 ms step with world.step, every joint held by its
 motor at the initial angle, and read the robot's state each tick (joint angles and rates, root
@@ -24,9 +24,8 @@ MODELS = REPO.parent / "shared" / "models" / "openhrp3" / "model"
 sys.path.insert(0, str(REPO))
 
 from hrpsim.engines.ode import params as odeparams  # noqa: E402
-from hrpsim.engines.ode.engine import World  # noqa: E402
+from hrpsim.engines.ode.engine import OdeEngine  # noqa: E402
 from hrpsim.modelloader import load_body  # noqa: E402
-
 from hrpsim.project import CollisionPair, ModelConfig, Project, WorldConfig  # noqa: E402
 
 TIMESTEP = 0.001
@@ -34,20 +33,20 @@ BLOCK = 200
 ROUNDS = 12
 
 
-def _world() -> World:
+def _world() -> OdeEngine:
     floor = ModelConfig(name="floor", file=str(MODELS / "floor.wrl"), static=True, position=[0.0, 0.0, -0.1])
     robot = ModelConfig(name="robot", file=str(MODELS / "sample1.wrl"), position=[0.0, 0.0, 0.7235],
                         drive="high_gain")
     project = Project(path=str(Path(tempfile.gettempdir()) / "bench_step.yaml"),
                       world=WorldConfig(timestep=TIMESTEP), models=[floor, robot],
                       collisions=[CollisionPair("floor", "robot", friction=0.5)])
-    return World(project, {"floor": load_body(floor.file), "robot": load_body(robot.file)})
+    return OdeEngine(project, {"floor": load_body(floor.file), "robot": load_body(robot.file)})
 
 
 class BareLoop:
     """The same ODE world driven directly: contacts, motors, step, raw reads."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: OdeEngine) -> None:
         self.world = world.ode_world
         self.space = world.space
         self.group = ode.JointGroup()
@@ -98,7 +97,7 @@ def run() -> dict[str, float]:
     def ours() -> None:
         ours_world.collide()
         ours_world.integrate()
-        ours_world.state("robot")
+        ours_world.read("robot")
 
     ours_us, bare_us = [], []
     _time_block(ours, 50)
@@ -106,7 +105,7 @@ def run() -> dict[str, float]:
     for _ in range(ROUNDS):
         ours_us.append(_time_block(ours, BLOCK))
         bare_us.append(_time_block(bare.tick, BLOCK))
-    upright = ours_world.state("robot")["root_position"][2]
+    upright = ours_world.read("robot").root_position[2]
     if abs(upright - 0.7235) > 0.01:
         raise RuntimeError(f"sample1 did not stand still in the benchmark (root z {upright:.4f})")
     # Adjacent blocks share the machine's load, so the ratio is taken per pair of blocks.

@@ -1,18 +1,20 @@
-"""Lockstep ticks/s of sample1 with an external controller process vs the same PD law in-process.
+"""Lockstep ticks/s of sample1 with an external controller process vs the same controller in process.
 
-World: sample1.wrl on floor.wrl, 1 ms step, world.step, every joint in torque mode under the PD law
-of bench/tick_pd_controller.py (P 8000, D 100, holding the initial pose). `lockstep_ratio` =
-external / in-process ticks/s: the in-process loop calls the PD function between collide and
-integrate; the external loop runs the real ControllerHub with the controller as a separate process
-(`hrpsim controller`), over tcp loopback, in lockstep. Blocks of ticks alternate between the two
-worlds so both see the same machine load; the ratio is the median of adjacent blocks' ratios.
-`rtt_p50_us` / `rtt_p99_us`: state sent -> command received, as the hub measures it.
-`lockstep_ratio_raw`: the same with bench/tick_raw_controller.py, a controller that decodes nothing
-but the tick and sends an empty command: the floor set by the transport (ZeroMQ's I/O threads and the
-process wake-ups on each side) on this machine; the SDK's own cost is the gap between the two ratios.
-`ticks_per_s_N`: a world of 8 sample1 robots with N of them driven by N external controllers
-(the others hold their pose in high-gain mode): how the cost per tick grows with controllers.
-The machine has 2 cores shared with other work: the 8-controller figure is CPU-bound.
+OdeEngine: sample1.wrl on floor.wrl, 1 ms step, world.step, every joint in torque mode under the PD law
+of bench/tick_pd_controller.py (P 8000, D 100, holding the initial pose). Both sides run the real tick
+loop and controller hub; the baseline runs the same Controller class in process (the hub calls it at
+its turns, no transport), the external side runs it as a separate process (`hrpsim controller`) over
+the hub's ipc endpoint. Blocks of ticks alternate between the two worlds so both see the same machine
+load; each ratio is the median of adjacent blocks' ratios (external / in-process ticks/s).
+`lockstep_ratio`: strict lockstep. `lockstep_ratio_raw`: with bench/tick_raw_controller.py, which
+decodes nothing but the tick: the transport's floor. `pipelined_ratio`: `command_delay: 1` (the answer
+to tick k acts from k + 1, so the controller computes while the engine integrates) over the strict
+in-process loop; `pipelined_ratio_300us`: the same with a controller that also computes for 300 us per
+turn, over the in-process loop doing the same work. `rtt_p50_us` / `rtt_p99_us`: state sent -> command
+received (strict). `ticks_per_s_N`: a world of 8 sample1 robots with N of them driven by N external
+controllers (the others hold their pose in high-gain mode); `ticks_per_s_8_inprocess` the same 8
+controllers in process, and `scale_ratio_8` = ticks_per_s_8 / ticks_per_s_8_inprocess.
+The machine has 2 cores shared with other work: the 8-controller figures are CPU-bound.
 """
 
 from __future__ import annotations
@@ -33,14 +35,15 @@ MODELS = REPO.parent / "shared" / "models" / "openhrp3" / "model"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hrpsim.engines.ode.engine import World  # noqa: E402
-from hrpsim.modelloader import load_body  # noqa: E402
-from hrpsim.simserver.hub import ControllerHub  # noqa: E402
 from procs import nameserver_process  # noqa: E402
-from tick_pd_controller import pd_torque  # noqa: E402
+from tick_pd_controller import HoldPD  # noqa: E402
 
-from hrpsim.naming import Registration  # noqa: E402
+from hrpsim.engines.ode.engine import OdeEngine  # noqa: E402
+from hrpsim.modelloader import load_body  # noqa: E402
+from hrpsim.naming import Registration, host_identity  # noqa: E402
 from hrpsim.project import ControllerConfig, Project, parse_project  # noqa: E402
+from hrpsim.simserver.hub import ControllerHub  # noqa: E402
+from hrpsim.simserver.loop import TickLoop  # noqa: E402
 
 TIMESTEP = 0.001
 BLOCK = 250
@@ -51,43 +54,54 @@ CONTROLLER = Path(__file__).resolve().parent / "tick_pd_controller.py"
 RAW_CONTROLLER = Path(__file__).resolve().parent / "tick_raw_controller.py"
 
 
-def _project(robots: int, controlled: int) -> Project:
+def _project(robots: int, controlled: int, *, delay: int = 0) -> Project:
     models = [{"name": "floor", "file": str(MODELS / "floor.wrl"), "static": True, "position": [0, 0, -0.1]}]
     for i in range(robots):
         models.append({"name": f"robot{i}", "file": str(MODELS / "sample1.wrl"), "position": [0, 2.0 * i, 0.7235],
                        "drive": "torque" if i < controlled else "high_gain"})
-    data = {"world": {"timestep": TIMESTEP}, "models": models,
+    data = {"world": {"timestep": TIMESTEP, "command_delay": delay}, "models": models,
             "controllers": [{"name": f"pd{i}", "robot": f"robot{i}", "command": "external", "policy": "stop",
                              "deadline": 10.0} for i in range(controlled)],
             "collisions": [{"a": "floor", "b": f"robot{i}", "friction": 0.5} for i in range(robots)]}
     return parse_project(data, str(Path(tempfile.gettempdir()) / "bench_tick.yaml"))
 
 
-def _world(project: Project, cache: dict) -> World:
+def _world(project: Project, cache: dict) -> OdeEngine:
     bodies = {}
     for m in project.models:
         if m.file not in cache:
             cache[m.file] = load_body(m.file)
         bodies[m.name] = cache[m.file]
-    return World(project, bodies)
+    return OdeEngine(project, bodies)
 
 
-class External:
-    """A world served by the real hub, its controllers as separate processes."""
+class _Loop:
+    def run(self, ticks: int) -> float:
+        start = time.perf_counter()
+        for _ in range(ticks):
+            self.loop.tick_once()
+        return ticks / (time.perf_counter() - start)
+
+
+class External(_Loop):
+    """A world served by the real hub and loop, its controllers as separate processes."""
 
     def __init__(self, project: Project, nameserver: str, cache: dict, ctx: zmq.Context, *,
-                 raw: bool = False) -> None:
+                 raw: bool = False, work_us: float = 0.0) -> None:
         self.world = _world(project, cache)
         self.hub = ControllerHub(self.world, project, context=ctx)
+        self.loop = TickLoop(self.world, self.hub)
         self.reg = Registration("simserver", "simserver", self.hub.endpoint, nameserver=nameserver,
-                                metadata={"controllers": self.hub.endpoint, "robots": self.world.robots})
+                                metadata={"controllers": self.hub.endpoint, "controllers_ipc": self.hub.ipc_endpoint,
+                                          "host": host_identity(), "robots": self.world.robots})
         self.reg.start()
         env = {**os.environ, "PYTHONPATH": str(REPO), "HRPSIM_LOG_LEVEL": "WARNING"}
+
         def argv(c: ControllerConfig) -> list[str]:
             if raw:
                 return [str(RAW_CONTROLLER), nameserver, c.name, c.robot]
             return [str(CONTROLLER), "--robot", c.robot, "--name", c.name, "--nameserver", nameserver,
-                    "--reconnect-wait", "0", "--spin-us", SPIN_US]
+                    "--reconnect-wait", "0", "--spin-us", SPIN_US, "-o", f"work_us={work_us}"]
 
         self.procs = [subprocess.Popen([sys.executable, *argv(c)], env=env, stdout=subprocess.DEVNULL,
                                        stderr=subprocess.DEVNULL) for c in project.controllers]
@@ -95,18 +109,7 @@ class External:
         if missing:
             self.close()
             raise RuntimeError(f"controllers {missing} did not attach")
-
-    def run(self, ticks: int) -> float:
-        world, hub = self.world, self.hub
-        start = time.perf_counter()
-        for _ in range(ticks):
-            k = world.tick
-            hub.poll()
-            hub.before_collide(k)
-            world.collide()
-            hub.after_collide(k)
-            world.integrate()
-        return ticks / (time.perf_counter() - start)
+        self.loop.begin()
 
     def close(self) -> None:
         self.hub.close()
@@ -117,42 +120,45 @@ class External:
             p.wait(10)
 
 
-class InProcess:
-    def __init__(self, project: Project, cache: dict) -> None:
+class InProcess(_Loop):
+    """The same world, loop and hub with the same controllers run in process."""
+
+    def __init__(self, project: Project, cache: dict, *, work_us: float = 0.0) -> None:
         self.world = _world(project, cache)
-        self.robot = project.controllers[0].robot
-        names = self.world.body(self.robot).joint_names
-        self.world.command(self.robot, modes=dict.fromkeys(names, "torque"))
-        self.q_ref = self.world.state(self.robot)["q"].copy()
+        self.hub = ControllerHub(self.world, project, bind=None)
+        self.loop = TickLoop(self.world, self.hub)
+        for c in project.controllers:
+            self.hub.attach_local(HoldPD(work_us=work_us), name=c.name, robot=c.robot)
+        self.loop.begin()
 
-    def run(self, ticks: int) -> float:
-        world, robot, q_ref = self.world, self.robot, self.q_ref
-        start = time.perf_counter()
-        for _ in range(ticks):
-            world.collide()
-            state = world.state(robot)
-            world.command(robot, torque=pd_torque(q_ref, state["q"], state["dq"]))
-            world.integrate()
-        return ticks / (time.perf_counter() - start)
+    def close(self) -> None:
+        self.hub.close()
 
 
-def _lockstep(nameserver: str, cache: dict, ctx: zmq.Context, *, raw: bool = False) -> dict[str, float]:
-    project = _project(1, 1)
-    inproc, ext = InProcess(project, cache), External(project, nameserver, cache, ctx, raw=raw)
+def _ratio(inproc: _Loop, ext: External) -> tuple[float, list[float], list[float]]:
+    inproc.run(50)
+    ext.run(50)
+    ratios, ext_rates, in_rates = [], [], []
+    for _ in range(ROUNDS):
+        a = inproc.run(BLOCK)
+        b = ext.run(BLOCK)
+        in_rates.append(a)
+        ext_rates.append(b)
+        ratios.append(b / a)
+    return statistics.median(ratios), in_rates, ext_rates
+
+
+def _lockstep(nameserver: str, cache: dict, ctx: zmq.Context, *, raw: bool = False, delay: int = 0,
+              work_us: float = 0.0) -> dict[str, float]:
+    inproc = InProcess(_project(1, 1), cache, work_us=work_us)
+    ext = External(_project(1, 1, delay=delay), nameserver, cache, ctx, raw=raw, work_us=work_us)
     try:
-        inproc.run(50)
-        ext.run(50)
-        ratios, ext_rates, in_rates = [], [], []
-        for _ in range(ROUNDS):
-            a = inproc.run(BLOCK)
-            b = ext.run(BLOCK)
-            in_rates.append(a)
-            ext_rates.append(b)
-            ratios.append(b / a)
+        ratio, in_rates, ext_rates = _ratio(inproc, ext)
         rtt = ext.hub.summary()["pd0"]
     finally:
         ext.close()
-    return {"lockstep_ratio": statistics.median(ratios), "ticks_per_s_inprocess": statistics.median(in_rates),
+        inproc.close()
+    return {"ratio": ratio, "ticks_per_s_inprocess": statistics.median(in_rates),
             "ticks_per_s_external": statistics.median(ext_rates), "rtt_p50_us": rtt["rtt_p50_us"],
             "rtt_p99_us": rtt["rtt_p99_us"]}
 
@@ -167,18 +173,29 @@ def _scaling(nameserver: str, cache: dict, ctx: zmq.Context) -> dict[str, float]
         finally:
             ext.close()
         time.sleep(3.5)  # the next world registers under the same name once this entry is gone
+    inproc = InProcess(_project(8, 8), cache)
+    inproc.run(20)
+    out["ticks_per_s_8_inprocess"] = inproc.run(SCALE_TICKS)
+    inproc.close()
+    out["scale_ratio_8"] = out["ticks_per_s_8"] / out["ticks_per_s_8_inprocess"]
     return out
 
 
 def run() -> dict[str, float]:
     cache: dict = {}
     ctx = zmq.Context()
+    pause = 3.5  # a world registers as "simserver" again once the last one's entry has expired
     try:
         with nameserver_process() as nameserver:
-            figures = _lockstep(nameserver, cache, ctx)
-            time.sleep(3.5)
-            figures["lockstep_ratio_raw"] = _lockstep(nameserver, cache, ctx, raw=True)["lockstep_ratio"]
-            time.sleep(3.5)
+            strict = _lockstep(nameserver, cache, ctx)
+            figures = {"lockstep_ratio": strict.pop("ratio"), **strict}
+            time.sleep(pause)
+            figures["lockstep_ratio_raw"] = _lockstep(nameserver, cache, ctx, raw=True)["ratio"]
+            time.sleep(pause)
+            figures["pipelined_ratio"] = _lockstep(nameserver, cache, ctx, delay=1)["ratio"]
+            time.sleep(pause)
+            figures["pipelined_ratio_300us"] = _lockstep(nameserver, cache, ctx, delay=1, work_us=300)["ratio"]
+            time.sleep(pause)
             figures.update(_scaling(nameserver, cache, ctx))
     finally:
         ctx.destroy(linger=0)

@@ -17,7 +17,8 @@ from hrpsim.naming import NameClient, Registration
 
 def main(nameserver: str, name: str, robot: str) -> None:
     with NameClient(nameserver) as ns:
-        endpoint = ns.resolve("simserver")["metadata"]["controllers"]
+        meta = ns.resolve("simserver")["metadata"]
+        endpoint = meta.get("controllers_ipc") or meta["controllers"]
     sock = zmq.Context.instance().socket(zmq.DEALER)
     sock.connect(endpoint)
     sock.send(proto.hello(name, robot))

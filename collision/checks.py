@@ -11,9 +11,9 @@ import math
 from typing import Any
 
 import numpy as np
-from hrpsim.engines.ode.geometry import shape_problems
 
 from hrpsim.bodyinfo import Body
+from hrpsim.engines.ode.geometry import shape_problems
 from hrpsim.errors import ModelError, RequestError
 
 

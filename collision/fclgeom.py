@@ -20,9 +20,9 @@ import numpy as np
 import trimesh
 
 from hrpsim.bodyinfo import Shape
+from hrpsim.conventions import Z_TO_Y
 
 # VRML's cylinder, cone and capsule axis is local Y; fcl's is local Z. This turns Z into Y.
-Z_TO_Y = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
 AXIAL_KINDS = ("cylinder", "cone", "capsule")
 
 PLANE_HALF_EXTENT = 500.0  # m: the slab standing in for an infinite plane

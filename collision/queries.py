@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from hrpsim.collision.fclgeom import link_separation
 from hrpsim.collision.scene import LinkPair, Scene
 from hrpsim.engines.ode import rays
@@ -50,7 +51,7 @@ def distances(scene: Scene, pairs: dict[LinkPair, float]) -> list[dict[str, Any]
 
     Overlapping links get minus the depth of their deepest ODE contact (the penetration the
     contacts report), both points at that contact; 0 and a point in the overlap when ODE sees
-    no contact there (its geometry differs: a cone is a cylinder, a mesh may be its box).
+    no contact there (its geometry differs: ODE makes a cone a cylinder).
     """
     out = []
     for pair in pairs:

@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
-from hrpsim.collision.fclgeom import FclShape, link_shapes
-from hrpsim.collision.kinematics import link_poses
 
 from hrpsim.bodyinfo import Body, Shape
+from hrpsim.collision.fclgeom import FclShape, link_shapes
+from hrpsim.collision.kinematics import link_poses
+from hrpsim.conventions import excluded_link_pairs
 from hrpsim.errors import NotFound, RequestError
 
 ROTATION_TOLERANCE = 1e-6  # how far R R^T may be from I in a link pose
@@ -118,7 +119,7 @@ class Scene:
             bound_centers=np.array([c for c, _ in bounds]).reshape(-1, 3),
             bound_radii=np.array([r for _, r in bounds], dtype=np.float64),
             adjacent=_adjacent_links(body),
-            excluded=_excluded_links(body),
+            excluded=excluded_link_pairs(body),
         )
         self.bodies[name] = entry
         return entry
@@ -308,10 +309,3 @@ def _adjacent_links(body: Body) -> set[tuple[int, int]]:
     return {(min(i, lk.parent), max(i, lk.parent)) for i, lk in enumerate(body.links) if lk.parent >= 0}
 
 
-def _excluded_links(body: Body) -> set[tuple[int, int]]:
-    index = {lk.name: i for i, lk in enumerate(body.links)}
-    out = set()
-    for a, b in body.collision_exclusions:
-        if a in index and b in index:
-            out.add((min(index[a], index[b]), max(index[a], index[b])))
-    return out

@@ -12,13 +12,13 @@ import argparse
 import logging
 from typing import Any
 
+from hrpsim.bodyinfo import Body
 from hrpsim.collision import checks, queries
 from hrpsim.collision.scene import LinkPair, Scene
 from hrpsim.engines.ode.scene import geometry_of
-
-from hrpsim.bodyinfo import Body
-from hrpsim.errors import HrpsimError, ModelError, RequestError
+from hrpsim.errors import HrpsimError, RequestError
 from hrpsim.logs import setup_logging
+from hrpsim.models import fetch_body
 from hrpsim.service import DEFAULT_BIND, Operation, Service
 
 DEFAULT_NAME = "collision"
@@ -30,6 +30,7 @@ log = logging.getLogger("hrpsim.collision")
 
 class CollisionService(Service):
     kind = "collision"
+    max_request_bytes = 64 * 1024 * 1024  # add_body carries a body's meshes
 
     def __init__(self, name: str = DEFAULT_NAME, **kwargs: Any) -> None:
         self.scene = Scene()
@@ -52,6 +53,9 @@ class CollisionService(Service):
             "ray": self.ray,
             "scan": self.scan,
         }
+
+    def roles(self) -> dict[str, str]:  # changing the scene needs admin (the default)
+        return dict.fromkeys(["bodies", "pairs", "contacts", "intersect", "distance", "ray", "scan"], "observer")
 
     # --- bodies and pairs ---
 
@@ -83,10 +87,6 @@ class CollisionService(Service):
     def _body_from_file(self, file: Any, options: Any) -> Body:
         if not isinstance(file, str) or not file:
             raise RequestError(f"add_body: 'file' must be a model file path, got {file!r}")
-        try:
-            from hrpsim.models import fetch_body
-        except ImportError:
-            raise ModelError(f"{file}: loading by file needs hrpsim.models (the modelloader client)") from None
         return fetch_body(file, nameserver=self._nameserver, options=options or {})
 
     def remove_body(self, name: str) -> dict[str, Any]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from hrpsim.controllers.command import Command
-from hrpsim.controllers.state import JointIndex, State
 
 from hrpsim.bodyinfo import Body
+from hrpsim.controllers.command import Command
+from hrpsim.controllers.state import JointIndex, State
 
 
 class Controller:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from hrpsim.controllers.state import JointIndex
 
+from hrpsim.controllers.state import JointIndex
+from hrpsim.conventions import DRIVE_MODES
 from hrpsim.errors import RequestError
-from hrpsim.tick import DRIVE_MODES
 
 
 class Command:

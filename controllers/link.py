@@ -14,10 +14,12 @@ import zmq
 from zmq.utils.monitor import parse_monitor_message
 
 from hrpsim import tick as proto
-from hrpsim.errors import PeerGone, ProtocolError, RequestError, Timeout
+from hrpsim.errors import AccessDenied, PeerGone, ProtocolError, Timeout
+from hrpsim.security import connect_securely
 
 MONITOR_SLICE_S = 0.1  # a waiting receive looks at the connection monitor this often
 HEARTBEAT_MS = 1000  # zmq heartbeats find a peer that vanished without closing (a host gone)
+MAX_WELCOME_BYTES = 64 * 1024 * 1024  # the welcome carries the robot's body, meshes and all
 
 
 class SimulatorLink:
@@ -31,14 +33,21 @@ class SimulatorLink:
         self._sock.setsockopt(zmq.LINGER, 0)
         self._sock.setsockopt(zmq.HEARTBEAT_IVL, HEARTBEAT_MS)
         self._sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * HEARTBEAT_MS)
-        self._monitor = self._sock.get_monitor_socket(zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED)
+        self._sock.setsockopt(zmq.MAXMSGSIZE, MAX_WELCOME_BYTES)
+        connect_securely(self._sock)
+        self._monitor = self._sock.get_monitor_socket(
+            zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+        )
         self._sock.connect(endpoint)
         self._connected = False
 
     def attach(self, controller: str, robot: str, *, period: float | None, timeout: float,
-               policy: str | None = None, deadline: float | None = None) -> proto.Welcome:
-        """Say hello and return the welcome; RequestError if the simulator refuses (message says why)."""
-        self._sock.send(proto.hello(controller, robot, period=period, policy=policy, deadline=deadline))
+               policy: str | None = None, deadline: float | None = None,
+               default_name: bool = False) -> proto.Welcome:
+        """Say hello and return the welcome; RequestError if the simulator refuses (message says why).
+        The welcome's ``controller`` is the name the simulator attached it under."""
+        self._sock.send(proto.hello(controller, robot, period=period, policy=policy, deadline=deadline,
+                                    default_name=default_name))
         deadline_at = time.monotonic() + timeout
         while True:
             msg = self.receive(max(0.0, deadline_at - time.monotonic()))
@@ -50,8 +59,8 @@ class SimulatorLink:
             raise Timeout(f"no welcome from the {self.peer} at {self.endpoint} within {timeout:g} s"
                           + ("" if self._connected else " (never connected: is the simulator running?)"))
         if msg["type"] == proto.ERROR:
-            raise RequestError(f"the {self.peer} at {self.endpoint} refused controller {controller!r}: "
-                               f"{msg.get('message')}")
+            # the simulator's own exception type (RequestError, ...) with the field it refused
+            raise proto.error_of(msg, prefix=f"the {self.peer} at {self.endpoint} refused controller {controller!r}: ")
         if msg["type"] != proto.WELCOME:
             raise ProtocolError(f"expected a welcome from the {self.peer}, got a {msg['type']!r} message")
         return proto.parse_welcome(msg)
@@ -106,3 +115,6 @@ class SimulatorLink:
                 self._connected = True
             elif event == zmq.EVENT_DISCONNECTED and self._connected:
                 raise PeerGone(f"the {self.peer} at {self.endpoint} went away (its connection dropped)")
+            elif event == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
+                raise AccessDenied(f"the {self.peer} at {self.endpoint} refused this process's key: attaching "
+                                   "needs a key on its allow-list with the controller role (docs/security.md)")

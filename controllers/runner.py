@@ -7,7 +7,8 @@ controller's command until the run ends.
 
 Ending, documented behaviour:
 - the simulator says bye (the run is over): ``stop()``, exit status 0;
-- SIGINT/SIGTERM: bye to the simulator, ``stop()``, exit status 0;
+- SIGINT/SIGTERM: bye to the simulator, ``stop()``, exit status 0 — in every state: attached, or
+  still looking for (or waiting for) a simulator, where the signal ends the wait at once;
 - the simulator goes away (its connection drops): the runner says so, calls ``stop()`` and waits up
   to ``--reconnect-wait`` seconds (default 10) for a simulator to appear again; it then attaches
   afresh and calls ``start(body)`` again. If none appears in time it exits with status 3;
@@ -33,16 +34,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from hrpsim.controllers.base import Controller
-from hrpsim.controllers.command import Command
-from hrpsim.controllers.link import SimulatorLink
-from hrpsim.controllers.state import JointIndex, State
 
 from hrpsim import tick as proto
 from hrpsim.bodyinfo import Body
+from hrpsim.controllers.base import Controller
+from hrpsim.controllers.command import Command
+from hrpsim.controllers.link import SimulatorLink
+from hrpsim.controllers.options import convert_options, split_options
+from hrpsim.controllers.state import JointIndex, State
 from hrpsim.errors import ConfigError, HrpsimError, NotFound, PeerGone, RequestError, Timeout
 from hrpsim.logs import setup_logging
-from hrpsim.naming import NameClient, Registration, nameserver_address
+from hrpsim.naming import NameClient, Registration, host_identity, nameserver_address
 
 log = logging.getLogger("hrpsim.controller")
 
@@ -55,6 +57,7 @@ ENV_ROBOT, ENV_NAME = "HRPSIM_ROBOT", "HRPSIM_CONTROLLER_NAME"  # set by ``hrpsi
 class RunOptions:
     robot: str
     name: str
+    default_name: bool = False  # the name was not chosen: the simulator may give the project's
     period: float | None = None
     nameserver: str | None = None
     simserver: str | None = None  # a simserver's registered name; default: the one that has the robot
@@ -64,12 +67,17 @@ class RunOptions:
     spin_s: float = 0.0  # busy-poll this long for the next state before sleeping
 
 
-class _Interrupted(Exception):
-    pass
+class _Interrupted(BaseException):
+    """A signal ended the run; a BaseException, so a controller's ``except Exception`` lets it through."""
 
 
 def load_controller(spec: str, **options: Any) -> Controller:
     """``FILE.py`` or ``FILE.py:Class`` -> an instance. Without a class, the file's one Controller subclass."""
+    return controller_class(spec)(**options)
+
+
+def controller_class(spec: str) -> type[Controller]:
+    """``FILE.py`` or ``FILE.py:Class`` -> the class. Without a class, the file's one Controller subclass."""
     path_text, _, class_name = spec.partition(":")
     path = Path(path_text)
     if not path.is_file():
@@ -93,7 +101,7 @@ def load_controller(spec: str, **options: Any) -> Controller:
     else:
         raise ConfigError(f"{path} defines {len(classes)} Controller subclasses "
                           f"({', '.join(c.__name__ for c in classes) or 'none'}): name one as {path}:ClassName")
-    return cls(**options)
+    return cls
 
 
 def find_controller_endpoint(robot: str, *, nameserver: str | None, simserver: str | None,
@@ -105,7 +113,9 @@ def find_controller_endpoint(robot: str, *, nameserver: str | None, simserver: s
         while True:
             try:
                 entries = [ns.resolve(simserver)] if simserver else ns.list(kind="simserver")
-                found = _pick_simserver([e for e in entries if e["metadata"].get("controllers") != exclude], robot)
+                live = [e for e in entries if exclude not in (e["metadata"].get("controllers"),
+                                                              e["metadata"].get("controllers_ipc"))]
+                found = _pick_simserver(live, robot)
                 if found is not None:
                     return found
                 last_problem = (f"no registered simserver offers controllers for robot {robot!r} "
@@ -125,7 +135,15 @@ def _pick_simserver(entries: list[dict[str, Any]], robot: str) -> tuple[str, str
     chosen = with_robot or offering
     if not chosen:
         return None
-    return chosen[0]["name"], chosen[0]["metadata"]["controllers"]
+    return chosen[0]["name"], _nearest_endpoint(chosen[0]["metadata"])
+
+
+def _nearest_endpoint(metadata: dict[str, Any]) -> str:
+    """The simulator's ipc endpoint when it runs on this host (no TCP stack in the way), else its tcp one."""
+    ipc = metadata.get("controllers_ipc")
+    if isinstance(ipc, str) and metadata.get("host") == host_identity() and Path(ipc[len("ipc://"):]).exists():
+        return ipc
+    return metadata["controllers"]
 
 
 class ControllerRunner:
@@ -135,12 +153,18 @@ class ControllerRunner:
         self.controller = controller
         self.options = options
         self._interrupted = threading.Event()
+        self._serving = False  # in the serve loop, which looks at the flag every POLL_S; elsewhere a signal raises
         self._registration: Registration | None = None
         self._started = False
         self._dead_endpoint = ""  # a simulator that went away stays registered until its entry expires
 
     def interrupt(self) -> None:
+        """Ask the runner to stop. Called from a signal handler: outside the serve loop (finding,
+        attaching to or waiting for a simulator) it raises, which ends that wait at once."""
+        first = not self._interrupted.is_set()
         self._interrupted.set()
+        if first and not self._serving:
+            raise _Interrupted
 
     def run(self) -> int:
         """Attach, control, and reattach after a simulator restart; returns the exit status."""
@@ -181,7 +205,11 @@ class ControllerRunner:
                                                       exclude=self._dead_endpoint)
         link = SimulatorLink(endpoint, peer=f"simserver {sim_name!r}", spin_s=opts.spin_s)
         try:
-            welcome = link.attach(opts.name, opts.robot, period=opts.period, timeout=timeout)
+            welcome = link.attach(opts.name, opts.robot, period=opts.period, timeout=timeout,
+                                  default_name=opts.default_name)
+            if welcome.controller != opts.name:
+                log.info("attached under the project's name %r for robot %s", welcome.controller, opts.robot)
+                opts.name, opts.default_name = welcome.controller, False
             log.info("attached %s to robot %s of simserver %s at %s (period %g s, policy %s)",
                      opts.name, opts.robot, sim_name, endpoint, welcome.period, welcome.policy)
             joints = self._start_controller(welcome)
@@ -209,6 +237,16 @@ class ControllerRunner:
         return joints
 
     def _serve(self, link: SimulatorLink, joints: JointIndex) -> int:
+        self._serving = True
+        try:
+            return self._serve_states(link, joints)
+        finally:
+            self._serving = False
+
+    def _serve_states(self, link: SimulatorLink, joints: JointIndex) -> int:
+        if self._interrupted.is_set():
+            link.bye("interrupted")
+            raise _Interrupted
         while True:
             if self._interrupted.is_set():
                 link.bye("interrupted")
@@ -246,8 +284,10 @@ class ControllerRunner:
             raise RequestError(f"{msg.get('message')}; this one stops (give each controller its own --name)")
         if msg.get("fatal"):
             log.warning("detached by the simulator; attaching again")
+            self._serving = False
             link.attach(self.options.name, self.options.robot, period=self.options.period,
                         timeout=self.options.connect_timeout)
+            self._serving = True
 
     def _stop_controller(self) -> None:
         if self._started:
@@ -274,9 +314,14 @@ class ControllerRunner:
 
 def run_controller(controller: Controller, *, robot: str, name: str | None = None, period: float | None = None,
                    nameserver: str | None = None, simserver: str | None = None, connect_timeout: float = 15.0,
-                   reconnect_wait: float = 10.0, spin_s: float = 0.0, install_signals: bool = True) -> int:
-    """Run ``controller`` on ``robot`` until the run ends; returns the exit status (see the module doc)."""
-    options = RunOptions(robot=robot, name=name or type(controller).__name__, period=period,
+                   reconnect_wait: float = 10.0, spin_s: float = 0.0, install_signals: bool = True,
+                   default_name: str | None = None) -> int:
+    """Run ``controller`` on ``robot`` until the run ends; returns the exit status (see the module doc).
+
+    Without ``name`` the controller attaches under the project's entry for its robot when the project
+    has exactly one free entry for it, else under ``default_name`` (its file's name) or its class name."""
+    options = RunOptions(robot=robot, name=name or default_name or type(controller).__name__,
+                         default_name=not name, period=period,
                          nameserver=nameserver_address(nameserver), simserver=simserver,
                          connect_timeout=connect_timeout, reconnect_wait=reconnect_wait, spin_s=spin_s)
     runner = ControllerRunner(controller, options)
@@ -297,8 +342,8 @@ def _parser(*, with_spec: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--robot", required=robot is None, default=robot,
                    help=f"the model (robot) to attach to (default: ${ENV_ROBOT})")
     p.add_argument("--name", default=os.environ.get(ENV_NAME),
-                   help=f"controller name (default: ${ENV_NAME}, else the class name); the project's settings "
-                   "for that name apply")
+                   help=f"controller name (default: ${ENV_NAME}, else the project's controller for the robot, "
+                   "else the file's name); the project's settings for that name apply")
     p.add_argument("--period", type=float, help="control period in seconds (default: the project's, else the "
                    "time step); a whole multiple of the time step")
     p.add_argument("--nameserver", help="nameserver address (default: $HRPSIM_NAMESERVER or tcp://127.0.0.1:2809)")
@@ -310,21 +355,14 @@ def _parser(*, with_spec: bool = True) -> argparse.ArgumentParser:
                    help="busy-poll this many microseconds for the next state before sleeping: a shorter round "
                    "trip for a core's worth of CPU (default 0)")
     p.add_argument("--option", "-o", action="append", default=[], metavar="KEY=VALUE",
-                   help="keyword option for the controller's constructor (repeatable)")
+                   help="keyword option for the controller's constructor (repeatable), converted to the type "
+                   "its parameter declares (int, float, bool, str, Path)")
     return p
 
 
-def _controller_options(pairs: list[str]) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.isidentifier():
-            raise ConfigError(f"--option {pair!r}: write KEY=VALUE with KEY a Python identifier")
-        try:
-            options[key] = float(value) if value.replace(".", "", 1).lstrip("-").isdigit() else value
-        except ValueError:
-            options[key] = value
-    return options
+def make_controller(cls: type[Controller], pairs: list[str]) -> Controller:
+    """An instance of ``cls`` from ``-o KEY=VALUE`` pairs, each converted by the constructor's type hints."""
+    return cls(**convert_options(cls, split_options(pairs)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -332,11 +370,11 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     setup_logging(f"controller[{args.name or Path(args.spec.split(':')[0]).stem}]")
     try:
-        controller = load_controller(args.spec, **_controller_options(args.option))
+        controller = make_controller(controller_class(args.spec), args.option)
     except (ConfigError, TypeError, ValueError) as exc:
         log.error("%s", exc)
         return EXIT_REFUSED
-    return _run_parsed(controller, args)
+    return _run_parsed(controller, args, Path(args.spec.split(":")[0]).stem)
 
 
 def run_main(cls: type[Controller], argv: list[str] | None = None) -> int:
@@ -344,16 +382,17 @@ def run_main(cls: type[Controller], argv: list[str] | None = None) -> int:
     args = _parser(with_spec=False).parse_args(argv)
     setup_logging(f"controller[{args.name or cls.__name__}]")
     try:
-        controller = cls(**_controller_options(args.option))
+        controller = make_controller(cls, args.option)
     except (ConfigError, TypeError, ValueError) as exc:
         log.error("cannot create %s: %s", cls.__name__, exc)
         return EXIT_REFUSED
-    return _run_parsed(controller, args)
+    return _run_parsed(controller, args, Path(sys.argv[0]).stem or cls.__name__)
 
 
-def _run_parsed(controller: Controller, args: argparse.Namespace) -> int:
+def _run_parsed(controller: Controller, args: argparse.Namespace, default_name: str) -> int:
     try:
-        return run_controller(controller, robot=args.robot, name=args.name, period=args.period,
+        return run_controller(controller, robot=args.robot, name=args.name, default_name=default_name,
+                              period=args.period,
                               nameserver=args.nameserver, simserver=args.simserver,
                               connect_timeout=args.connect_timeout, reconnect_wait=args.reconnect_wait,
                               spin_s=args.spin_us * 1e-6)

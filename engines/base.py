@@ -12,7 +12,7 @@ An engine is built from a project and its bodies (``Engine(project, bodies)``), 
   ``link_values(model)`` and ``release()`` complete it.
 
 Everything engine-neutral stays above: drive-mode names and command checks (hrpsim.conventions),
-gyro and accelerometer readings from link motion (simserver/sensors.py), sensor schedules, device
+gyro and accelerometer readings from link motion (hrpsim/inertial.py), sensor schedules, device
 models, controller policies. Engines: ``ode`` (engines/ode), ``kinematic`` (the hardware
 stand-in), and others registered in :data:`ENGINES` by name.
 """
@@ -20,6 +20,7 @@ stand-in), and others registered in :data:`ENGINES` by name.
 from __future__ import annotations
 
 import importlib
+import inspect
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -164,6 +165,10 @@ class Engine(ABC):
         """Every link's world pose and velocity (static models too)."""
 
     @abstractmethod
+    def root_pose(self, model: str) -> tuple[np.ndarray, np.ndarray]:
+        """World position and rotation matrix of the model's root link frame (cheap: read every tick)."""
+
+    @abstractmethod
     def link_values(self, model: str) -> tuple[np.ndarray, np.ndarray]:
         """Per link (link order) its joint value and rate now (0 for links without a joint)."""
 
@@ -180,20 +185,18 @@ class Engine(ABC):
         """World poses of every link for the given joints/root (default: the current ones), moving nothing."""
         body = self.body(robot)
         values, _ = self.link_values(robot)
-        joints = [lk for lk in body.links if lk.joint_id >= 0 and lk.joint_type in ("rotate", "slide")]
         if q is not None:
             try:
                 arr = np.asarray(q, dtype=np.float64).reshape(-1)
             except (TypeError, ValueError):
-                raise RequestError(f"forward_kinematics: q must be {len(joints)} finite numbers") from None
+                raise RequestError(f"forward_kinematics: q must be {len(body.joints)} finite numbers") from None
             if arr.shape != (len(body.joints),) or not np.all(np.isfinite(arr)):
                 raise RequestError(f"forward_kinematics: q must be {len(body.joints)} finite numbers")
             for k, link in enumerate(body.joints):
                 values[body.link_index(link.name)] = arr[k]
-        states = self.link_states(robot)
-        p = states.positions[0] if root_position is None else _finite("root_position", root_position, (3,))
-        r = _matrix(states.quaternions[0]) if root_rotation is None else _finite("root_rotation", root_rotation,
-                                                                               (3, 3))
+        p0, r0 = self.root_pose(robot)
+        p = p0 if root_position is None else _finite("root_position", root_position, (3,))
+        r = r0 if root_rotation is None else _finite("root_rotation", root_rotation, (3, 3))
         return forward_kinematics(body, p, r, values)
 
     # --- life ---
@@ -229,11 +232,14 @@ def engine_class(name: str) -> type[Engine]:
 
 
 def make_engine(project: Project, bodies: dict[str, Body], **options: Any) -> Engine:
-    """Build the engine the project names (``world.engine``) for these bodies."""
+    """Build the engine the project names (``world.engine``) for these bodies. ``options`` (such as
+    ``nameserver``, where an engine finds services) go to the engines whose constructor takes them."""
     missing = [m.name for m in project.models if m.name not in bodies]
     if missing:
         raise ConfigError(f"{project.path}: no body loaded for model(s) {', '.join(missing)}")
-    return engine_class(project.world.engine)(project, bodies, **options)
+    cls = engine_class(project.world.engine)
+    accepted = inspect.signature(cls.__init__).parameters
+    return cls(project, bodies, **{k: v for k, v in options.items() if k in accepted})
 
 
 def _finite(field_name: str, value: Any, shape: tuple[int, ...]) -> np.ndarray:
@@ -244,10 +250,3 @@ def _finite(field_name: str, value: Any, shape: tuple[int, ...]) -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         raise RequestError(f"{field_name}: non-finite value")
     return arr
-
-
-def _matrix(q: np.ndarray) -> np.ndarray:
-    w, x, y, z = (float(v) for v in q)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])

@@ -3,159 +3,62 @@ physics, so a controller runs against it unchanged (same runner, same messages, 
 
     hrpsim run hil --project P.yaml --robot NAME [--replay FILE.pos] [--until T]
 
-The joints follow the controller's commands kinematically (controllers/kinematic_world.py), or,
-with ``--replay``, replay recorded joint angles (an OpenHRP motion table: time + one column per
-joint) whatever the controller sends, as a robot whose data is played back would. It is paced by the
-wall clock (``realtime``) unless ``--lockstep``. It registers as kind ``simserver`` with
-``metadata.controllers`` and answers ``start(until)``, ``status()``, ``summary()`` and ``quit`` like
-the simulator, so ``hrpsim launch``-style supervision works on it too.
+It is the simulator with the kinematic engine (engines/kinematic): the same service, tick loop and
+controller hub. The joints follow the controller's commands kinematically, or, with ``--replay``,
+replay recorded joint angles (an OpenHRP motion table: time + one column per joint) whatever the
+controller sends, as a robot whose data is played back would. It is paced by the wall clock
+(``realtime``) unless ``--lockstep``. It registers as kind ``simserver`` with ``metadata.hil`` true.
+The model is loaded in this process when no modelloader is registered (or with ``--local-loader``).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
-import time
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-from hrpsim.engines.kinematic.engine import KinematicWorld
-from hrpsim.hil.motion_data import Motion, read_motion
-from hrpsim.simserver.hub import ControllerHub
 
 from hrpsim.bodyinfo import Body
-from hrpsim.errors import ConfigError, HrpsimError, SimulationError
+from hrpsim.controllers.motion_data import Motion, read_motion
+from hrpsim.engines.kinematic.engine import KinematicEngine
+from hrpsim.errors import ConfigError, HrpsimError, NotFound
 from hrpsim.logs import setup_logging
 from hrpsim.project import Project, load_project
-from hrpsim.service import DEFAULT_BIND, Operation, Service
+from hrpsim.simserver.service import SimServer
 
 log = logging.getLogger("hrpsim.hil")
 
-BATCH_S = 0.005  # wall seconds of ticking between looks at the request socket
+
+def stand_in_project(project: Project, robot: str, *, lockstep: bool) -> Project:
+    """The project reduced to one robot and its controllers, paced as hardware is."""
+    world = dataclasses.replace(project.world, sync="lockstep" if lockstep else "realtime", engine="kinematic")
+    return dataclasses.replace(project, world=world, models=[project.model(robot)],
+                               controllers=[c for c in project.controllers if c.robot == robot], collisions=[])
 
 
-class ReplayWorld(KinematicWorld):
-    """Joint angles come from a recording; commands are checked and counted but do not move the robot."""
-
-    def __init__(self, bodies: dict[str, Body], motion: Motion, **kwargs: Any) -> None:
-        super().__init__(bodies, **kwargs)
-        self.motion = motion
-        for robot in self.robots:
-            n = len(self.body(robot).joints)
-            if motion.values.shape[1] != n:
-                raise ConfigError(f"replay data has {motion.values.shape[1]} joint columns, robot {robot!r} "
-                                  f"has {n} joints")
-
-    def integrate(self) -> None:
-        before = self.motion.at(self.time)
-        super().integrate()
-        after = self.motion.at(self.time)
-        for robot in self.robots:
-            r = self._robot(robot)
-            r.q[:] = after
-            r.dq[:] = (after - before) / self.timestep
-
-
-class HardwareStandIn(Service):
-    kind = "simserver"
-
-    def __init__(self, project: Project, robot: str, body: Body, *, replay: Motion | None = None,
-                 lockstep: bool = False, until: float | None = None, name: str = "hil",
-                 nameserver: str | None = None, bind: str = DEFAULT_BIND) -> None:
-        self.project = project
-        self.project.world.sync = "lockstep" if lockstep else "realtime"
-        initial = _initial(project, robot, body)
-        world_args: dict[str, Any] = {"timestep": project.world.timestep, "initial": {robot: initial},
-                                      "positions": {robot: np.asarray(project.model(robot).position, float)}}
-        bodies = {robot: body}
-        self.world = ReplayWorld(bodies, replay, **world_args) if replay else KinematicWorld(bodies, **world_args)
-        self.hub = ControllerHub(self.world, project)
-        self.until = until if until is not None else project.world.end_time
-        self.running = False
-        self.error: str | None = None
-        self._wall_start = 0.0
-        self._sim_start = 0.0
-        super().__init__(name, bind=bind, nameserver=nameserver)
-
-    def metadata(self) -> dict[str, Any]:
-        return {**super().metadata(), "controllers": self.hub.endpoint, "robots": self.world.robots, "hil": True}
-
-    def operations(self) -> dict[str, Operation]:
-        return {"start": self.op_start, "status": self.op_status, "summary": self.op_summary}
-
-    def op_start(self, until: float | None = None) -> dict[str, Any]:
-        if until is not None:
-            self.until = float(until)
-        self.running, self.error = True, None
-        self._wall_start, self._sim_start = time.perf_counter(), self.world.time
-        return self.op_status()
-
-    def op_status(self) -> dict[str, Any]:
-        return {"time": self.world.time, "tick": self.world.tick, "running": self.running,
-                "finished": (not self.running and self.world.time >= self.until - 1e-12) or self.error is not None,
-                "error": self.error}
-
-    def op_summary(self) -> dict[str, Any]:
-        return {"sim_time": self.world.time, "ticks": self.world.tick, "controllers": self.hub.summary(),
-                "error": self.error}
-
-    def on_idle(self) -> None:
-        if not self.running:
-            self.hub.poll()
-            return
-        deadline = time.perf_counter() + BATCH_S
-        end_tick = round(self.until / self.world.timestep)
-        try:
-            while self.world.tick < end_tick and time.perf_counter() < deadline:
-                self._tick()
-        except SimulationError as exc:
-            self.error = str(exc)
-            log.error("run stopped: %s", exc)
-            self.running = False
-        if self.world.tick >= end_tick:
-            self.running = False
-            log.info("run finished at t=%.4f s", self.world.time)
-
-    @property
-    def idle_interval(self) -> float:  # type: ignore[override]
-        return 0.0 if self.running else 0.02
-
-    def _tick(self) -> None:
-        k = self.world.tick
-        self.hub.poll()
-        self.hub.before_collide(k)
-        self.world.collide()
-        self.hub.after_collide(k)
-        self.world.integrate()
-        if not self.hub.lockstep:  # paced by the wall clock, as hardware is
-            ahead = (self.world.time - self._sim_start) - (time.perf_counter() - self._wall_start)
-            if ahead > 0.0005:
-                time.sleep(ahead)
-
-    def close(self) -> None:
-        self.hub.close()
-        super().close()
-
-
-def _initial(project: Project, robot: str, body: Body) -> np.ndarray:
-    values = project.model(robot).joints
-    unknown = sorted(set(values) - set(body.joint_names))
-    if unknown:
-        raise ConfigError(f"{project.path}: models.{robot}.joints: unknown joint(s) {', '.join(unknown)}")
-    return np.array([values.get(n, 0.0) for n in body.joint_names])
+def make_stand_in(project: Project, robot: str, body: Body, *, replay: Motion | None = None,
+                  lockstep: bool = False, until: float | None = None, name: str = "hil",
+                  nameserver: str | None = None, bind: str | None = None) -> SimServer:
+    reduced = stand_in_project(project, robot, lockstep=lockstep)
+    engine = KinematicEngine(reduced, {robot: body}, motion=replay)
+    options = {} if bind is None else {"bind": bind}
+    return SimServer(reduced, nameserver=nameserver, until=until, name=name, engine=engine,
+                     metadata={"hil": True}, **options)
 
 
 def _body(project: Project, robot: str, nameserver: str | None, local: bool) -> Body:
     model = project.model(robot)
-    if local:
-        from hrpsim.modelloader import load_body  # the loader in this process instead of the service
+    if not local:
+        from hrpsim.models import fetch_body
 
-        return load_body(model.file)
-    from hrpsim.models import fetch_body
+        try:
+            result = fetch_body(model.file, nameserver=nameserver, options=model.options or None, wait=0.5)
+            return result if isinstance(result, Body) else Body.from_wire(result)
+        except NotFound:
+            log.info("no modelloader is registered: loading %s in this process", model.file)
+    from hrpsim.modelloader import load_body
 
-    result = fetch_body(model.file, nameserver=nameserver, options=model.options or None)
-    return result if isinstance(result, Body) else Body.from_wire(result)
+    return load_body(model.file)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -169,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--start", action="store_true", help="start at once instead of waiting for 'start'")
     p.add_argument("--name", default="hil", help="name to register (default hil)")
     p.add_argument("--nameserver", help="nameserver address (default $HRPSIM_NAMESERVER or port 2809)")
-    p.add_argument("--local-loader", action="store_true", help="load the model in this process")
+    p.add_argument("--local-loader", action="store_true", help="load the model in this process even when a "
+                   "modelloader is registered")
     args = p.parse_args(argv)
     setup_logging("hil")
     try:
@@ -178,8 +82,8 @@ def main(argv: list[str] | None = None) -> int:
             raise ConfigError(f"{args.project}: no model named {args.robot!r}")
         body = _body(project, args.robot, args.nameserver, args.local_loader)
         replay = read_motion(args.replay, joints=len(body.joints)) if args.replay else None
-        stand_in = HardwareStandIn(project, args.robot, body, replay=replay, lockstep=args.lockstep,
-                                   until=args.until, name=args.name, nameserver=args.nameserver)
+        stand_in = make_stand_in(project, args.robot, body, replay=replay, lockstep=args.lockstep,
+                                 until=args.until, name=args.name, nameserver=args.nameserver)
     except HrpsimError as exc:
         log.error("%s", exc)
         return 2

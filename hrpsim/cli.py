@@ -8,6 +8,8 @@ starts fast and a missing optional piece breaks only its own command.
 from __future__ import annotations
 
 import importlib
+import os
+import signal
 import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -17,7 +19,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ns": ("hrpsim.nameserver.cli", "query the nameserver (ns list)"),
     "model": ("hrpsim.modelloader.cli", "inspect or convert a model file (model info, model convert)"),
     "controller": ("hrpsim.controllers.runner", "run a controller program against a simulator"),
+    "sim": ("hrpsim.simserver.control_cli", "control a running simulator: status, start, pause, step N, reset, stop"),
+    "keys": ("hrpsim.keys", "make CurveZMQ keys for a deployment (keys new DIR)"),
 }
+# Options of every command, taken out before it runs and passed on to child processes through
+# the environment: --keys DIR, --key NAME, --insecure (see hrpsim.security).
+SECURITY_OPTIONS = {"--keys": "HRPSIM_KEYS", "--key": "HRPSIM_KEY"}
 
 COMPONENTS: dict[str, str] = {
     "nameserver": "hrpsim.nameserver.service",
@@ -31,8 +38,28 @@ COMPONENTS: dict[str, str] = {
 def _usage() -> str:
     lines = ["usage: hrpsim COMMAND [ARGS...]", "", "commands:"]
     lines += [f"  {name:<11} {help_}" for name, (_, help_) in COMMANDS.items()]
-    lines += ["", "hrpsim COMMAND --help for each command's options."]
+    lines += ["", "hrpsim COMMAND --help for each command's options. Every command also takes --keys DIR",
+              "(CurveZMQ keys: hrpsim keys new DIR), --key NAME (which pair in DIR) and --insecure",
+              "(bind beyond loopback without keys, on a closed network)."]
     return "\n".join(lines)
+
+
+def take_security_options(argv: list[str]) -> list[str]:
+    """``argv`` without --keys/--key/--insecure, which go to the environment (for children too)."""
+    rest: list[str] = []
+    args = iter(argv)
+    for arg in args:
+        name, eq, value = arg.partition("=")
+        if arg == "--insecure":
+            os.environ["HRPSIM_INSECURE"] = "1"
+        elif name in SECURITY_OPTIONS:
+            value = value if eq else next(args, "")
+            if not value:
+                raise ValueError(f"{name} needs a value")
+            os.environ[SECURITY_OPTIONS[name]] = os.path.abspath(value) if name == "--keys" else value
+        else:
+            rest.append(arg)
+    return rest
 
 
 def _call(module: str, argv: list[str]) -> int:
@@ -40,7 +67,19 @@ def _call(module: str, argv: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """Run one command. A reader that stops early (``hrpsim model info X | head``) ends the
+    command quietly, with the status a shell gives a process killed by SIGPIPE."""
+    try:
+        status = _dispatch(list(sys.argv[1:] if argv is None else argv))
+        sys.stdout.flush()  # inside the try: a closed pipe shows here, not at the interpreter's exit
+        return status
+    except BrokenPipeError:
+        # Point stdout at /dev/null so the interpreter's final flush does not fail a second time.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
+
+
+def _dispatch(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(_usage())
         return 0 if argv else 2
@@ -49,6 +88,14 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"hrpsim {__version__}")
         return 0
+    try:
+        argv = take_security_options(argv)
+    except ValueError as exc:
+        print(f"hrpsim: {exc}", file=sys.stderr)
+        return 2
+    if not argv:
+        print(_usage(), file=sys.stderr)
+        return 2
     command, rest = argv[0], argv[1:]
     if command == "run":
         if not rest or rest[0] not in COMPONENTS:

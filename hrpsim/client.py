@@ -16,8 +16,9 @@ from typing import Any
 import zmq
 from zmq.utils.monitor import parse_monitor_message
 
-from hrpsim.codec import CODEC, Codec
-from hrpsim.errors import ERROR_TYPES, PeerGone, ProtocolError, RemoteError, Timeout
+from hrpsim.codec import CODEC, MAX_MESSAGE_BYTES, Codec
+from hrpsim.errors import AccessDenied, PeerGone, ProtocolError, RemoteError, Timeout, error_from_wire
+from hrpsim.security import connect_securely
 
 DEFAULT_TIMEOUT = 5.0
 
@@ -38,17 +39,26 @@ class Client:
         timeout: float = DEFAULT_TIMEOUT,
         context: zmq.Context | None = None,
         codec: Codec = CODEC,
+        connect_timeout: float | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.peer = peer or endpoint
         self.timeout = timeout
+        # a peer that never accepts the connection within this many seconds is reported gone (None: wait
+        # the whole timeout), so a dead service's stale address does not cost a long call's full timeout
+        self.connect_timeout = connect_timeout
         self._codec = codec
         self._ids = itertools.count(1)
         self._ctx = context or zmq.Context.instance()
         self._sock = self._ctx.socket(zmq.DEALER)
         self._sock.setsockopt(zmq.LINGER, 0)
-        self._monitor = self._sock.get_monitor_socket(zmq.EVENT_DISCONNECTED | zmq.EVENT_CONNECTED)
+        self._sock.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)  # a model's body is the largest reply
+        connect_securely(self._sock)
+        self._monitor = self._sock.get_monitor_socket(
+            zmq.EVENT_DISCONNECTED | zmq.EVENT_CONNECTED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+            | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL)
         self._connected_once = False
+        self._refused: str | None = None  # why the peer refused our key, once it has
         try:
             self._sock.connect(endpoint)
         except zmq.ZMQError as exc:
@@ -77,6 +87,8 @@ class Client:
         limit = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + limit
         req_id = next(self._ids)
+        if self._refused is not None:
+            raise AccessDenied(self._refused)
         self._drain_monitor()
         try:
             self._sock.send(self._codec.request(req_id, op, args), zmq.NOBLOCK)
@@ -97,9 +109,13 @@ class Client:
                     continue  # an answer to an earlier call that gave up
                 if reply.ok:
                     return reply.result
-                raise self._remote_error(reply.error_type, reply.error_message, op)
+                raise self._remote_error(reply.error or {"type": reply.error_type, "message": reply.error_message}, op)
             if self._disconnected():
                 raise PeerGone(f"{self.peer} at {self.endpoint} went away while answering {op!r}")
+            if (not self._connected_once and self.connect_timeout is not None
+                    and limit - remaining >= self.connect_timeout):
+                raise PeerGone(f"{self.peer} at {self.endpoint} does not accept connections (waited "
+                               f"{self.connect_timeout:g} s for {op!r}): is it running?")
 
     def _read_reply(self):
         frames = self._sock.recv_multipart()
@@ -108,12 +124,12 @@ class Client:
         except ProtocolError as exc:
             raise ProtocolError(f"bad reply from {self.peer} at {self.endpoint}: {exc}") from None
 
-    def _remote_error(self, error_type: str, message: str, op: str) -> Exception:
-        text = f"{self.peer} at {self.endpoint} failed {op!r}: {message}"
-        cls = ERROR_TYPES.get(error_type)
-        if cls is not None:
-            return cls(text)
-        return RemoteError(text, type=error_type, peer=self.peer, op=op)
+    def _remote_error(self, error: dict[str, Any], op: str) -> Exception:
+        """The peer's error as its own type, with its field and problems, naming peer and operation."""
+        exc = error_from_wire(error, prefix=f"{self.peer} at {self.endpoint} failed {op!r}: ")
+        if isinstance(exc, RemoteError):
+            exc.peer, exc.op = self.peer, op
+        return exc
 
     def _drain_monitor(self) -> None:
         while self._monitor.getsockopt(zmq.EVENTS) & zmq.POLLIN:
@@ -127,6 +143,11 @@ class Client:
         return gone
 
     def _note_event(self, event: dict[str, Any]) -> bool:
+        if event["event"] in (zmq.EVENT_HANDSHAKE_FAILED_AUTH, zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL):
+            self._refused = (f"{self.peer} at {self.endpoint} refused this process's key (or it speaks "
+                             "without keys): is the key on its allow-list, and do both sides use --keys?")
+        if self._refused is not None:  # every later call too: the refusal does not go away by itself
+            raise AccessDenied(self._refused)
         if event["event"] == zmq.EVENT_CONNECTED:
             self._connected_once = True
             return False

@@ -12,6 +12,7 @@ all little-endian. docs/protocol.md describes it for writers of controllers in o
 from __future__ import annotations
 
 import struct
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,6 +128,7 @@ class Reply:
     result: Any = None
     error_type: str = ""
     error_message: str = ""
+    error: dict[str, Any] | None = None  # the whole error map: type, message and any details
 
 
 class Codec:
@@ -135,17 +137,26 @@ class Codec:
     version = PROTOCOL_VERSION
 
     def __init__(self) -> None:
-        self._packer = msgpack.Packer(default=_default, use_bin_type=True, autoreset=True)
+        # One packer per thread: a packer's buffer is not thread-safe, and a process encodes from
+        # its main loop and from its registration heartbeat at once (a shared one corrupted frames).
+        self._local = threading.local()
+
+    def _packer(self) -> msgpack.Packer:
+        packer = getattr(self._local, "packer", None)
+        if packer is None:
+            packer = self._local.packer = msgpack.Packer(default=_default, use_bin_type=True, autoreset=True)
+        return packer
 
     # --- values ---
 
     def encode(self, value: Any) -> bytes:
+        packer = self._packer()
         try:
-            return self._packer.pack(value)
+            return packer.pack(value)
         except ProtocolError:
             raise
         except (TypeError, ValueError, OverflowError) as exc:
-            self._packer.reset()
+            packer.reset()
             raise ProtocolError(f"cannot encode message: {exc}") from None
 
     def decode(self, frame: bytes) -> Any:
@@ -168,10 +179,10 @@ class Codec:
     def reply(self, req_id: int | None, result: Any) -> bytes:
         return self.encode({"v": self.version, "id": req_id, "ok": True, "result": result})
 
-    def error(self, req_id: int | None, error_type: str, message: str) -> bytes:
-        return self.encode(
-            {"v": self.version, "id": req_id, "ok": False, "error": {"type": error_type, "message": message}}
-        )
+    def error(self, req_id: int | None, error_type: str, message: str, **details: Any) -> bytes:
+        """An error reply; ``details`` (``field``, ``problems``) travel beside type and message."""
+        error = {**details, "type": error_type, "message": message}
+        return self.encode({"v": self.version, "id": req_id, "ok": False, "error": error})
 
     def _envelope(self, frame: bytes) -> dict[str, Any]:
         msg = self.decode(frame)
@@ -206,7 +217,7 @@ class Codec:
         error = msg.get("error")
         if ok is not False or not isinstance(error, dict):
             raise ProtocolError("a reply needs 'ok': true with 'result', or 'ok': false with 'error'")
-        return Reply(req_id, False, None, str(error.get("type", "Error")), str(error.get("message", "")))
+        return Reply(req_id, False, None, str(error.get("type", "Error")), str(error.get("message", "")), error)
 
     @staticmethod
     def request_id_of(frame: bytes) -> int | None:

@@ -3,9 +3,13 @@
 What maps: the simulation item (totalTime, timeStep, gravity), each model item (url with
 ``$(PROJECT_DIR)``/``$(CURRENT_DIR)``, isRobot=false as a static model, the root's
 ``.translation``/``.rotation``, ``JOINT.angle`` initial values, ``JOINT.mode`` Torque/HighGain
-drives) and the collision pairs (static and sliding friction). What cannot map is kept in
-``Project.notes``: GrxUI controllers are OpenHRP RT components, not programs hrpsim can start,
-and a pair restricted to one link (jointName1/2) becomes a pair of whole models.
+drives), the collision pairs (static and sliding friction; exactly the listed pairs collide, as
+in GrxUI, so a project without pair items has no contacts; a pair naming a link, jointName1/2,
+collides that link only) and the extra-joint items (closed loops between links of one model or
+of two). What cannot map is kept in ``Project.notes``, one line per item, which ``hrpsim
+launch`` prints: GrxUI controllers and RT systems are OpenHRP RT components, not programs hrpsim
+can start; a property for a joint the model lacks is ignored, as GrxUI ignores it.
+Log and graph items only concern GrxUI's own windows and are passed over.
 """
 
 from __future__ import annotations
@@ -16,11 +20,16 @@ from typing import Any
 
 from lxml import etree
 
-from hrpsim.errors import ConfigError
+from hrpsim.errors import ConfigError, HrpsimError
+from hrpsim.files import read_regular
 
 MODEL_ITEM = "GrxModelItem"
 SIMULATION_ITEM = "GrxSimulationItem"
 PAIR_ITEM = "GrxCollisionPairItem"
+EXTRA_JOINT_ITEM = "GrxExtraJointItem"
+RTS_ITEM = "GrxRTSItem"
+WINDOW_ITEMS = ("GrxWorldStateItem", "GrxGraphItem")  # logging and plotting: no physics
+EXTRA_JOINT_TYPES = {"ball": "ball", "piston": "piston", "xyz": "xyz", "xy": "xy", "z": "z"}
 MODES = {"torque": "torque", "highgain": "high_gain", "high_gain": "high_gain", "velocity": "velocity"}
 _VARIABLE = re.compile(r"\$\((PROJECT_DIR|CURRENT_DIR)\)")
 
@@ -73,6 +82,8 @@ class _Reader:
     def model(self, item: etree._Element) -> dict[str, Any]:
         name, line = item.get("name", ""), item.sourceline or 0
         model: dict[str, Any] = {"name": name, "file": self.url(item.get("url", ""), line), "joints": {}}
+        joint_properties = any(prop.endswith((".angle", ".mode")) for prop, _, _ in _properties(item))
+        known = _joint_names(model["file"]) if joint_properties else None
         drives: dict[str, str] = {}
         roots: set[str] = set()
         for prop, value, pline in _properties(item):
@@ -87,6 +98,9 @@ class _Reader:
                 roots.add(head)
             elif field == "rotation" and head and (v := self.number_list(prop, value, pline, 4)):
                 model["rotation"] = v
+            elif field in ("angle", "mode") and head not in ("", "view") and known is not None and head not in known:
+                self.notes.append(f"{self.path}:{pline}: model {name!r} has no joint {head!r}: "
+                                  f"property {prop!r} ignored, as GrxUI ignores it")
             elif field == "angle" and head and (v := self.number_list(prop, value, pline, 1)):
                 model["joints"][head] = v[0]
             elif field == "mode" and head and head != "view":
@@ -106,11 +120,9 @@ class _Reader:
         if not a or not b:
             self.bad(item.sourceline or 0, "a collision pair needs objectName1 and objectName2")
             return None
-        links = [props.get("jointName1", ""), props.get("jointName2", "")]
-        if any(links):
-            self.notes.append(f"collision pair {item.get('name')}: restricted to links {links}; "
-                              "hrpsim collides the whole models")
         pair: dict[str, Any] = {"a": a, "b": b}
+        for key, side in (("jointName1", "links_a"), ("jointName2", "links_b")):
+            pair[side] = [props[key]] if props.get(key) else []  # a pair of one link, or of the whole model
         for key, target in (("staticFriction", "friction"), ("slidingFriction", "sliding_friction")):
             if key in props:
                 try:
@@ -119,28 +131,92 @@ class _Reader:
                     self.bad(item.sourceline or 0, f"{key} {props[key]!r} is not a number")
         return pair
 
+    def extra_joint(self, item: etree._Element) -> dict[str, Any] | None:
+        """A closed loop the project adds (GrxExtraJointItem): link1 of object1, link2 of object2."""
+        props = {name: (value, line) for name, value, line in _properties(item)}
+        line = item.sourceline or 0
+        names = {"object1Name": "model1", "link1Name": "link1", "object2Name": "model2", "link2Name": "link2"}
+        joint: dict[str, Any] = {"name": item.get("name", "")}
+        for prop, key in names.items():
+            joint[key] = props.get(prop, ("", line))[0]
+        missing = [prop for prop, key in names.items() if not joint[key]]
+        if missing:
+            self.bad(line, f"extra joint {joint['name']!r} needs {', '.join(missing)}")
+            return None
+        kind = props.get("jointType", ("piston", line))
+        if kind[0].lower() not in EXTRA_JOINT_TYPES:
+            self.bad(kind[1], f"extra joint {joint['name']!r}: unknown jointType {kind[0]!r} "
+                              f"(known: {', '.join(EXTRA_JOINT_TYPES)})")
+            return None
+        joint["type"] = EXTRA_JOINT_TYPES[kind[0].lower()]
+        for prop, key in (("jointAxis", "axis"), ("link1LocalPos", "point1"), ("link2LocalPos", "point2")):
+            if prop in props and (v := self.number_list(prop, props[prop][0], props[prop][1], 3)) is not None:
+                joint[key] = v
+        return joint
+
+    def not_carried_over(self, item: etree._Element, kind: str) -> None:
+        line, name = item.sourceline or 0, item.get("name", "")
+        if kind == RTS_ITEM:
+            count = sum(1 for prop, _, _ in _properties(item) if prop == "connection")
+            self.notes.append(f"{self.path}:{line}: RT system {name!r} ({count} port connections between OpenHRP "
+                              "RT components) not carried over: hrpsim controllers talk to the simulator directly")
+        elif kind not in WINDOW_ITEMS:
+            self.notes.append(f"{self.path}:{line}: item {name!r} ({kind}) has no hrpsim counterpart; not carried over")
+
+
+def _add_pair(pairs: dict[tuple[str, str], dict[str, Any]], pair: dict[str, Any]) -> None:
+    """Items naming the same two models become one pair (the first item's surface) whose links
+    are all the items' links; an item naming no link on a side opens that side to every link."""
+    if (pair["b"], pair["a"]) in pairs:
+        pair = {**pair, "a": pair["b"], "b": pair["a"], "links_a": pair["links_b"], "links_b": pair["links_a"]}
+    first = pairs.setdefault((pair["a"], pair["b"]), pair)
+    if first is pair:
+        return
+    for side in ("links_a", "links_b"):
+        both = first[side] and pair[side]
+        first[side] = list(dict.fromkeys(first[side] + pair[side])) if both else []
+
+
+def _joint_names(file: str) -> set[str] | None:
+    """The joint and link names of a model, which GrxUI checks joint properties against; None
+    when the model cannot be read here (the simulator then reports why)."""
+    from hrpsim.modelloader import load_body
+
+    try:
+        body = load_body(file)
+    except HrpsimError:
+        return None
+    return {link.joint_label for link in body.links} | {link.name for link in body.links}
+
 
 def read_grxui(path: str | Path) -> tuple[dict[str, Any], list[str]]:
     """The project as the YAML form's data, and the notes on what did not map."""
     path = Path(path)
     try:
-        root = etree.parse(str(path)).getroot()
+        parser = etree.XMLParser(resolve_entities=False, no_network=True)
+        root = etree.fromstring(read_regular(path, "project file"), parser)
     except (OSError, etree.XMLSyntaxError) as exc:
         raise ConfigError(f"{path}: not a readable GrxUI project: {exc}") from None
     reader = _Reader(path)
-    data: dict[str, Any] = {"world": {}, "models": [], "collisions": []}
-    seen_pairs: set[frozenset[str]] = set()
+    data: dict[str, Any] = {"world": {}, "models": [], "collisions": [], "extra_joints": []}
+    pairs: dict[tuple[str, str], dict[str, Any]] = {}
     for item in root.iter("item"):
         kind = (item.get("class") or "").rsplit(".", 1)[-1]
         if kind == SIMULATION_ITEM:
             data["world"].update(reader.simulation(item))
         elif kind == MODEL_ITEM:
             data["models"].append(reader.model(item))
-        elif kind == PAIR_ITEM and (pair := reader.pair(item)) is not None:
-            key = frozenset((pair["a"], pair["b"]))
-            if key not in seen_pairs:
-                seen_pairs.add(key)
-                data["collisions"].append(pair)
+        elif kind == PAIR_ITEM:
+            pair = reader.pair(item)
+            if pair is not None:
+                _add_pair(pairs, pair)
+        elif kind == EXTRA_JOINT_ITEM:
+            joint = reader.extra_joint(item)
+            if joint is not None:
+                data["extra_joints"].append(joint)
+        else:
+            reader.not_carried_over(item, kind)
+    data["collisions"] = list(pairs.values())
     if reader.problems:
         raise ConfigError("\n  ".join([f"{path}: {len(reader.problems)} problem(s):", *reader.problems]))
     return data, reader.notes

@@ -27,13 +27,33 @@ def joint_motion(link: Link, q: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def link_values(body: Body, joints: Mapping[str, float] | None = None) -> list[float]:
-    """Per link (link order) its joint value from a {joint name or link name: value} map."""
+    """Per link (link order) its joint value from a {joint name or link name: value} map; mimic
+    joints follow their masters."""
     joints = dict(joints or {})
     known = {lk.joint_label for lk in body.links} | {lk.name for lk in body.links}
     unknown = sorted(set(joints) - known)
     if unknown:
         raise RequestError(f"body {body.name!r} has no joint named {', '.join(map(repr, unknown))}")
-    return [float(joints.get(lk.joint_label, joints.get(lk.name, 0.0))) for lk in body.links]
+    values = [float(joints.get(lk.joint_label, joints.get(lk.name, 0.0))) for lk in body.links]
+    follow_mimics(body, values)  # a mimic joint has no value of its own
+    return values
+
+
+def mimic_masters(body: Body) -> dict[int, int]:
+    """{mimic link index: its master's link index} for every mimic joint whose master is known."""
+    by_label = {lk.joint_label: i for i, lk in enumerate(body.links)}
+    return {i: by_label[lk.mimic.joint] for i, lk in enumerate(body.links)
+            if lk.mimic is not None and lk.mimic.joint in by_label}
+
+
+def follow_mimics(body: Body, values: list[float] | np.ndarray, rates: list[float] | np.ndarray | None = None) -> None:
+    """Per link values (and rates), in place: each mimic joint takes ``multiplier * master + offset``
+    (its rate ``multiplier * master's rate``)."""
+    for index, master in mimic_masters(body).items():
+        mimic = body.links[index].mimic
+        values[index] = mimic.multiplier * values[master] + mimic.offset
+        if rates is not None:
+            rates[index] = mimic.multiplier * rates[master]
 
 
 def forward_kinematics(

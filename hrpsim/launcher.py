@@ -3,14 +3,23 @@
 Order: the nameserver, then the services (modelloader, simserver, collision), then the
 controllers; each must register with the nameserver before the next starts, within a deadline
 that names what did not come up and shows its log. Then the simulation runs, with a progress
-line, and the run summary is printed (and written with ``--summary``). Ctrl-C, SIGTERM, a
-component that dies and the end of the run all leave through the same shutdown path.
+line, and the run summary is printed (and written with ``--summary``), whatever ended the run:
+Ctrl-C, SIGTERM or SIGHUP, a lost simulator, an error, the end of the run all leave through the
+same shutdown path.
+
+Once the run is going, a process that dies follows its restart policy (docs/faults.md): services
+(nameserver, modelloader, collision; ``services: {NAME: {restart, restarts}}``, default
+``on-failure``, 5 times) start again and register again; a controller (``controllers[].restart``,
+default ``never``) is started again only when its project entry says ``on-failure`` — meanwhile
+the simulator applies its ``policy``, and only ``stop`` ends the run. The simulator's death ends
+the run, with the end of its log.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import shlex
 import signal
@@ -21,14 +30,17 @@ from pathlib import Path
 from typing import Any
 
 from hrpsim.client import Client
-from hrpsim.errors import ConfigError, HrpsimError, NotFound
+from hrpsim.errors import ConfigError, HrpsimError, NotFound, PeerGone, Timeout
 from hrpsim.logs import setup_logging
 from hrpsim.naming import DEFAULT_NAMESERVER, ENV_NAMESERVER, NameClient
 from hrpsim.project import Project, load_project
 from hrpsim.runsummary import empty_summary, format_summary
-from hrpsim.supervisor import Child, Supervisor, wait_until
+from hrpsim.security import ENV_KEYS
+from hrpsim.supervisor import Child, RestartPolicy, Supervisor, wait_until
 
 HRPSIM = [sys.executable, "-m", "hrpsim"]
+
+log = logging.getLogger("hrpsim.launch")
 
 
 class LaunchError(HrpsimError):
@@ -49,6 +61,7 @@ class Launch:
         self.stop_reason = ""
         self.nameserver = ""
         self.endpoints: dict[str, str] = {}
+        self.last_status: dict[str, Any] = {}  # the simulator's latest status: the summary if it dies
 
     # --- signals: the same path as any other stop ---
 
@@ -57,8 +70,8 @@ class Launch:
             self.stop_reason = f"interrupted by {signal.Signals(signum).name}"
             self.stop_requested.set()
 
-        signal.signal(signal.SIGINT, on_signal)
-        signal.signal(signal.SIGTERM, on_signal)
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # SIGHUP: the terminal went away
+            signal.signal(signum, on_signal)
 
     def check_interrupted(self) -> None:
         if self.stop_requested.is_set():
@@ -88,8 +101,9 @@ class Launch:
 
     def _start_nameserver_at(self, bind: str, attempt: str = "nameserver") -> None:
         endpoint_file = self.run_dir / f"{attempt}.endpoint"
-        child = Child(attempt, [*HRPSIM, "run", "nameserver", "--bind", bind, "--endpoint-file", str(endpoint_file)],
-                      self.run_dir / f"{attempt}.log", env=self.child_env())
+        argv = [*HRPSIM, "run", "nameserver", "--bind", bind, "--endpoint-file", str(endpoint_file)]
+        child = Child(attempt, argv, self.run_dir / f"{attempt}.log", env=self.child_env(),
+                      policy=self._service_policy("nameserver"))
         self.sup.start(child)
         if not wait_until(lambda: endpoint_file.exists() or not child.running, self.args.startup_timeout):
             raise LaunchError(f"nameserver did not come up within {self.args.startup_timeout:g} s "
@@ -99,16 +113,57 @@ class Launch:
             raise LaunchError(f"nameserver exited with status {child.returncode} (bind {bind}); "
                               f"its log:\n{child.tail()}")
         self.nameserver = endpoint_file.read_text().strip()
+        child.argv[child.argv.index(bind)] = self.nameserver  # a restart binds the address everyone knows
         child.request_stop = lambda: self._quit(self.nameserver)
         self.sup.echo(f"launch: nameserver at {self.nameserver} (run directory {self.run_dir})")
 
+    def _joined_service(self, name: str) -> bool:
+        """With --join: whether the stack already runs ``name`` (then this launch uses it)."""
+        if not self.args.join:
+            return False
+        with NameClient(self.nameserver, timeout=2.0) as ns:
+            try:
+                ns.resolve(name)
+            except NotFound:
+                return False
+        self.sup.echo(f"launch: using the {name} already registered with {self.nameserver}")
+        return True
+
     def start_service(self, component: str, extra: list[str] | None = None) -> None:
         argv = [*HRPSIM, "run", component, "--nameserver", self.nameserver, *(extra or [])]
-        child = Child(component, argv, self.run_dir / f"{component}.log", env=self.child_env())
+        child = Child(component, argv, self.run_dir / f"{component}.log", env=self.child_env(),
+                      policy=self._service_policy(component))
         self.sup.start(child)
         entry = self.wait_registered(child, component)
         self.endpoints[component] = entry["endpoint"]
-        child.request_stop = lambda: self._quit(entry["endpoint"])
+        child.request_stop = lambda: self._quit(self._current_endpoint(component))
+        child.ready_to_restart = lambda: self._name_free(component)
+
+    def _service_policy(self, component: str) -> RestartPolicy:
+        if component == "simserver":
+            return RestartPolicy("never", 0)  # its death ends the run: the world state went with it
+        config = self.project.service_restart(component)
+        return RestartPolicy(config.restart, config.restarts)
+
+    def _current_endpoint(self, name: str) -> str:
+        """Where ``name`` serves now: a restarted service registered a new endpoint."""
+        try:
+            with NameClient(self.nameserver, timeout=1.0) as ns:
+                self.endpoints[name] = ns.resolve(name)["endpoint"]
+        except HrpsimError:
+            pass
+        return self.endpoints[name]
+
+    def _name_free(self, name: str) -> bool:
+        """A dead service's entry lives until its TTL runs out; its successor registers after that."""
+        try:
+            with NameClient(self.nameserver, timeout=0.5) as ns:
+                ns.resolve(name)
+        except NotFound:
+            return True
+        except HrpsimError:
+            return True  # no nameserver to ask: the restart tells
+        return False
 
     def start_controller(self, index: int) -> None:
         ctl = self.project.controllers[index]
@@ -117,7 +172,8 @@ class Launch:
             argv[0] = sys.executable  # the interpreter hrpsim runs in, with its packages
         env = {**self.child_env(), **ctl.env, "HRPSIM_ROBOT": ctl.robot, "HRPSIM_CONTROLLER_NAME": ctl.name,
                "HRPSIM_PERIOD": repr(ctl.period)}
-        child = Child(ctl.name, argv, self.run_dir / f"controller-{ctl.name}.log", cwd=ctl.cwd, env=env)
+        child = Child(ctl.name, argv, self.run_dir / f"controller-{ctl.name}.log", cwd=ctl.cwd, env=env,
+                      policy=RestartPolicy(ctl.restart, ctl.restarts))
         child.request_stop = lambda: self.sup.signal_group(child, signal.SIGINT)
         self.sup.start(child)
         self.wait_registered(child, ctl.name)
@@ -148,14 +204,18 @@ class Launch:
         for note in p.notes:
             print(f"launch: note: {note}", file=sys.stderr)
         self.start_nameserver()
-        if p.models:
-            self.start_service("modelloader")
+        # The project is the operator's: its folder and its models' folders are where files come from.
+        roots = dict.fromkeys([str(Path(p.path).parent), *(str(Path(m.file).parent) for m in p.models)])
+        root_args = [arg for root in roots for arg in ("--model-root", root)]
+        if p.models and not self._joined_service("modelloader"):
+            self.start_service("modelloader", root_args)
         if p.world.collision == "service" or p.services.get("collision"):
             self.start_service("collision")
         if p.models:
-            self.start_service("simserver", ["--project", p.path])
-        for i in range(len(p.controllers)):
-            self.start_controller(i)
+            self.start_service("simserver", ["--project", p.path, *root_args])
+        for i, ctl in enumerate(p.controllers):
+            if not ctl.in_process:  # the simulator runs those itself
+                self.start_controller(i)
 
     # --- running ---
 
@@ -165,15 +225,41 @@ class Launch:
         with Client(self.endpoints["simserver"], peer="simserver", timeout=5.0) as sim:
             sim.call("start", until=self.args.until)
             progress = Progress(self.sup, self.project.world.end_time if self.args.until is None else self.args.until)
+            silent_since: float | None = None
             while True:
                 self.check_interrupted()
                 self._check_children()
-                status = sim.call("status")
+                try:
+                    status = sim.call("status", timeout=1.0)
+                except PeerGone:  # it died: its exit (and log) is what the next check reports
+                    wait_until(lambda: not self.sup.child("simserver").running, 2.0)
+                    continue
+                except Timeout:  # stopped (SIGSTOP) or busy: the run goes on when it answers again
+                    silent_since = silent_since or time.monotonic()
+                    self.sup.echo(f"launch: the simulator has not answered for {time.monotonic() - silent_since:.0f} s")
+                    continue
+                silent_since = None
+                self.last_status = status
                 progress.show(status)
                 if status.get("finished"):
                     progress.done()
                     return sim.call("summary", timeout=10.0)
                 self.stop_requested.wait(0.2)
+
+    def final_summary(self, error: str) -> dict[str, Any]:
+        """The summary of a run that did not finish: the simulator's own when it still answers,
+        else what its last status said; ``error`` says why the run ended."""
+        summary = empty_summary(sim_time=self.last_status.get("time"), ticks=self.last_status.get("tick", 0))
+        sim = self.sup.child("simserver")
+        if sim is not None and sim.running and "simserver" in self.endpoints:
+            try:
+                with Client(self.endpoints["simserver"], peer="simserver", timeout=2.0) as client:
+                    client.call("pause")
+                    summary = client.call("summary")
+            except HrpsimError as exc:
+                log.info("no summary from the simulator: %s", exc)
+        summary["error"] = error
+        return summary
 
     def _idle(self) -> dict[str, Any]:
         """A project without models: the stack stays up until --until seconds or a signal."""
@@ -188,9 +274,26 @@ class Launch:
         return empty_summary(wall_time=time.monotonic() - start)
 
     def _check_children(self) -> None:
+        """Apply each dead child's restart policy; the simulator's death ends the run. A controller that
+        exits with status 0 left on its own (the run's bye, or its own choice): nothing is lost."""
+        controllers = {c.name for c in self.project.controllers}
         for child in self.sup.died():
-            raise LaunchError(f"{child.name} (pid {child.pid}) died with status {child.returncode}; "
-                              f"the end of its log ({child.log_path}):\n{child.tail()}")
+            if child.name in controllers and child.returncode == 0:
+                child.expected_exit = True
+                self.sup.echo(f"launch: {child.name} (pid {child.pid}) finished (exit status 0)")
+                continue
+            what = f"{child.name} (pid {child.pid}) died with status {child.returncode}"
+            if child.name == "simserver":
+                raise LaunchError(f"{what}; the end of its log ({child.log_path}):\n{child.tail()}")
+            if self.sup.schedule_restart(child):
+                self.sup.echo(f"launch: {what}; restart {child.restarts} of {child.policy.max_restarts} "
+                              f"in {child.policy.delay(child.restarts):g} s")
+            else:
+                why = "its restart policy is never" if child.policy.restart == "never" else \
+                    f"it was restarted {child.restarts} times already"
+                self.sup.echo(f"launch: {what}; not restarted ({why}); the run goes on without it")
+        for child in self.sup.due_restarts():
+            self.sup.echo(f"launch: restarted {child.name} (pid {child.pid})")
 
 
 class Progress:
@@ -221,6 +324,14 @@ class Progress:
             sys.stdout.write("\n")
 
 
+def exit_status_for(stop_reason: str) -> int:
+    """128 + the signal that ended the run (the shell's convention), 1 for any other failure."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        if stop_reason.endswith(signum.name):
+            return 128 + signum
+    return 1
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="hrpsim launch", description="Start and supervise the stack of a project.")
     parser.add_argument("project", help="project file (YAML)")
@@ -240,13 +351,22 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    try:
+        return _launch(parse_args(argv))
+    except KeyboardInterrupt:  # Ctrl-C before the launcher's own handler was in place: nothing started yet
+        print("hrpsim launch: interrupted before anything started", file=sys.stderr)
+        return 128 + signal.SIGINT
+
+
+def _launch(args: argparse.Namespace) -> int:
     setup_logging("launch", os.environ.get("HRPSIM_LOG_LEVEL", "WARNING"))
     try:
         project = load_project(args.project)
     except ConfigError as exc:
         print(f"hrpsim launch: {exc}", file=sys.stderr)
         return 2
+    if project.keys and not os.environ.get(ENV_KEYS):  # --keys or $HRPSIM_KEYS win over the project
+        os.environ[ENV_KEYS] = project.keys
     launch = Launch(project, args)
     launch.install_signals()
     started = time.monotonic()
@@ -258,15 +378,17 @@ def main(argv: list[str] | None = None) -> int:
         if summary.get("error"):
             status = 1
     except (HrpsimError, OSError) as exc:
-        summary["error"] = str(exc)
-        status = 143 if launch.stop_reason.endswith("SIGTERM") else 130 if launch.stop_reason else 1
+        summary = launch.final_summary(str(exc))
+        status = exit_status_for(launch.stop_reason)
         print(f"hrpsim launch: {exc}", file=sys.stderr)
     finally:
         exits = launch.sup.stop_all()
-    summary.setdefault("wall_time", time.monotonic() - started)
+    if summary.get("wall_time") is None:
+        summary["wall_time"] = time.monotonic() - started
     summary["launch"] = {"nameserver": launch.nameserver, "run_dir": str(launch.run_dir),
                          "components": {c.name: {"pid": c.pid, "exit_status": exits.get(c.name),
-                                                 "log": str(c.log_path)} for c in launch.sup.children}}
+                                                 "restarts": c.restarts, "lost": c.lost, "log": str(c.log_path)}
+                                        for c in launch.sup.children}}
     if args.summary:
         args.summary.parent.mkdir(parents=True, exist_ok=True)
         args.summary.write_text(json.dumps(summary, indent=2) + "\n")

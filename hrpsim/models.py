@@ -12,6 +12,7 @@ from hrpsim.client import Client
 from hrpsim.naming import NameClient
 
 DEFAULT_LOAD_TIMEOUT = 60.0  # a large model (house.wrl, 583 KB) parses in well under this
+CONNECT_TIMEOUT = 2.0  # a registered modelloader that accepts no connection within this is gone
 
 
 def fetch_body(
@@ -27,13 +28,14 @@ def fetch_body(
 
     The path is made absolute here, since the service may run in another directory. Raises
     ModelError for a model that cannot be loaded, NotFound when no such service is registered,
-    Timeout when it does not answer within ``timeout`` seconds. A service that is not
-    registered yet is waited for up to ``wait`` seconds.
+    Timeout when it does not answer within ``timeout`` seconds, PeerGone when its registered
+    address accepts no connection (it died). A service that is not registered yet is waited for
+    up to ``wait`` seconds.
     """
     text = os.fspath(path)
     absolute = text if text.startswith("file:") else os.path.abspath(text)
     with NameClient(nameserver, timeout=min(timeout, 5.0)) as ns:
         endpoint = ns.wait_for(service, wait)["endpoint"]
-    with Client(endpoint, peer=service, timeout=timeout) as client:
+    with Client(endpoint, peer=service, timeout=timeout, connect_timeout=min(timeout, CONNECT_TIMEOUT)) as client:
         wire = client.call("load", path=absolute, options=options)
     return Body.from_wire(wire)

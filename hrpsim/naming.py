@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 import socket
 import threading
 import time
-import uuid
 from typing import Any
 
 import zmq
@@ -60,8 +60,8 @@ def sibling_bind(bind: str, role: str) -> str:
 
 
 def new_owner() -> str:
-    """A token that says who registered a name: host, pid and a random part."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    """A secret that proves who registered a name: the nameserver never shows it to anyone."""
+    return secrets.token_hex(16)
 
 
 class NameClient:
@@ -185,3 +185,13 @@ class Registration:
             self._note(ns.register(self.name, self.kind, self.endpoint, owner=self.owner, metadata=self.metadata))
         except HrpsimError as exc:
             log.warning("re-registering %s failed: %s", self.name, exc)
+
+
+def host_identity() -> str:
+    """Who shares this machine's ipc:// sockets: the host name and, on Linux, the network namespace
+    (processes in another namespace are another host as far as the stack is concerned)."""
+    try:
+        namespace = os.stat("/proc/self/ns/net").st_ino
+    except OSError:
+        namespace = 0
+    return f"{socket.gethostname()}/{namespace}"

@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
+from hrpsim.bodyinfo import EXTRA_JOINT_TYPES, ExtraJoint
+from hrpsim.conventions import DRIVE_MODES, POLICIES, RESTART_POLICIES, RESTARTABLE_SERVICES, SYNC_MODES, period_ticks
 from hrpsim.errors import ConfigError
+from hrpsim.files import read_model
 
-SYNC_MODES = ("lockstep", "realtime")
-DRIVE_MODES = ("torque", "high_gain", "velocity")
-POLICIES = ("stop", "hold", "zero")
 SOLVERS = ("step", "quickstep")
 COLLISION_MODES = ("builtin", "service")
 
@@ -48,9 +49,34 @@ class WorldConfig:
     engine: str = "ode"
     collision: str = "builtin"
     publish_every: int = 10  # ticks between world-state frames on the PUB stream
+    command_delay: int = 0  # lockstep: 1 applies the answer to tick k at tick k + 1 (pipelined)
     joint_limits: bool = False  # the models' joint limits as joint stops
     ode: OdeConfig = field(default_factory=OdeConfig)
     mujoco: dict[str, Any] = field(default_factory=dict)  # settings the MuJoCo engine checks itself
+
+
+@dataclass
+class NoiseConfig:
+    """Gaussian noise on one kind of reading: ``std`` per value, plus a constant ``bias``."""
+
+    std: float = 0.0
+    bias: float = 0.0
+
+
+@dataclass
+class DeviceConfig:
+    """What a robot's hardware does to its signals (``models[i].devices``), applied by the simulator
+    and by the hardware stand-in alike (hil/devices.py)."""
+
+    encoder_counts: float | None = None  # per motor revolution; "model": the model's encoderPulse
+    encoder_gear_ratio: float | None = None  # motor turns per joint turn; None: the model's gearRatio
+    noise_seed: int = 0
+    noise: dict[str, NoiseConfig] = field(default_factory=dict)  # q, gyro, accel, force
+    sensor_latency: int = 0  # ticks between a measurement and the state that carries it
+    command_latency: int = 0  # ticks between a command's arrival and its effect
+    saturate_torque: bool = False  # clip torques to the model's torque limits
+    drop_commands: float = 0.0  # probability that a command is lost on the way
+    watchdog: float | None = None  # s without a command before the drivers zero the torques
 
 
 @dataclass
@@ -58,23 +84,37 @@ class ModelConfig:
     name: str
     file: str  # absolute path
     static: bool = False
-    position: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
-    rotation: list[float] = field(default_factory=lambda: [0.0, 0.0, 1.0, 0.0])  # axis-angle
+    position: list[float] | None = None  # None: the root's position in its file (hrpsim/placement.py)
+    rotation: list[float] | None = None  # axis-angle; None: the root's rotation in its file
     joints: dict[str, float] = field(default_factory=dict)  # initial joint values
     drive: str | dict[str, str] = "torque"
     options: dict[str, Any] = field(default_factory=dict)  # loader options
+    devices: DeviceConfig | None = None
 
 
 @dataclass
 class ControllerConfig:
     name: str
     robot: str
-    command: str
-    period: float = 0.001
+    command: str = ""  # the program the launcher starts (external controllers)
+    in_process: bool = False  # run inside the simulator: ``file`` names the Controller subclass
+    file: str = ""  # FILE.py or FILE.py:Class, absolute (in-process controllers)
+    options: dict[str, Any] = field(default_factory=dict)  # keyword arguments of its constructor
+    period: float = 0.001  # the parser makes it one world time step when the project gives none
     policy: str = "stop"  # what the simulator does when this controller is late, leaves or dies
     deadline: float = 5.0  # seconds the simulator waits for an answer in lockstep
     cwd: str = ""  # working directory for the command (default: the project's folder)
     env: dict[str, str] = field(default_factory=dict)
+    restart: str = "never"  # hrpsim launch: start the process again when it fails (on-failure)?
+    restarts: int = 3  # at most this many times
+
+
+@dataclass
+class RestartConfig:
+    """How ``hrpsim launch`` treats a service process that dies (``services: {NAME: {restart, restarts}}``)."""
+
+    restart: str = "on-failure"
+    restarts: int = 5
 
 
 @dataclass
@@ -87,6 +127,29 @@ class CollisionPair:
     soft_erp: float | None = None
     soft_cfm: float | None = None
     self_collision: bool = False  # with a == b: collide the body's non-adjacent links
+    # only these links of a / of b take part (GrxUI's jointName1/2); empty: the whole model
+    links_a: list[str] = field(default_factory=list)
+    links_b: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ExtraJointConfig:
+    """A closed loop between links of one model or of two (GrxUI's extra-joint item); points are
+    in each link's frame, the axis in link1's frame, types as BodyInfo's extra joints."""
+
+    name: str
+    model1: str
+    link1: str
+    model2: str
+    link2: str
+    type: str = "ball"
+    axis: list[float] = field(default_factory=lambda: [0.0, 0.0, 1.0])
+    point1: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    point2: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
+
+    def as_extra_joint(self) -> ExtraJoint:
+        return ExtraJoint(self.name, self.link1, self.link2, self.type, np.asarray(self.axis, float),
+                          np.asarray(self.point1, float), np.asarray(self.point2, float))
 
 
 @dataclass
@@ -96,18 +159,35 @@ class Project:
     models: list[ModelConfig] = field(default_factory=list)
     controllers: list[ControllerConfig] = field(default_factory=list)
     collisions: list[CollisionPair] = field(default_factory=list)
+    # True: exactly the listed pairs collide (the file has a collisions section, or is GrxUI's);
+    # False: a project without one lets every two models collide with the defaults
+    only_listed_pairs: bool = False
+    extra_joints: list[ExtraJointConfig] = field(default_factory=list)
     services: dict[str, Any] = field(default_factory=dict)  # e.g. {collision: true}
-    notes: list[str] = field(default_factory=list)  # what a foreign project format could not express
+    keys: str | None = None  # security.keys: the CurveZMQ key folder (hrpsim.security)
+    notes: list[str] = field(default_factory=list)  # what has no effect, or what a foreign format cannot express
 
     @property
     def folder(self) -> Path:
         return Path(self.path).parent
+
+    def service_restart(self, name: str) -> RestartConfig:
+        """The restart settings of a service (nameserver, modelloader, collision): the project's or the default."""
+        entry = self.services.get(name)
+        return RestartConfig(**{k: v for k, v in entry.items() if k in ("restart", "restarts")}) \
+            if isinstance(entry, dict) else RestartConfig()
 
     def model(self, name: str) -> ModelConfig:
         for m in self.models:
             if m.name == name:
                 return m
         raise KeyError(name)
+
+    def collision_pairs(self) -> list[CollisionPair]:
+        """The pairs that collide, whatever the engine (see ``only_listed_pairs``)."""
+        if self.collisions or self.only_listed_pairs:
+            return list(self.collisions)
+        return [CollisionPair(a.name, b.name) for i, a in enumerate(self.models) for b in self.models[i + 1:]]
 
     def to_wire(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -117,12 +197,24 @@ class Project:
         return cls(
             path=data["path"],
             world=_world_from_wire(data.get("world", {})),
-            models=[ModelConfig(**m) for m in data.get("models", [])],
+            models=[_model_from_wire(m) for m in data.get("models", [])],
             controllers=[ControllerConfig(**c) for c in data.get("controllers", [])],
             collisions=[CollisionPair(**c) for c in data.get("collisions", [])],
+            only_listed_pairs=bool(data.get("only_listed_pairs", False)),
+            extra_joints=[ExtraJointConfig(**j) for j in data.get("extra_joints", [])],
             services=dict(data.get("services", {})),
             notes=list(data.get("notes", [])),
         )
+
+
+def _model_from_wire(data: dict[str, Any]) -> ModelConfig:
+    fields = dict(data)
+    devices = fields.get("devices")
+    if devices is not None:
+        devices = dict(devices)
+        devices["noise"] = {k: NoiseConfig(**v) for k, v in devices.get("noise", {}).items()}
+        fields["devices"] = DeviceConfig(**devices)
+    return ModelConfig(**fields)
 
 
 def _world_from_wire(data: dict[str, Any]) -> WorldConfig:
@@ -156,6 +248,14 @@ class _Checker:
             return None
         out = [self.number(f"{key}[{i}]", v) for i, v in enumerate(value)]
         return None if any(v is None for v in out) else out  # type: ignore[return-value]
+
+    def boolean(self, key: str, value: Any) -> bool | None:
+        # YAML reads yes/no as booleans only in YAML 1.1 and not when quoted: anything else is refused
+        # rather than read by Python's truthiness, where "no" would be true.
+        if not isinstance(value, bool):
+            self.bad(key, f"must be true or false, got {value!r}")
+            return None
+        return value
 
     def choice(self, key: str, value: Any, choices: tuple[str, ...]) -> str | None:
         if value not in choices:
@@ -204,13 +304,18 @@ def _world(c: _Checker, data: dict[str, Any]) -> WorldConfig:
             setattr(w, key, v)
     if "publish_every" in data:
         c.positive_int("world.publish_every", data["publish_every"], w, "publish_every")
+    if "command_delay" in data:
+        delay = data["command_delay"]
+        if delay not in (0, 1) or isinstance(delay, bool):
+            c.bad("world.command_delay", f"must be 0 (strict lockstep) or 1 (pipelined), got {delay!r}")
+        elif delay and w.sync != "lockstep":
+            c.bad("world.command_delay", "pipelining is a lockstep mode: realtime applies the latest answer anyway")
+        else:
+            w.command_delay = delay
     w.ode = _ode(c, c.mapping("world.ode", data.get("ode")))
     w.mujoco = dict(c.mapping("world.mujoco", data.get("mujoco")))
-    if "joint_limits" in data:
-        if isinstance(data["joint_limits"], bool):
-            w.joint_limits = data["joint_limits"]
-        else:
-            c.bad("world.joint_limits", f"must be true or false, got {data['joint_limits']!r}")
+    if "joint_limits" in data and (flag := c.boolean("world.joint_limits", data["joint_limits"])) is not None:
+        w.joint_limits = flag
     return w
 
 
@@ -241,7 +346,9 @@ def _model(c: _Checker, i: int, data: Any, folder: Path) -> ModelConfig | None:
     path = (folder / file).resolve()
     if not path.is_file():
         c.bad(f"{key}.file", f"no such file: {path}")
-    m = ModelConfig(name=name, file=str(path), static=bool(data.get("static", False)))
+    m = ModelConfig(name=name, file=str(path))
+    if "static" in data and (flag := c.boolean(f"{key}.static", data["static"])) is not None:
+        m.static = flag
     if "position" in data and (p := c.vector(f"{key}.position", data["position"], 3)) is not None:
         m.position = p
     if "rotation" in data and (r := c.vector(f"{key}.rotation", data["rotation"], 4)) is not None:
@@ -255,27 +362,112 @@ def _model(c: _Checker, i: int, data: Any, folder: Path) -> ModelConfig | None:
     elif c.choice(f"{key}.drive", drive, DRIVE_MODES):
         m.drive = drive
     m.options = c.mapping(f"{key}.options", data.get("options"))
+    if "lenient" in m.options:
+        c.boolean(f"{key}.options.lenient", m.options["lenient"])
+    if data.get("devices") is not None:
+        m.devices = _devices(c, f"{key}.devices", c.mapping(f"{key}.devices", data["devices"]))
     return m
 
 
-def _controller(c: _Checker, i: int, data: Any) -> ControllerConfig | None:
+NOISE_KINDS = ("q", "gyro", "accel", "force")
+DEVICE_KEYS = {"encoder", "noise", "latency", "saturate_torque", "drop_commands", "watchdog_ms"}
+
+
+def _devices(c: _Checker, key: str, data: dict[str, Any]) -> DeviceConfig:
+    """``devices: {encoder: {counts_per_rev, gear_ratio}, noise: {seed, q|gyro|accel|force: {std, bias}},
+    latency: {sensor, command} (ticks), saturate_torque, drop_commands (probability), watchdog_ms}``."""
+    c.unknown(key, data, DEVICE_KEYS)
+    d = DeviceConfig()
+    encoder = c.mapping(f"{key}.encoder", data.get("encoder"))
+    c.unknown(f"{key}.encoder", encoder, {"counts_per_rev", "gear_ratio"})
+    for name, attr in (("counts_per_rev", "encoder_counts"), ("gear_ratio", "encoder_gear_ratio")):
+        if name in encoder and (v := c.number(f"{key}.encoder.{name}", encoder[name], positive=True)) is not None:
+            setattr(d, attr, v)
+    noise = c.mapping(f"{key}.noise", data.get("noise"))
+    c.unknown(f"{key}.noise", noise, {"seed", *NOISE_KINDS})
+    seed = noise.get("seed", 0)
+    if isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0:
+        d.noise_seed = seed
+    else:
+        c.bad(f"{key}.noise.seed", f"must be a whole number >= 0, got {seed!r}")
+    for kind in NOISE_KINDS:
+        spec = c.mapping(f"{key}.noise.{kind}", noise.get(kind))
+        c.unknown(f"{key}.noise.{kind}", spec, {"std", "bias"})
+        if spec:
+            std = c.number(f"{key}.noise.{kind}.std", spec.get("std", 0.0))
+            bias = c.number(f"{key}.noise.{kind}.bias", spec.get("bias", 0.0))
+            if std is not None and std < 0:
+                c.bad(f"{key}.noise.{kind}.std", f"must be >= 0, got {std}")
+            d.noise[kind] = NoiseConfig(std=abs(std or 0.0), bias=bias or 0.0)
+    latency = c.mapping(f"{key}.latency", data.get("latency"))
+    c.unknown(f"{key}.latency", latency, {"sensor", "command"})
+    for name in ("sensor", "command"):
+        value = latency.get(name, 0)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            c.bad(f"{key}.latency.{name}", f"must be a whole number of ticks >= 0, got {value!r}")
+        else:
+            setattr(d, f"{name}_latency", value)
+    d.saturate_torque = "saturate_torque" in data and c.boolean(f"{key}.saturate_torque",
+                                                                 data["saturate_torque"]) is True
+    drop = c.number(f"{key}.drop_commands", data.get("drop_commands", 0.0))
+    if drop is not None and not 0.0 <= drop < 1.0:
+        c.bad(f"{key}.drop_commands", f"must be a probability in [0, 1), got {drop}")
+    d.drop_commands = drop if drop is not None and 0.0 <= drop < 1.0 else 0.0
+    if "watchdog_ms" in data and (w := c.number(f"{key}.watchdog_ms", data["watchdog_ms"], positive=True)):
+        d.watchdog = w / 1000.0
+    return d
+
+
+def _controller(c: _Checker, i: int, data: Any, folder: Path, timestep: float) -> ControllerConfig | None:
     key = f"controllers[{i}]"
     data = c.mapping(key, data)
     c.unknown(key, data, _fields(ControllerConfig))
-    missing = [k for k in ("name", "robot", "command") if not isinstance(data.get(k), str) or not data.get(k)]
+    in_process = "in_process" in data and c.boolean(f"{key}.in_process", data["in_process"]) is True
+    program = "file" if in_process else "command"
+    missing = [k for k in ("name", "robot", program) if not isinstance(data.get(k), str) or not data.get(k)]
     for k in missing:
-        c.bad(f"{key}.{k}", "required: a non-empty string")
+        c.bad(f"{key}.{k}", "required: a non-empty string" + (" (FILE.py or FILE.py:Class)" if k == "file" else ""))
     if missing:
         return None
-    ctl = ControllerConfig(name=data["name"], robot=data["robot"], command=data["command"])
+    ctl = ControllerConfig(name=data["name"], robot=data["robot"], command=str(data.get("command", "")),
+                           in_process=in_process, options=dict(c.mapping(f"{key}.options", data.get("options"))),
+                           period=timestep)
+    if in_process:
+        path, _, cls = data["file"].partition(":")
+        ctl.file = str((folder / path).resolve()) + (f":{cls}" if cls else "")
     for k in ("period", "deadline"):
         if k in data and (v := c.number(f"{key}.{k}", data[k], positive=True)) is not None:
             setattr(ctl, k, v)
     if "policy" in data and c.choice(f"{key}.policy", data["policy"], POLICIES):
         ctl.policy = data["policy"]
+    _restart(c, key, data, ctl)
     ctl.cwd = str(data.get("cwd", ""))
     ctl.env = {str(k): str(v) for k, v in c.mapping(f"{key}.env", data.get("env")).items()}
     return ctl
+
+
+def _restart(c: _Checker, key: str, data: dict[str, Any], target: Any) -> None:
+    if "restart" in data and c.choice(f"{key}.restart", data["restart"], RESTART_POLICIES):
+        target.restart = data["restart"]
+    if "restarts" in data:
+        value = data["restarts"]
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            target.restarts = value
+        else:
+            c.bad(f"{key}.restarts", f"must be a whole number >= 0, got {value!r}")
+
+
+def _services(c: _Checker, data: Any) -> dict[str, Any]:
+    """``services``: per restartable service, true/false or {restart, restarts}; ``loader: local``."""
+    services = c.mapping("services", data)
+    for name in RESTARTABLE_SERVICES:
+        entry = services.get(name)
+        if isinstance(entry, dict):
+            c.unknown(f"services.{name}", entry, {"restart", "restarts"})
+            _restart(c, f"services.{name}", entry, RestartConfig())
+        elif name in services and name == "collision":
+            c.boolean("services.collision", services["collision"])
+    return services
 
 
 def _collision(c: _Checker, i: int, data: Any) -> CollisionPair | None:
@@ -286,10 +478,37 @@ def _collision(c: _Checker, i: int, data: Any) -> CollisionPair | None:
         c.bad(key, "needs 'a' and 'b': the names of two models (the same name twice for self-collision)")
         return None
     pair = CollisionPair(a=data["a"], b=data["b"], self_collision=data["a"] == data["b"])
+    if "self_collision" in data:
+        c.boolean(f"{key}.self_collision", data["self_collision"])
     for k in ("friction", "sliding_friction", "restitution", "soft_erp", "soft_cfm"):
         if data.get(k) is not None and (v := c.number(f"{key}.{k}", data[k])) is not None:
             setattr(pair, k, v)
+    for k in ("links_a", "links_b"):
+        links = data.get(k) or []
+        if isinstance(links, list) and all(isinstance(name, str) and name for name in links):
+            setattr(pair, k, list(links))
+        else:
+            c.bad(f"{key}.{k}", f"must be a list of link names, got {links!r}")
     return pair
+
+
+def _extra_joint(c: _Checker, i: int, data: Any) -> ExtraJointConfig | None:
+    key = f"extra_joints[{i}]"
+    data = c.mapping(key, data)
+    c.unknown(key, data, _fields(ExtraJointConfig))
+    names = ("name", "model1", "link1", "model2", "link2")
+    missing = [k for k in names if not isinstance(data.get(k), str) or not data.get(k)]
+    for k in missing:
+        c.bad(f"{key}.{k}", "required: a non-empty string")
+    if missing:
+        return None
+    joint = ExtraJointConfig(**{k: data[k] for k in names})
+    if "type" in data and c.choice(f"{key}.type", data["type"], EXTRA_JOINT_TYPES):
+        joint.type = data["type"]
+    for k in ("axis", "point1", "point2"):
+        if k in data and (v := c.vector(f"{key}.{k}", data[k], 3)) is not None:
+            setattr(joint, k, v)
+    return joint
 
 
 def _cross_check(c: _Checker, p: Project) -> None:
@@ -299,34 +518,85 @@ def _cross_check(c: _Checker, p: Project) -> None:
     for i, ctl in enumerate(p.controllers):
         if ctl.robot not in names:
             c.bad(f"controllers[{i}].robot", f"no model named {ctl.robot!r} (models: {', '.join(names)})")
-        ratio = ctl.period / p.world.timestep
-        if abs(ratio - round(ratio)) > 1e-6 or round(ratio) < 1:
+        if period_ticks(ctl.period, p.world.timestep) is None:
             c.bad(f"controllers[{i}].period",
                   f"{ctl.period} is not a whole multiple of world.timestep {p.world.timestep}")
     for i, pair in enumerate(p.collisions):
         for side in ("a", "b"):
             if getattr(pair, side) not in names:
                 c.bad(f"collisions[{i}].{side}", f"no model named {getattr(pair, side)!r}")
+    for i, joint in enumerate(p.extra_joints):
+        for side in ("model1", "model2"):
+            if getattr(joint, side) not in names:
+                c.bad(f"extra_joints[{i}].{side}", f"no model named {getattr(joint, side)!r}")
+
+
+SECTIONS = {"world", "models", "controllers", "collisions", "extra_joints", "services", "security"}
+
+
+def _empty_sections(c: _Checker, data: dict[str, Any]) -> None:
+    """A section written with nothing after it: most often a file cut short, so refused rather
+    than read as 'no models' or 'default world'."""
+    for section in SECTIONS:
+        if section in data and data[section] is None:
+            c.bad(section, "is empty (nothing follows the key; is the file cut short?): "
+                  "give its entries or remove the key")
+    for section in ("models", "controllers", "collisions", "extra_joints"):
+        items = data.get(section)
+        for i, item in enumerate(items if isinstance(items, list) else []):
+            if item is None:
+                c.bad(f"{section}[{i}]", "is an empty entry (a '-' with nothing after it)")
+
+
+
+
+def _keys(c: _Checker, data: Any, folder: Path) -> str | None:
+    """``security: {keys: DIR}``: the CurveZMQ key folder (relative to the project), or None."""
+    security = c.mapping("security", data)
+    c.unknown("security", security, {"keys"})
+    if "keys" not in security:
+        return None
+    if not isinstance(security["keys"], str) or not security["keys"]:
+        c.bad("security.keys", "must be the path of a key folder (made by 'hrpsim keys new DIR')")
+        return None
+    return str((folder / security["keys"]).resolve())
+
+
+def _notes(data: dict[str, Any], project: Project) -> list[str]:
+    """What the project says that will have no effect, for the launcher to tell the user."""
+    world = data.get("world") if isinstance(data.get("world"), dict) else {}
+    if not project.models and "end_time" in world:
+        return ["world.end_time has no effect in a project without models: nothing is simulated, so the "
+                "stack runs until Ctrl-C or `hrpsim launch --until SECONDS`"]
+    return []
 
 
 def parse_project(data: Any, path: str) -> Project:
     """Check and convert already-parsed YAML. Paths resolve against ``path``'s folder."""
     c = _Checker(path)
     folder = Path(path).resolve().parent
+    if data is None:
+        raise ConfigError(f"{path}: the project file is empty; it needs at least a 'world' or a 'models' "
+                          "section (see examples/box_drop.yaml)")
     data = c.mapping("(top level)", data)
-    c.unknown("", data, {"world", "models", "controllers", "collisions", "services"})
+    c.unknown("", data, SECTIONS)
+    _empty_sections(c, data)
     project = Project(path=str(Path(path).resolve()))
     project.world = _world(c, c.mapping("world", data.get("world")))
     for section, parse in (("models", lambda i, d: _model(c, i, d, folder)),
-                           ("controllers", lambda i, d: _controller(c, i, d)),
-                           ("collisions", lambda i, d: _collision(c, i, d))):
+                           ("controllers", lambda i, d: _controller(c, i, d, folder, project.world.timestep)),
+                           ("collisions", lambda i, d: _collision(c, i, d)),
+                           ("extra_joints", lambda i, d: _extra_joint(c, i, d))):
         items = data.get(section) or []
         if not isinstance(items, list):
             c.bad(section, "must be a list")
             continue
         parsed = [parse(i, d) for i, d in enumerate(items)]
         setattr(project, section, [x for x in parsed if x is not None])
-    project.services = c.mapping("services", data.get("services"))
+    project.only_listed_pairs = data.get("collisions") is not None  # a section, even empty, is the list
+    project.services = _services(c, data.get("services"))
+    project.keys = _keys(c, data.get("security"), folder)
+    project.notes = _notes(data, project)
     for ctl in project.controllers:
         ctl.cwd = str((folder / ctl.cwd).resolve()) if ctl.cwd else str(folder)
     _cross_check(c, project)
@@ -344,12 +614,12 @@ def load_project(path: str | Path) -> Project:
 
         data, notes = read_grxui(path)
         project = parse_project(data, str(path))
-        project.notes = notes
+        project.notes = [*notes, *project.notes]
         return project
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read project file {path}: {exc.strerror}") from None
+        text = read_model(path, "project file", ConfigError).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); a project file is YAML") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -1,11 +1,19 @@
-"""The run summary: its fields (DESIGN.md) and how it reads on a terminal."""
+"""The run summary: its fields (docs/architecture.md, "The run summary") and how it reads on a terminal."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 # A robot whose root drops below this fraction of its starting height is reported as fallen.
 FALLEN_FRACTION = 0.6
+# A root whose own z axis leans less than this from the world's z started upright.
+UPRIGHT_TILT = math.radians(30.0)
+
+
+def upright(rotation: Any) -> bool:
+    """Whether a root with this rotation (3x3, world from link) stands with its z axis up."""
+    return bool(rotation[2][2] >= math.cos(UPRIGHT_TILT))
 
 
 def empty_summary(**known: Any) -> dict[str, Any]:
@@ -16,7 +24,11 @@ def empty_summary(**known: Any) -> dict[str, Any]:
 
 
 def fallen(robot: dict[str, Any]) -> bool | None:
+    """True or False for a robot with joints that started upright; None (no verdict) for anything
+    else: a dropped box, or a body that started lying down, has nothing to fall from."""
     start, lowest = robot.get("root_start"), robot.get("min_root_z")
+    if not robot.get("has_joints") or not robot.get("upright_start"):
+        return None
     if not start or lowest is None or start[2] <= 0:
         return None
     return lowest < FALLEN_FRACTION * start[2]
@@ -42,7 +54,17 @@ def format_summary(s: dict[str, Any]) -> str:
     for name, c in (s.get("controllers") or {}).items():
         rtt = f"p50 {_num(c.get('rtt_p50_us'), '.0f')} us, p99 {_num(c.get('rtt_p99_us'), '.0f')} us"
         lines.append(f"  controller {name}: {c.get('ticks', 0)} ticks, round trip {rtt}, missed {c.get('missed', 0)}")
-    lines.append(f"  error: {s['error']}" if s.get("error") else "  finished without error")
+    components = (s.get("launch") or {}).get("components") or {}
+    lost = [f"{name} (exit status {c.get('exit_status')})" for name, c in components.items() if c.get("lost")]
+    restarted = [f"{name} ({c['restarts']}x)" for name, c in components.items() if c.get("restarts")]
+    if restarted:
+        lines.append(f"  restarted: {', '.join(restarted)}")
+    if s.get("error"):
+        lines.append(f"  error: {s['error']}")
+    elif lost:
+        lines.append(f"  finished, without: {', '.join(lost)}")
+    else:
+        lines.append("  finished without error")
     if s.get("launch", {}).get("run_dir"):
         lines.append(f"  logs in {s['launch']['run_dir']}")
     return "\n".join(lines)

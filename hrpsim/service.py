@@ -7,6 +7,10 @@ arrive as keywords and are checked against the method's signature before the cal
 
 Every service also answers ``ping`` (name, kind, protocol version, pid) and ``quit`` (stop
 after replying). SIGTERM and SIGINT go through the same path as a remote ``quit``.
+
+Each operation needs a role of the calling key (hrpsim.security): a subclass lists the least
+role of its operations in :meth:`Service.roles`; one it does not list needs ``admin``, so an
+operation added without thought is closed rather than open. Without keys every peer has every role.
 """
 
 from __future__ import annotations
@@ -22,26 +26,47 @@ from typing import Any
 
 import zmq
 
-from hrpsim.codec import CODEC, MAX_MESSAGE_BYTES, PROTOCOL_VERSION, Codec
+from hrpsim.codec import CODEC, PROTOCOL_VERSION, Codec
+from hrpsim.connections import ConnectionBound, max_connections
 from hrpsim.errors import HrpsimError, ProtocolError, RequestError
 from hrpsim.naming import Registration, advertised
+from hrpsim.security import UNAUTHENTICATED, Peer, peer_of, serve_securely
 
 DEFAULT_BIND = "tcp://127.0.0.1:*"
+# Bounds on what a peer can make a service hold: a request's size (fitted per service), the
+# requests queued per connection while the service is busy, and how long a connection may stay
+# without finishing its handshake or answering heartbeats before it is closed.
+DEFAULT_MAX_REQUEST = 1024 * 1024
+RECEIVE_QUEUE = 32
+HANDSHAKE_MS = 5000
+HEARTBEAT_MS = 2000
 
 log = logging.getLogger("hrpsim.service")
 
 Operation = Callable[..., Any]
 
 
-def bind_router(context: zmq.Context, bind: str, who: str, *, mandatory: bool = False) -> tuple[zmq.Socket, str]:
+def bind_router(context: zmq.Context, bind: str, who: str, *, mandatory: bool = False,
+                domain: str = "service", max_message: int = DEFAULT_MAX_REQUEST) -> tuple[zmq.Socket, str]:
     """A ROUTER bound to ``bind`` with hrpsim's limits, and the endpoint peers should use.
-    ``mandatory``: sending to a peer that is gone raises instead of dropping silently."""
+    ``mandatory``: sending to a peer that is gone raises instead of dropping silently.
+    ``domain``: which keys may connect (hrpsim.security), when keys are set.
+    ``max_message``: the largest message a peer may send; zmq drops the connection of one that
+    sends more, before any of it is buffered."""
     sock = context.socket(zmq.ROUTER)
     sock.setsockopt(zmq.LINGER, 0)
-    sock.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+    sock.setsockopt(zmq.MAXMSGSIZE, max_message)
+    sock.setsockopt(zmq.RCVHWM, RECEIVE_QUEUE)
+    sock.setsockopt(zmq.HANDSHAKE_IVL, HANDSHAKE_MS)
+    sock.setsockopt(zmq.HEARTBEAT_IVL, HEARTBEAT_MS)
+    sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * HEARTBEAT_MS)
     sock.setsockopt(zmq.ROUTER_MANDATORY, int(mandatory))
     try:
+        serve_securely(sock, bind, domain, who)
         sock.bind(bind)
+    except HrpsimError:
+        sock.close(linger=0)
+        raise
     except zmq.ZMQError as exc:
         sock.close(linger=0)
         raise HrpsimError(f"{who} cannot bind {bind!r}: {exc}") from None
@@ -68,18 +93,19 @@ class _Params:
     def check(self, op: str, args: dict[str, Any]) -> None:
         missing = self.required.difference(args)
         if missing:
-            raise RequestError(f"{op}: missing argument(s) {', '.join(sorted(missing))}")
+            raise RequestError(f"{op}: missing argument(s) {', '.join(sorted(missing))}", field=min(missing))
         if not self.extra_ok:
             unknown = set(args).difference(self.known)
             if unknown:
                 raise RequestError(f"{op}: unknown argument(s) {', '.join(sorted(unknown))}; "
-                                   f"it takes {', '.join(sorted(self.known)) or 'none'}")
+                                   f"it takes {', '.join(sorted(self.known)) or 'none'}", field=min(unknown))
 
 
 class Service:
     """Subclass, set ``kind``, implement :meth:`operations`; then ``serve_forever()``."""
 
     kind = "service"
+    max_request_bytes = DEFAULT_MAX_REQUEST
 
     def __init__(
         self,
@@ -94,10 +120,14 @@ class Service:
         self.name = name
         self._codec = codec
         self._ctx = context or zmq.Context.instance()
-        self.socket, self.endpoint = bind_router(self._ctx, bind, f"{self.kind} {name!r}")
+        self.socket, self.endpoint = bind_router(self._ctx, bind, f"{self.kind} {name!r}",
+                                                 max_message=self.max_request_bytes)
+        self._connections = ConnectionBound(self.socket, max_connections(), f"{self.kind} {name!r}")
         self._stopping = threading.Event()
         self._ops: dict[str, Operation] = {"ping": self._ping, "quit": self._quit}
         self._ops.update(self.operations())
+        self._roles = {"ping": "observer", "quit": "admin", **self.roles()}
+        self.peer: Peer = UNAUTHENTICATED  # who sent the request being answered
         self._params = {op: _Params.of(fn) for op, fn in self._ops.items()}
         self.registration: Registration | None = None
         if register:
@@ -108,6 +138,10 @@ class Service:
     # --- for subclasses ---
 
     def operations(self) -> dict[str, Operation]:
+        return {}
+
+    def roles(self) -> dict[str, str]:
+        """The least role each operation needs (hrpsim.keys.ROLES); unlisted ones need ``admin``."""
         return {}
 
     def metadata(self) -> dict[str, Any]:
@@ -140,10 +174,11 @@ class Service:
     def serve_pending(self, timeout: float = 0.0) -> int:
         """Answer every request that is waiting (waiting up to ``timeout`` s for the first)."""
         handled = 0
+        self._connections.enforce()
         if not self.socket.poll(timeout * 1000):
             return 0
         while self.socket.getsockopt(zmq.EVENTS) & zmq.POLLIN:
-            self._handle(self.socket.recv_multipart(zmq.NOBLOCK))
+            self._handle(self.socket.recv_multipart(zmq.NOBLOCK, copy=False))
             handled += 1
         return handled
 
@@ -159,6 +194,7 @@ class Service:
             self.registration.stop()
             self.registration = None
         if not self.socket.closed:
+            self._connections.close()
             self.socket.close(linger=0)
         log.info("%s %r stopped", self.kind, self.name)
 
@@ -172,12 +208,14 @@ class Service:
 
     # --- dispatch ---
 
-    def _handle(self, frames: list[bytes]) -> None:
+    def _handle(self, frames: list[zmq.Frame]) -> None:
         if len(frames) < 2:
             log.warning("dropped a message of %d frame(s): no routing id", len(frames))
             return
-        route, payload = frames[:-1], frames[-1]
-        reply = self.dispatch(payload)
+        route = [frame.bytes for frame in frames[:-1]]
+        self._connections.seen(frames[-1])
+        self.peer = peer_of(frames[-1])
+        reply = self.dispatch(frames[-1].bytes)
         try:
             self.socket.send_multipart([*route, reply], zmq.NOBLOCK)
         except zmq.ZMQError as exc:
@@ -193,7 +231,8 @@ class Service:
             result = self._call(req.op, req.args)
             return self._codec.reply(req.id, result)
         except HrpsimError as exc:
-            return self._codec.error(req.id, type(exc).__name__, str(exc))
+            details = exc.to_wire()  # type, message and what makes the error usable: field, problems
+            return self._codec.error(req.id, details.pop("type"), details.pop("message"), **details)
         except Exception as exc:  # a bug in an operation must not kill the service
             log.exception("operation %r failed", req.op)
             return self._codec.error(req.id, type(exc).__name__, f"{req.op}: {exc}")
@@ -202,6 +241,7 @@ class Service:
         fn = self._ops.get(op)
         if fn is None:
             raise RequestError(f"unknown operation {op!r}; this {self.kind} offers: {', '.join(sorted(self._ops))}")
+        self.peer.require(self._roles.get(op, "admin"), f"{self.kind} operation {op!r}")
         self._params[op].check(op, args)
         return fn(**args)
 

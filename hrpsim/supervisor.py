@@ -1,6 +1,14 @@
 """Supervising child processes: each in its own session, its output in its own log and (prefixed)
 on the terminal, and one way to stop them all — in reverse order of start: a polite request,
-then SIGTERM, then SIGKILL — so that no process is ever left behind."""
+then SIGTERM, then SIGKILL — so that no process is ever left behind.
+
+A child also dies with the supervisor whatever kills it (SIGKILL included): a watchdog at the
+other end of a lifeline pipe (hrpsim/lifeline.py) kills every child's process group when the pipe
+closes without a goodbye, so a launcher that is killed leaves no orphan holding the nameserver's
+port. Each child has a restart policy (``on-failure`` with a bounded number of restarts and a
+growing delay, or ``never``), as circus and systemd give their watched processes;
+:meth:`Supervisor.due_restarts` applies it.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +24,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from hrpsim.lifeline import Lifeline
+
 log = logging.getLogger("hrpsim.launch")
+
+BACKOFF_FIRST_S, BACKOFF_MAX_S = 0.5, 8.0  # the delay before restart n is first * 2**(n-1), capped
+
+
+@dataclass
+class RestartPolicy:
+    """``on-failure``: a child that exits with a non-zero status or is killed by a signal starts
+    again after a delay that doubles each time, at most ``max_restarts`` times; ``never``: not."""
+
+    restart: str = "never"
+    max_restarts: int = 3
+
+    def wants_restart(self, returncode: int | None, restarts: int) -> bool:
+        return self.restart == "on-failure" and returncode not in (None, 0) and restarts < self.max_restarts
+
+    @staticmethod
+    def delay(restart_number: int) -> float:
+        return min(BACKOFF_FIRST_S * 2 ** (restart_number - 1), BACKOFF_MAX_S)
 
 
 @dataclass
@@ -32,6 +60,11 @@ class Child:
     request_stop: Callable[[], None] | None = None
     popen: subprocess.Popen | None = None
     expected_exit: bool = False
+    policy: RestartPolicy = field(default_factory=RestartPolicy)
+    restarts: int = 0
+    restart_at: float | None = None  # monotonic s: when the next start is due, while one is
+    lost: bool = False  # died for good: not restarted (policy never, or out of restarts)
+    ready_to_restart: Callable[[], bool] | None = None  # e.g. its old registration has expired
     _pump: threading.Thread | None = None
 
     @property
@@ -64,6 +97,7 @@ class Supervisor:
         self._grace = grace
         self._term_grace = term_grace
         self._width = 12
+        self._lifeline: Lifeline | None = None
 
     def start(self, child: Child) -> Child:
         env = {**os.environ, **child.env, "PYTHONUNBUFFERED": "1"}
@@ -75,7 +109,11 @@ class Supervisor:
             )
         except OSError as exc:
             raise OSError(f"cannot start {child.name} ({' '.join(child.argv)}): {exc.strerror}") from None
-        self.children.append(child)
+        if self._lifeline is None:
+            self._lifeline = Lifeline.start()
+        self._lifeline.watch(child.pid)  # its own session: the group id is its pid
+        if child not in self.children:
+            self.children.append(child)
         self._width = max(self._width, len(child.name))
         child._pump = threading.Thread(target=self._pump_output, args=(child,), daemon=True,
                                        name=f"log-{child.name}")
@@ -99,9 +137,34 @@ class Supervisor:
             with self._echo_lock:
                 print(text, file=self._echo, flush=True)
 
+    def child(self, name: str) -> Child | None:
+        return next((c for c in self.children if c.name == name), None)
+
     def died(self) -> list[Child]:
-        """Children that exited on their own while they were expected to run."""
-        return [c for c in self.children if c.returncode is not None and not c.expected_exit]
+        """Children that exited on their own while they were expected to run, not yet dealt with
+        (a restart scheduled or given up)."""
+        return [c for c in self.children if c.returncode is not None and not c.expected_exit
+                and c.restart_at is None and not c.lost]
+
+    def schedule_restart(self, child: Child) -> bool:
+        """Apply the child's policy to its exit: schedule its restart (True) or mark it lost."""
+        if child.policy.wants_restart(child.returncode, child.restarts):
+            child.restarts += 1
+            child.restart_at = time.monotonic() + child.policy.delay(child.restarts)
+            return True
+        child.lost = True
+        return False
+
+    def due_restarts(self) -> list[Child]:
+        """Children whose restart delay is over: started again here, the caller re-wires them."""
+        due = [c for c in self.children if c.restart_at is not None and time.monotonic() >= c.restart_at
+               and (c.ready_to_restart is None or c.ready_to_restart())]
+        for child in due:
+            child.restart_at = None
+            if child._pump is not None:
+                child._pump.join(timeout=2.0)
+            self.start(child)
+        return due
 
     def stop_all(self) -> dict[str, int | None]:
         """Stop every child, newest first; returns each child's exit status."""
@@ -109,10 +172,14 @@ class Supervisor:
             self._stop(child)
         for child in self.children:
             self._reap_group(child)
+        if self._lifeline is not None:
+            self._lifeline.release()
+            self._lifeline = None
         return {c.name: c.returncode for c in self.children}
 
     def _stop(self, child: Child) -> None:
         child.expected_exit = True
+        child.restart_at = None
         if not child.running:
             return
         if child.request_stop is not None:
@@ -124,6 +191,7 @@ class Supervisor:
                 return
         log.info("sending SIGTERM to %s (pid %d)", child.name, child.pid)
         self.signal_group(child, signal.SIGTERM)
+        self.signal_group(child, signal.SIGCONT)  # a stopped process acts on SIGTERM only once continued
         if self._wait(child, self._term_grace):
             return
         log.warning("%s (pid %d) ignored SIGTERM: sending SIGKILL", child.name, child.pid)

@@ -10,13 +10,14 @@ is one frame: a msgpack map encoded by :data:`hrpsim.codec.CODEC` (numpy arrays 
 codec's extension type), with ``v`` (the protocol version) and ``type``:
 
 controller -> simulator
-    ``hello``   {controller, robot, period (s or nil: the project's), pid, policy?, deadline?}
+    ``hello``   {controller, robot, period (s or nil: the project's), pid, policy?, deadline?, default_name?}
     ``command`` {tick, torque?, q_ref?, dq_ref?, modes?, joints?}
     ``bye``     {reason}
 simulator -> controller
-    ``welcome`` {controller, robot, period, every, timestep, sync, policy, deadline, joints, sensors, body}
+    ``welcome`` {controller, robot, period, every, timestep, sync, policy, deadline, joints, sensors, body,
+                 end_time}
     ``state``   {tick, time, q, dq, tau, root_position, root_rotation, root_velocity, sensors}
-    ``error``   {field, message, tick, fatal}
+    ``error``   {kind, field, message, tick, fatal}
     ``bye``     {reason}
 
 A command's arrays are full length (every joint in controller order) unless ``joints`` names the
@@ -33,17 +34,16 @@ from typing import Any
 import numpy as np
 
 from hrpsim.codec import CODEC, PROTOCOL_VERSION
-from hrpsim.errors import ProtocolError, RequestError
+from hrpsim.conventions import DRIVE_MODES, POLICIES
+from hrpsim.errors import HrpsimError, ProtocolError, RequestError, error_from_wire
 
 HELLO, WELCOME, STATE, COMMAND, ERROR, BYE = "hello", "welcome", "state", "command", "error", "bye"
 TO_SIMULATOR = (HELLO, COMMAND, BYE)
 TO_CONTROLLER = (WELCOME, STATE, ERROR, BYE)
-DRIVE_MODES = ("torque", "high_gain", "velocity")
 COMMAND_ARRAYS = ("torque", "q_ref", "dq_ref")
 COMMAND_FIELDS = frozenset(("v", "type", "tick", "joints", "modes", *COMMAND_ARRAYS))
 STATE_ARRAYS = {"q": (-1,), "dq": (-1,), "tau": (-1,), "root_position": (3,), "root_rotation": (3, 3),
                 "root_velocity": (6,)}
-POLICIES = ("stop", "hold", "zero")
 
 
 # --- framing ---
@@ -81,38 +81,48 @@ class Hello:
     pid: int = 0
     policy: str | None = None  # only for controllers the project does not list
     deadline: float | None = None
+    default_name: bool = False  # the name was not chosen: the project's entry for the robot may take its place
 
 
 def hello(controller: str, robot: str, *, period: float | None = None, policy: str | None = None,
-          deadline: float | None = None) -> bytes:
+          deadline: float | None = None, default_name: bool = False) -> bytes:
     return encode(HELLO, controller=controller, robot=robot, period=period, pid=os.getpid(), policy=policy,
-                  deadline=deadline)
+                  deadline=deadline, default_name=default_name)
 
 
 def _name(msg: dict[str, Any], key: str) -> str:
     value = msg.get(key)
     if not isinstance(value, str) or not value:
-        raise RequestError(f"hello field {key!r} must be a non-empty string, got {value!r}")
+        raise RequestError(f"hello field {key!r} must be a non-empty string, got {value!r}", field=key)
     return value
 
 
+MAX_SECONDS = 3600.0
+
+
 def _optional_positive(msg: dict[str, Any], key: str) -> float | None:
+    """Seconds, positive and at most an hour: a larger value is a mistake or an attack, and would
+    overflow the millisecond timeouts it becomes."""
     value = msg.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
-        raise RequestError(f"hello field {key!r} must be a positive number of seconds or nil, got {value!r}")
+    if (isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0
+            or value > MAX_SECONDS):
+        raise RequestError(f"hello field {key!r} must be a positive number of seconds up to {MAX_SECONDS:g}, "
+                           f"or nil; got {value!r}", field=key)
     return float(value)
 
 
 def parse_hello(msg: dict[str, Any]) -> Hello:
     policy = msg.get("policy")
     if policy is not None and policy not in POLICIES:
-        raise RequestError(f"hello field 'policy' must be one of {', '.join(POLICIES)} or nil, got {policy!r}")
+        raise RequestError(f"hello field 'policy' must be one of {', '.join(POLICIES)} or nil, got {policy!r}",
+                           field="policy")
     pid = msg.get("pid", 0)
     return Hello(controller=_name(msg, "controller"), robot=_name(msg, "robot"),
                  period=_optional_positive(msg, "period"), pid=pid if isinstance(pid, int) else 0,
-                 policy=policy, deadline=_optional_positive(msg, "deadline"))
+                 policy=policy, deadline=_optional_positive(msg, "deadline"),
+                 default_name=msg.get("default_name") is True)
 
 
 @dataclass(frozen=True)
@@ -128,11 +138,13 @@ class Welcome:
     joints: list[str]
     sensors: list[dict[str, Any]]
     body: dict[str, Any] = field(repr=False)
+    end_time: float | None = None  # simulated time at which the run ends (a bye follows)
 
 
 def parse_welcome(msg: dict[str, Any]) -> Welcome:
     try:
-        return Welcome(**{k: msg[k] for k in Welcome.__dataclass_fields__})
+        return Welcome(**{k: msg[k] for k in Welcome.__dataclass_fields__ if k != "end_time"},
+                       end_time=msg.get("end_time"))
     except KeyError as exc:
         raise ProtocolError(f"welcome message lacks field {exc.args[0]!r}") from None
 
@@ -172,10 +184,18 @@ class Command:
     q_ref: np.ndarray | None = None
     dq_ref: np.ndarray | None = None
     modes: dict[str, str] = field(default_factory=dict)
+    received: dict[str, Any] = field(default_factory=dict, repr=False)  # the message's fields as sent
 
 
 def command(tick: int, *, torque: Any = None, q_ref: Any = None, dq_ref: Any = None,
             modes: dict[str, str] | None = None, joints: list[str] | None = None) -> bytes:
+    return encode(COMMAND, **command_fields(tick, torque=torque, q_ref=q_ref, dq_ref=dq_ref, modes=modes,
+                                            joints=joints))
+
+
+def command_fields(tick: int, *, torque: Any = None, q_ref: Any = None, dq_ref: Any = None,
+                   modes: dict[str, str] | None = None, joints: list[str] | None = None) -> dict[str, Any]:
+    """A command message's fields (what :func:`parse_command` reads), before framing."""
     fields: dict[str, Any] = {"tick": tick}
     for key, value in (("torque", torque), ("q_ref", q_ref), ("dq_ref", dq_ref)):
         if value is not None:
@@ -184,7 +204,7 @@ def command(tick: int, *, torque: Any = None, q_ref: Any = None, dq_ref: Any = N
         fields["modes"] = modes
     if joints is not None:
         fields["joints"] = list(joints)
-    return encode(COMMAND, **fields)
+    return fields
 
 
 def _joint_indices(msg: dict[str, Any], joint_names: list[str], index_of: dict[str, int]) -> np.ndarray:
@@ -192,34 +212,38 @@ def _joint_indices(msg: dict[str, Any], joint_names: list[str], index_of: dict[s
     if names is None:
         return np.arange(len(joint_names))
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise RequestError("command field 'joints' must be a list of joint names")
+        raise RequestError("command field 'joints' must be a list of joint names", field="joints")
     unknown = [n for n in names if n not in index_of]
     if unknown:
-        raise RequestError(f"command field 'joints': unknown joint {unknown[0]!r} (joints: {', '.join(joint_names)})")
+        raise RequestError(f"command field 'joints': unknown joint {unknown[0]!r} (joints: {', '.join(joint_names)})",
+                           field="joints")
     if len(set(names)) != len(names):
-        raise RequestError("command field 'joints' names a joint twice")
+        raise RequestError("command field 'joints' names a joint twice", field="joints")
     return np.array([index_of[n] for n in names], dtype=np.intp)
 
 
 def _values(key: str, value: Any, indices: np.ndarray, joint_names: list[str]) -> np.ndarray:
     if isinstance(value, np.ndarray):
         if value.dtype.kind not in "iuf" or value.ndim != 1:
-            raise RequestError(f"command field {key!r} must be a 1-D numeric array, got {value.dtype} {value.shape}")
+            raise RequestError(f"command field {key!r} must be a 1-D numeric array, got {value.dtype} {value.shape}",
+                               field=key)
         arr = value.astype(np.float64, copy=False)
     elif isinstance(value, list) and all(isinstance(x, int | float) and not isinstance(x, bool) for x in value):
         arr = np.array(value, dtype=np.float64)
     else:
-        raise RequestError(f"command field {key!r} must be an array of numbers, got {type(value).__name__}")
+        raise RequestError(f"command field {key!r} must be an array of numbers, got {type(value).__name__}",
+                           field=key)
     if arr.shape[0] != len(indices):
         raise RequestError(
             f"command field {key!r} has {arr.shape[0]} values, expected {len(indices)} "
-            f"({'the joints named in joints' if len(indices) != len(joint_names) else 'one per joint'})"
+            f"({'the joints named in joints' if len(indices) != len(joint_names) else 'one per joint'})",
+            field=key,
         )
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
         i = int(bad[0])
         raise RequestError(f"command field {key}[{i}] (joint {joint_names[indices[i]]}) is {arr[i]}: "
-                           "values must be finite")
+                           "values must be finite", field=f"{key}[{i}]")
     return arr
 
 
@@ -229,12 +253,13 @@ def parse_command(msg: dict[str, Any], *, joint_names: list[str], index_of: dict
     extra = set(msg) - COMMAND_FIELDS
     if extra:
         raise RequestError(f"command has unknown field {sorted(extra)[0]!r} "
-                           f"(known: {', '.join(sorted(COMMAND_FIELDS - {'v', 'type'}))})")
+                           f"(known: {', '.join(sorted(COMMAND_FIELDS - {'v', 'type'}))})", field=sorted(extra)[0])
     tick = msg.get("tick")
     if not isinstance(tick, int) or isinstance(tick, bool):
-        raise RequestError(f"command field 'tick' must be an integer, got {tick!r}")
+        raise RequestError(f"command field 'tick' must be an integer, got {tick!r}", field="tick")
     if expected_tick is not None and tick != expected_tick:
-        raise RequestError(f"command field 'tick' is {tick}, expected {expected_tick} (answer the latest state)")
+        raise RequestError(f"command field 'tick' is {tick}, expected {expected_tick} (answer the latest state)",
+                           field="tick")
     indices = _joint_indices(msg, joint_names, index_of)
     cmd = Command(tick=tick, indices=indices)
     for key in COMMAND_ARRAYS:
@@ -242,33 +267,40 @@ def parse_command(msg: dict[str, Any], *, joint_names: list[str], index_of: dict
             setattr(cmd, key, _values(key, msg[key], indices, joint_names))
     modes = msg.get("modes") or {}
     if not isinstance(modes, dict):
-        raise RequestError(f"command field 'modes' must be a map joint -> mode, got {type(modes).__name__}")
+        raise RequestError(f"command field 'modes' must be a map joint -> mode, got {type(modes).__name__}",
+                           field="modes")
     for joint, mode in modes.items():
         if joint not in index_of:
-            raise RequestError(f"command field 'modes': unknown joint {joint!r} (joints: {', '.join(joint_names)})")
+            raise RequestError(f"command field 'modes': unknown joint {joint!r} (joints: {', '.join(joint_names)})",
+                               field="modes")
         if mode not in DRIVE_MODES:
             raise RequestError(f"command field 'modes.{joint}': unknown mode {mode!r} "
-                               f"(modes: {', '.join(DRIVE_MODES)})")
+                               f"(modes: {', '.join(DRIVE_MODES)})", field=f"modes.{joint}")
     cmd.modes = dict(modes)
+    cmd.received = {k: v for k, v in msg.items() if k not in ("v", "type")}
     return cmd
 
 
 # --- error / bye ---
 
-def error(message: str, *, field_name: str = "", tick: int | None = None, fatal: bool = False) -> bytes:
-    """An error for a controller. ``fatal``: the simulator has detached it (send hello to attach again)."""
-    return encode(ERROR, field=field_name, message=message, tick=tick, fatal=fatal)
+def error(message: str, *, field_name: str = "", tick: int | None = None, fatal: bool = False,
+          kind: str = "RequestError") -> bytes:
+    """An error for a controller. ``fatal``: the simulator has detached it (send hello to attach again).
+    ``kind`` is the error's type name, as in an error reply: the SDK rebuilds that exception."""
+    return encode(ERROR, kind=kind, field=field_name, message=message, tick=tick, fatal=fatal)
+
+
+def error_for(exc: HrpsimError, *, default_field: str = "", tick: int | None = None, fatal: bool = False) -> bytes:
+    """The error message for a refused hello or command: the exception's kind, message and field."""
+    return error(str(exc), field_name=exc.field or default_field, tick=tick, fatal=fatal, kind=type(exc).__name__)
+
+
+def error_of(msg: dict[str, Any], prefix: str = "") -> HrpsimError:
+    """A received error message as the exception the simulator raised (RequestError, ...), its
+    message after ``prefix``."""
+    return error_from_wire({"type": msg.get("kind") or "RequestError", "message": msg.get("message", ""),
+                            "field": msg.get("field") or ""}, prefix)
 
 
 def bye(reason: str) -> bytes:
     return encode(BYE, reason=reason)
-
-
-def field_of(message: str) -> str:
-    """The field a RequestError's message names (the word in quotes after 'field'), or ''."""
-    marker = "field "
-    at = message.find(marker)
-    if at < 0:
-        return ""
-    rest = message[at + len(marker):].split(" ", 1)[0]
-    return rest.strip("'\":")

@@ -24,6 +24,14 @@ def axis_angle_matrix(axis: np.ndarray | list[float], angle: float) -> np.ndarra
     ])
 
 
+def quaternion_matrix(q: np.ndarray | list[float]) -> np.ndarray:
+    """The rotation matrix of a unit quaternion (w, x, y, z)."""
+    w, x, y, z = (float(v) for v in q)
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+
+
 def is_degenerate_rotation(axis: np.ndarray | list[float], angle: float) -> bool:
     """A non-zero angle about a zero axis: a rotation that cannot be meant."""
     return angle != 0.0 and float(np.linalg.norm(np.asarray(axis, dtype=np.float64))) < 1e-12

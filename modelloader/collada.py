@@ -14,9 +14,15 @@ from __future__ import annotations
 import io
 import math
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
+from lxml import etree
+
+from hrpsim.bodyinfo import Actuator, Appearance, Body, Link, Manipulator, Mimic, Sensor, Shape
+from hrpsim.errors import ModelError
+from hrpsim.files import current_policy
 from hrpsim.modelloader.collada_geometry import Document, parse_document, read_geometry, scene_roots, transform
 from hrpsim.modelloader.collada_kinematics import KinLink, read_formulas, read_joints, read_links
 from hrpsim.modelloader.collada_sensors import sensor_params, sensor_types
@@ -28,11 +34,7 @@ from hrpsim.modelloader.collada_system import (
     read_manipulators,
     read_sensors,
 )
-from hrpsim.modelloader.urdf_xml import Problems, floats, inverse, number, read_file
-from lxml import etree
-
-from hrpsim.bodyinfo import Actuator, Appearance, Body, Link, Manipulator, Mimic, Sensor, Shape
-from hrpsim.errors import ModelError
+from hrpsim.modelloader.urdf_xml import Problems, floats, inverse, number, parse_xml, read_file
 
 ACTUATOR_FIELDS = {"gear_ratio": "gear_ratio", "rotor_inertia": "rotor_inertia", "torque_constant": "torque_const"}
 
@@ -56,24 +58,57 @@ def _dae_bytes(path: Path) -> tuple[bytes, Path]:
     try:
         archive = zipfile.ZipFile(io.BytesIO(raw))
         names = archive.namelist()
-        member = _zae_root(archive, names, path)
-        return archive.read(member), Path(f"{path}!{member}")
-    except (zipfile.BadZipFile, KeyError, OSError, ValueError) as exc:
+        budget = _UnpackBudget(path, current_policy().max_unpacked_bytes)
+        member = _zae_root(archive, names, path, budget)
+        return budget.read(archive, member), Path(f"{path}!{member}")
+    except (zipfile.BadZipFile, KeyError, OSError, ValueError, zlib.error) as exc:
         raise ModelError(f"{path}: cannot read COLLADA zip (.zae): {exc}") from None
 
 
-def _zae_root(archive: zipfile.ZipFile, names: list[str], path: Path) -> str:
+class _UnpackBudget:
+    """How many bytes the members read from one archive may unpack to, all together: a small
+    zip can expand to gigabytes, so members are read in bounded pieces, never whole."""
+
+    def __init__(self, path: Path, limit: int) -> None:
+        self.path, self.left, self.limit = path, limit, limit
+
+    def read(self, archive: zipfile.ZipFile, member: str) -> bytes:
+        if archive.getinfo(member).file_size > self.left:
+            self._refuse(member)
+        with archive.open(member) as stream:
+            data = stream.read(self.left + 1)
+        if len(data) > self.left:
+            self._refuse(member)
+        self.left -= len(data)
+        return data
+
+    def _refuse(self, member: str) -> None:
+        raise ModelError(f"{self.path}!{member}: the archive unpacks to more than {self.limit} bytes "
+                         f"(the limit for a .zae); not read")
+
+
+def _zae_root(archive: zipfile.ZipFile, names: list[str], path: Path, budget: _UnpackBudget) -> str:
     if "manifest.xml" in names:
-        manifest = etree.fromstring(archive.read("manifest.xml"))
+        manifest = _manifest(budget.read(archive, "manifest.xml"), path)
         root = (manifest.findtext("dae_root") if manifest.tag != "dae_root" else manifest.text) or ""
         root = root.strip().removeprefix("./")
         if root in names:
             return root
-        raise ModelError(f"{path}!manifest.xml: dae_root {root!r} is not in the archive (members: {names})")
+        raise ModelError(f"{path}!manifest.xml: dae_root {root!r} is not in the archive (members: {names[:20]})")
     daes = [n for n in names if n.lower().endswith(".dae") and "/" not in n]
     if len(daes) != 1:
         raise ModelError(f"{path}: no manifest.xml and {len(daes)} top-level .dae files; cannot tell which to load")
     return daes[0]
+
+
+def _manifest(data: bytes, path: Path) -> etree._Element:
+    """The manifest's root element. A manifest holds one file name; a DOCTYPE in it can only
+    declare entities (the way to expand a few bytes into gigabytes), so it is refused."""
+    where = Path(f"{path}!manifest.xml")
+    if b"<!DOCTYPE" in data.upper():
+        raise ModelError(f"{where}: declares a DOCTYPE, which a .zae manifest must not; "
+                         "it should hold only <dae_root>")
+    return parse_xml(data, where, "COLLADA manifest")
 
 
 class _ColladaReader:

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from hrpsim.modelloader.urdf_xml import Problems, floats, integer, parse_xml, read_file
 from lxml import etree
 
+from hrpsim.modelloader.urdf_xml import Problems, floats, integer, parse_xml, read_file
 from hrpsim.transforms import axis_angle_matrix
 
 TRANSFORM_TAGS = ("translate", "rotate", "matrix", "scale")

@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from lxml import etree
+
 from hrpsim.modelloader.collada_geometry import Document, transform
 from hrpsim.modelloader.urdf_xml import floats
-from lxml import etree
 
 
 @dataclass

@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from lxml import etree
+
 from hrpsim.modelloader.collada_geometry import Document, transform
 from hrpsim.modelloader.collada_kinematics import last_part
 from hrpsim.modelloader.urdf_xml import floats
-from lxml import etree
 
 
 @dataclass

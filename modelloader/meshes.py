@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hrpsim.files import check_readable
+
 
 class MeshError(ValueError):
     """A mesh file that exists but cannot be read; the message says why."""
@@ -15,6 +17,7 @@ class MeshError(ValueError):
 def load_mesh(path: Path, scale: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Vertices (N, 3) float64, scaled per axis, and triangles (M, 3) int32 of the file's mesh
     (all its parts merged, in the file's own frame)."""
+    check_readable(path, "mesh file")
     if path.suffix.lower() == ".dae":
         vertices, triangles = _load_dae(path)
     else:

@@ -25,21 +25,20 @@ import os
 from pathlib import Path
 
 import numpy as np
-from hrpsim.modelloader.openhrp_mass import MassPart, combine, inertia_problem, place
+
+from hrpsim.bodyinfo import JOINT_TYPES, Body, ExtraJoint, Link, Sensor
+from hrpsim.errors import ModelError
+from hrpsim.modelloader.openhrp_mass import MassPart, combine, inertia_problem, nearest_inertia, place
 from hrpsim.modelloader.openhrp_sensors import SENSOR_PROTOS, duplicate_ids, sensor_params
 from hrpsim.modelloader.vrml.fields import FieldReader
 from hrpsim.modelloader.vrml.files import SceneLoader
 from hrpsim.modelloader.vrml.nodes import Node, ParsedFile, Where
 from hrpsim.modelloader.vrml.scope import instantiate
 from hrpsim.modelloader.vrml_shapes import shape_of
-
-from hrpsim.bodyinfo import Body, ExtraJoint, Link, Sensor
-from hrpsim.errors import ModelError
 from hrpsim.transforms import pose
 
 log = logging.getLogger("hrpsim.modelloader")
 
-JOINT_TYPES = ("free", "rotate", "slide", "fixed", "crawler")
 EXTRA_JOINT_TYPES = ("xyz", "xy", "z", "ball", "piston")
 _AXIS_LETTERS = {"X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0)}
 _GROUPS = ("Group", "Anchor", "Collision", "Billboard")
@@ -317,7 +316,12 @@ class _BodyBuilder:
         why = inertia_problem(inertia)
         if why:
             self.problems.append(f"{node.where_of('momentsOfInertia')}: {node.label}: {why}")
-            inertia = _nearest_inertia(inertia)
+            inertia = nearest_inertia(inertia)
+        elif mass == 0.0 and np.any(inertia):
+            # OpenHRP and Choreonoid load this too, so a warning: the inertia without its mass
+            # still adds to the link's, which is rarely what the author meant.
+            self.notes.append(f"{node.where_of('mass')}: {node.label}: mass 0 with a non-zero momentsOfInertia; "
+                              "the inertia is kept (give the segment's mass, or zero its inertia)")
         if not np.all(np.isfinite(com)):
             self.problems.append(f"{node.where_of('centerOfMass')}: {node.label}: centerOfMass is not finite")
             com = np.zeros(3)
@@ -409,15 +413,6 @@ def _rigid(transform: np.ndarray) -> np.ndarray:
     rigid = transform.copy()
     rigid[:3, :3] = linear / np.where(scales > 0, scales, 1.0)
     return rigid
-
-
-def _nearest_inertia(inertia: np.ndarray) -> np.ndarray:
-    """A usable stand-in for a broken tensor (lenient loads): symmetric, eigenvalues clipped at 0."""
-    if not np.all(np.isfinite(inertia)):
-        return np.zeros((3, 3))
-    symmetric = (inertia + inertia.T) / 2.0
-    values, vectors = np.linalg.eigh(symmetric)
-    return (vectors * np.clip(values, 0.0, None)) @ vectors.T
 
 
 def _find_top_level(statements: list[object], node_types: tuple[str, ...]) -> list[Node]:

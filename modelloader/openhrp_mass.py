@@ -47,6 +47,15 @@ def combine(parts: list[MassPart]) -> MassPart:
     return MassPart(total, com, inertia)
 
 
+def nearest_inertia(inertia: np.ndarray) -> np.ndarray:
+    """A usable stand-in for a broken tensor: symmetric, eigenvalues clipped at 0."""
+    if not np.all(np.isfinite(inertia)):
+        return np.zeros((3, 3))
+    symmetric = (inertia + inertia.T) / 2.0
+    values, vectors = np.linalg.eigh(symmetric)
+    return (vectors * np.clip(values, 0.0, None)) @ vectors.T
+
+
 def inertia_problem(inertia: np.ndarray) -> str:
     """Why ``inertia`` cannot be an inertia tensor, or "" when it can."""
     if not np.all(np.isfinite(inertia)):

@@ -4,8 +4,9 @@ Operations:
 
 - ``load(path, options=None)`` -> ``Body.to_wire()``. ``path`` is a local path or a file:// url
   (relative paths are taken from the service's working directory, so clients send absolute
-  ones); ``options`` may hold ``lenient`` (bool). Results are cached by the content of the
-  model file and of every file it read, so an edited Inline is noticed.
+  ones) to a regular file under the model roots (``--model-root``, ``$HRPSIM_MODEL_ROOTS``; the
+  working directory when none is given); ``options`` may hold ``lenient`` (bool). Results are
+  cached by the content of the model file and of every file it read, so an edited Inline is noticed.
 - ``clear()`` -> how many cached bodies were dropped.
 - ``stats()`` -> cache size, hits and misses.
 
@@ -19,14 +20,15 @@ import argparse
 import logging
 import os
 import time
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from hrpsim.errors import HrpsimError, RequestError
+from hrpsim.files import ReadPolicy, add_root_option, model_roots, reading_under
+from hrpsim.logs import setup_logging
 from hrpsim.modelloader import load_body
 from hrpsim.modelloader.cache import BodyCache, CacheKey, file_sha256
-
-from hrpsim.errors import HrpsimError, RequestError
-from hrpsim.logs import setup_logging
 from hrpsim.service import DEFAULT_BIND, Operation, Service
 
 log = logging.getLogger("hrpsim.modelloader")
@@ -37,16 +39,25 @@ OPTIONS: dict[str, type] = {"lenient": bool}
 class ModelLoaderService(Service):
     kind = "modelloader"
 
-    def __init__(self, name: str = "modelloader", *, cache_size: int = 64, **kwargs: Any) -> None:
+    def __init__(self, name: str = "modelloader", *, cache_size: int = 64, roots: tuple[Path, ...] = (),
+                 **kwargs: Any) -> None:
         self.cache = BodyCache(cache_size)
+        self.policy = ReadPolicy(roots=roots or (Path.cwd().resolve(),))
         super().__init__(name, **kwargs)
 
     def operations(self) -> dict[str, Operation]:
         return {"load": self.load, "clear": self.clear, "stats": self.stats}
 
+    def roles(self) -> dict[str, str]:  # clear needs admin (the default)
+        return {"load": "observer", "stats": "observer"}
+
     def load(self, path: Any, options: Any = None) -> dict[str, Any]:
         local = local_path(path)
         opts = checked_options(options)
+        with reading_under(self.policy):
+            return self._load(local, opts)
+
+    def _load(self, local: str, opts: dict[str, Any]) -> dict[str, Any]:
         key: CacheKey = (local, tuple(sorted(opts.items())))
         wire = self.cache.get(key)
         if wire is not None:
@@ -108,12 +119,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nameserver", help="nameserver address (default: $HRPSIM_NAMESERVER or tcp://127.0.0.1:2809)")
     parser.add_argument("--bind", default=DEFAULT_BIND, help=f"address to bind (default {DEFAULT_BIND})")
     parser.add_argument("--name", default="modelloader", help="name to register (default modelloader)")
+    add_root_option(parser)
     parser.add_argument("--cache-size", type=int, default=64, help="bodies kept in the cache (default 64)")
     args = parser.parse_args(argv)
     setup_logging("modelloader")
     try:
         service = ModelLoaderService(args.name, bind=args.bind, nameserver=args.nameserver,
-                                     cache_size=args.cache_size)
+                                     cache_size=args.cache_size, roots=model_roots(args.model_root))
         print(f"modelloader {args.name!r} bound to {service.endpoint}", flush=True)
         service.serve_forever()
     except HrpsimError as exc:  # cannot bind, or the nameserver cannot be reached to register

@@ -4,6 +4,10 @@ Links are ordered pre-order from the root, children in the file order of their j
 order (joint_id) is the file order of movable joints that do not mimic another. A root attached
 to a link called ``world`` by a fixed joint becomes a fixed root (a floating one, a free root).
 Every problem in the file is collected and reported at once, each with its line and element path.
+What ROS, PyBullet or Gazebo read anyway is read the same way, with one warning per deviation
+saying what was assumed (urdf_tolerance.py, and in this file: massless links, mimics and
+transmissions naming no joint, reductions that are not numbers); the warnings are kept in
+``Body.metadata["warnings"]``.
 """
 
 from __future__ import annotations
@@ -12,16 +16,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from hrpsim.modelloader.urdf_geometry import GeometryContext, collect_materials, material_of, read_origin, read_shape
-from hrpsim.modelloader.urdf_xml import Problems, floats, number, parse_xml, read_file
 from lxml import etree
 
 from hrpsim.bodyinfo import Body, Link, Mimic
+from hrpsim.modelloader.openhrp_mass import inertia_problem, nearest_inertia
+from hrpsim.modelloader.urdf_geometry import GeometryContext, collect_materials, material_of, read_origin, read_shape
+from hrpsim.modelloader.urdf_tolerance import HRPSIM_NAMESPACE, expand_leftovers, warn_unknown
+from hrpsim.modelloader.urdf_xml import Problems, floats, local_name, number, parse_xml, read_file
 
 JOINT_TYPES = {"revolute": "rotate", "continuous": "rotate", "prismatic": "slide", "fixed": "fixed", "floating": "free"}
 MOVABLE = ("revolute", "continuous", "prismatic")
 WORLD = "world"
-NO_LIMIT = 1e30  # a position bound this large means "unlimited"
+NO_LIMIT = 1e30  # a bound this large means "unlimited"
+DRAKE_NAMESPACE = "http://drake.mit.edu"
 
 
 @dataclass
@@ -38,15 +45,16 @@ class _Joint:
 def load_urdf(path: str | Path) -> Body:
     """Read a URDF file; raise ModelError listing every problem found (file:line: element path)."""
     path = Path(path).resolve()
-    robot = parse_xml(read_file(path, "URDF"), path, "URDF")
-    return _UrdfReader(path, robot).read()
+    problems = Problems(path, "URDF", tolerant=True)
+    robot = parse_xml(read_file(path, "URDF"), path, "URDF", problems)
+    return _UrdfReader(path, robot, problems).read()
 
 
 class _UrdfReader:
-    def __init__(self, path: Path, robot: etree._Element) -> None:
+    def __init__(self, path: Path, robot: etree._Element, problems: Problems) -> None:
         self.path = path
         self.robot = robot
-        self.problems = Problems(path, "URDF")
+        self.problems = problems
         self.geometry = GeometryContext(path, self.problems, files=[str(path)])
         self.links: dict[str, Link] = {}
         self.joints: list[_Joint] = []
@@ -55,6 +63,8 @@ class _UrdfReader:
         if self.robot.tag != "robot":
             self.problems.add(self.robot, f"root element is <{self.robot.tag}>, expected <robot>")
             self.problems.raise_if_any()
+        expand_leftovers(self.robot, self.problems)
+        warn_unknown(self.robot, self.problems)
         collect_materials(self.robot, self.geometry)
         for element in self.robot.findall("link"):
             self._read_link(element)
@@ -100,8 +110,10 @@ class _UrdfReader:
             self.problems.add(inertial, "<inertial> without <mass>")
         else:
             mass = number(mass_element.get("value"), self.problems, mass_element, "mass value")
-            if mass is not None and mass <= 0.0:
-                self.problems.add(mass_element, f"mass {mass} is not positive")
+            if mass is not None and mass < 0.0:
+                self.problems.add(mass_element, f"mass {mass} is negative")
+            elif mass == 0.0:  # usual for a fixed base or a dummy link
+                self.problems.warn(mass_element, "mass 0: a massless link (it moves with its parent's mass)")
             elif mass is not None:
                 link.mass = mass
         link.com = com
@@ -115,6 +127,12 @@ class _UrdfReader:
             return
         ixx, ixy, ixz, iyy, iyz, izz = values
         tensor = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]], dtype=np.float64)
+        why = inertia_problem(tensor)
+        if why:  # PyBullet reads only the diagonal and urdfdom does not look: the file loads there
+            self.problems.warn(element, f"{why}: its nearest positive semi-definite tensor used (negative "
+                                        "eigenvalues set to 0); give the tensor about the centre of mass in "
+                                        "the <origin> frame")
+            tensor = nearest_inertia(tensor)
         # the inertial frame may be rotated; BodyInfo keeps the tensor in the link frame
         link.inertia = rotation @ tensor @ rotation.T
 
@@ -183,13 +201,13 @@ class _UrdfReader:
         limit = joint.element.find("limit")
         if limit is None:
             if joint.type != "continuous":
-                self._warn(joint.element, f"{joint.type} joint without <limit>: left unlimited")
+                self.problems.warn(joint.element, f"{joint.type} joint without <limit>: left unlimited")
             return
         if joint.type != "continuous":
             lower = number(limit.get("lower"), self.problems, limit, "lower", default=0.0) or 0.0
             upper = number(limit.get("upper"), self.problems, limit, "upper", default=0.0) or 0.0
             if lower > upper:  # some simulators' way of writing "no limit"
-                self._warn(limit, f"lower limit {lower} is above upper limit {upper}: taken as unlimited")
+                self.problems.warn(limit, f"lower limit {lower} is above upper limit {upper}: taken as unlimited")
                 lower, upper = -np.inf, np.inf
             # URDF cannot write an infinite bound; writers (ours included) use a huge number
             link.q_lower = -np.inf if lower <= -NO_LIMIT else lower
@@ -197,9 +215,9 @@ class _UrdfReader:
         # a velocity or effort of zero (or none) means "not given", not "cannot move"
         velocity = number(limit.get("velocity"), self.problems, limit, "velocity", default=0.0) or 0.0
         effort = number(limit.get("effort"), self.problems, limit, "effort", default=0.0) or 0.0
-        if velocity > 0.0:
+        if 0.0 < velocity < NO_LIMIT:
             link.dq_lower, link.dq_upper = -velocity, velocity
-        if effort > 0.0:
+        if 0.0 < effort < NO_LIMIT:
             link.torque_lower, link.torque_upper = -effort, effort
 
     def _check_mimics(self, joint_links: dict[str, Link]) -> None:
@@ -217,31 +235,49 @@ class _UrdfReader:
                 multiplier, offset = multiplier * source.mimic.multiplier, multiplier * source.mimic.offset + offset
                 source = joint_links.get(source.mimic.joint)
             if source is None or source.joint_type not in ("rotate", "slide"):
-                self.problems.add(where, f"mimic names {link.mimic.joint!r}, not a movable joint")
+                self.problems.warn(where, f"mimic names {link.mimic.joint!r}, not a movable joint of this file: "
+                                          "the joint is read as an independent one")
+                link.mimic = None
             elif source.mimic is not None:
                 self.problems.add(where, f"mimic joints {sorted(seen)} mimic each other in a circle")
             else:
                 link.mimic = Mimic(source.joint_name, multiplier, offset)
 
     def _read_transmissions(self, joint_links: dict[str, Link]) -> None:
-        """A transmission's mechanicalReduction is the joint's gear ratio (OpenHRP gearRatio)."""
+        """A transmission's gear ratio (OpenHRP gearRatio) and motor rotor inertia: Drake's
+        ``drake:gear_ratio`` and ``drake:rotor_inertia`` in its actuator, else ROS's
+        mechanicalReduction. Anything else in the block is for other tools."""
         for transmission in self.robot.findall("transmission"):
             joint = transmission.find("joint")
-            reduction = transmission.find("actuator/mechanicalReduction")
-            if reduction is None:
-                reduction = transmission.find("mechanicalReduction")  # the older layout
-            if joint is None or reduction is None:
+            if joint is None:
                 continue
             link = joint_links.get(joint.get("name", ""))
             if link is None:
-                self.problems.add(joint, f"transmission names unknown joint {joint.get('name')!r}")
+                self.problems.warn(joint, f"transmission names no joint of this file ({joint.get('name')!r}); ignored")
                 continue
-            ratio = number(reduction.text, self.problems, reduction, "mechanicalReduction")
+            actuator = transmission.find("actuator")
+            reduction = transmission.find("actuator/mechanicalReduction")
+            if reduction is None:
+                reduction = transmission.find("mechanicalReduction")  # the older layout
+            drake_ratio = _drake_element(actuator, "gear_ratio")
+            ratio = self._transmission_value(drake_ratio if drake_ratio is not None else reduction)
             if ratio is not None:
                 link.gear_ratio = ratio
+            rotor = self._transmission_value(_drake_element(actuator, "rotor_inertia"))
+            if rotor is not None:
+                link.rotor_inertia = rotor
 
-    def _warn(self, element: etree._Element, message: str) -> None:
-        self.geometry.warnings.append(f"{self.problems.locate(element)}: {message}")
+    def _transmission_value(self, element: etree._Element | None) -> float | None:
+        """The number in a ``value`` attribute or the text; one that is not a number is ignored
+        with a warning (files carry placeholders such as ``reduction``)."""
+        if element is None:
+            return None
+        text = (element.get("value") if element.get("value") is not None else element.text or "").strip()
+        try:
+            return float(text)
+        except ValueError:
+            self.problems.warn(element, f"{local_name(element)} {text!r} is not a number; ignored")
+            return None
 
     # --- tree --------------------------------------------------------------------------------
 
@@ -319,9 +355,22 @@ class _UrdfReader:
                 next_id += 1
         body = Body(name=self.robot.get("name", self.path.stem), links=links, source=str(self.path), format="urdf")
         body.metadata["files"] = list(dict.fromkeys(self.geometry.files))
-        if self.geometry.warnings:
-            body.metadata["warnings"] = list(self.geometry.warnings)
+        body.static = self._gazebo_static()
+        self._read_root_origin(root)
+        if self.problems.warnings:
+            body.metadata["warnings"] = list(self.problems.warnings)
         return body
+
+    def _gazebo_static(self) -> bool:
+        """Gazebo's ``<gazebo><static>true</static></gazebo>``: a model that never moves."""
+        flags = [e.text for e in self.robot.findall("gazebo/static")]
+        return any((flag or "").strip().lower() in ("true", "1") for flag in flags)
+
+    def _read_root_origin(self, root: Link) -> None:
+        """The root's pose in its file (written by hrpsim for a free root, which URDF cannot place)."""
+        element = self.robot.find(f"{{{HRPSIM_NAMESPACE}}}root_origin")
+        if element is not None and root.joint_type == "free":
+            root.rotation, root.translation = read_origin(element, self.problems)
 
     def _strip_world(self, order: list[str], by_child: dict[str, _Joint]) -> tuple[list[str], _Joint | None]:
         """Drop a ``world`` root that holds one fixed or floating joint: it is the ground, not a
@@ -334,6 +383,14 @@ class _UrdfReader:
         self.links.setdefault(WORLD, Link(name=WORLD))
         self.links[WORLD].joint_type = "fixed"
         return order, None
+
+
+def _drake_element(actuator: etree._Element | None, name: str) -> etree._Element | None:
+    """``<drake:NAME>`` in an actuator, with or without the drake namespace declared."""
+    if actuator is None:
+        return None
+    wanted = (f"{{{DRAKE_NAMESPACE}}}{name}", f"drake:{name}")  # the second: read with an undeclared prefix
+    return next((child for child in actuator if child.tag in wanted), None)
 
 
 def _copy_joint(source: Link, target: Link) -> None:
@@ -351,6 +408,7 @@ def _copy_joint(source: Link, target: Link) -> None:
         "torque_upper",
         "mimic",
         "gear_ratio",
+        "rotor_inertia",
     ):
         setattr(target, name, getattr(source, name))
 

@@ -2,11 +2,26 @@
 
 Joints are written in controller (joint_id) order first, so that reading the file back gives the
 same controller order. Meshes (and shapes URDF has no primitive for: cones, capsules) are written
-as binary STL files in a ``<name>_meshes`` folder beside the URDF. What URDF cannot say is left
-out: sensors, extra joints (closed loops), motor parameters other than the gear ratio (written as a
-transmission's mechanical reduction), planes, and the ``crawler`` joint type
-(written as ``fixed``). Infinite velocity or effort limits are written as 0, which the hrpsim
-reader takes as "not given"; an infinite position bound as +-1e30, which it takes as none.
+as binary STL files in a ``<name>_meshes`` folder beside the URDF.
+
+Written so that other tools load the robot the simulator has:
+
+- a free root is the file's root link, with no ``world`` link: PyBullet, Gazebo and urdfdom load
+  such a root free (a ``floating`` joint from ``world`` makes PyBullet fix the base). Its pose in
+  the source file, which URDF has no place for, goes to ``<hrpsim:root_origin>``. MuJoCo instead
+  merges a root without a joint into its world and frees only a root that a ``floating`` joint
+  holds to ``world``: ``floating_joint=True`` writes that form, at the root's pose. A fixed root
+  hangs from ``world`` by a fixed joint at its pose;
+- limits only where the model has them: a rotating joint without position limits is
+  ``continuous`` and has no ``<limit>`` unless it has a velocity or effort limit. Where URDF
+  requires a bound the model lacks (urdfdom wants both ``effort`` and ``velocity`` in a
+  ``<limit>``, and position bounds on prismatic joints), it is written as 1e30, which readers take
+  as "no limit" rather than 0, which they read as "no torque";
+- gear ratio and rotor inertia in a ROS ``<transmission>``: ``mechanicalReduction`` for ROS, and
+  Drake's ``drake:gear_ratio`` / ``drake:rotor_inertia`` in its actuator, which hrpsim reads back.
+
+What URDF cannot say is left out: sensors, extra joints (closed loops), motor parameters other
+than gear ratio and rotor inertia, planes, and the ``crawler`` joint type (written as ``fixed``).
 """
 
 from __future__ import annotations
@@ -15,23 +30,27 @@ import math
 from pathlib import Path
 
 import numpy as np
-from hrpsim.modelloader.urdf import NO_LIMIT as HUGE_LIMIT  # URDF has no infinite position limits
-from hrpsim.modelloader.urdf_geometry import CYLINDER_TO_Y
-from hrpsim.modelloader.urdf_xml import matrix_rpy
 from lxml import etree
 
 from hrpsim.bodyinfo import Body, Link, Shape
+from hrpsim.modelloader.urdf import DRAKE_NAMESPACE
+from hrpsim.modelloader.urdf import NO_LIMIT as HUGE_LIMIT  # URDF has no infinite limits
+from hrpsim.modelloader.urdf_geometry import CYLINDER_TO_Y
+from hrpsim.modelloader.urdf_tolerance import HRPSIM_NAMESPACE
+from hrpsim.modelloader.urdf_xml import matrix_rpy
 from hrpsim.transforms import axis_angle_matrix
 
 
-def write_urdf(body: Body, path: str | Path, *, file_urls: bool = False) -> Path:
+def write_urdf(body: Body, path: str | Path, *, file_urls: bool = False, floating_joint: bool = False) -> Path:
     """Write ``body`` to ``path`` (meshes beside it); return the path written.
 
     Mesh files are named relative to the URDF, or as absolute ``file://`` urls with
-    ``file_urls`` (what ROS tools, which do not take relative names, need)."""
+    ``file_urls`` (what ROS tools, which do not take relative names, need). A free root hangs
+    from ``world`` by a ``floating`` joint with ``floating_joint`` (what MuJoCo needs to leave it
+    free), else it is the file's root (what PyBullet needs)."""
     path = Path(path).resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
-    writer = _UrdfWriter(body, path, file_urls)
+    writer = _UrdfWriter(body, path, file_urls, floating_joint)
     tree = writer.build()
     path.write_bytes(etree.tostring(tree, pretty_print=True, xml_declaration=True, encoding="utf-8"))
     return path
@@ -46,21 +65,26 @@ def _vector(values: np.ndarray) -> str:
 
 
 class _UrdfWriter:
-    def __init__(self, body: Body, path: Path, file_urls: bool) -> None:
+    def __init__(self, body: Body, path: Path, file_urls: bool, floating_joint: bool) -> None:
         self.body = body
         self.path = path
         self.file_urls = file_urls
+        self.floating_joint = floating_joint
         self.mesh_dir = path.parent / f"{path.stem}_meshes"
         self.mesh_count = 0
 
     def build(self) -> etree._Element:
-        robot = etree.Element("robot", name=self.body.name or self.path.stem)
+        namespaces = {"drake": DRAKE_NAMESPACE, "hrpsim": HRPSIM_NAMESPACE}
+        robot = etree.Element("robot", name=self.body.name or self.path.stem, nsmap=namespaces)
         robot.append(etree.Comment(f" written by hrpsim from {self.body.format or 'a model'} {self.body.source} "))
         root = self.body.root
-        # a root called "world" is the ground itself; any other fixed or placed root hangs from it
-        anchored = root.name != "world" and (root.joint_type == "fixed" or not _is_identity(root))
+        # a root called "world" is the ground itself; any other fixed root hangs from it
+        anchored = root.name != "world" and (root.joint_type == "fixed" or self.floating_joint)
         if anchored:
             robot.append(etree.Element("link", name="world"))
+        elif root.name != "world" and not _is_identity(root):
+            pose = {"xyz": _vector(root.translation), "rpy": _vector(matrix_rpy(root.rotation))}
+            etree.SubElement(robot, f"{{{HRPSIM_NAMESPACE}}}root_origin", pose)
         for link in self.body.links:
             robot.append(self._link(link))
         if anchored:
@@ -68,7 +92,7 @@ class _UrdfWriter:
         for link in self._joint_order():
             robot.append(self._joint(link))
         for link in self._joint_order():
-            if link.gear_ratio != 1.0 and link.joint_type in ("rotate", "slide"):
+            if (link.gear_ratio != 1.0 or link.rotor_inertia) and link.joint_type in ("rotate", "slide"):
                 robot.append(_transmission(link))
         return robot
 
@@ -140,9 +164,8 @@ class _UrdfWriter:
         return with_id + [lk for lk in children if lk.joint_id < 0]
 
     def _root_joint(self, root: Link) -> etree._Element:
-        kind = "fixed" if root.joint_type == "fixed" else "floating"
         name = root.joint_name if root.joint_name and root.joint_name != root.name else f"world_to_{root.name}"
-        element = etree.Element("joint", name=name, type=kind)
+        element = etree.Element("joint", name=name, type="fixed" if root.joint_type == "fixed" else "floating")
         self._origin(element, root)
         etree.SubElement(element, "parent", link="world")
         etree.SubElement(element, "child", link=root.name)
@@ -156,12 +179,9 @@ class _UrdfWriter:
         etree.SubElement(element, "child", link=link.name)
         if kind in ("revolute", "continuous", "prismatic"):
             etree.SubElement(element, "axis", xyz=_vector(link.joint_axis))
-            limit = etree.SubElement(element, "limit")
-            if kind != "continuous":
-                limit.set("lower", _num(max(link.q_lower, -HUGE_LIMIT)))
-                limit.set("upper", _num(min(link.q_upper, HUGE_LIMIT)))
-            limit.set("effort", _num(_symmetric(link.torque_lower, link.torque_upper)))
-            limit.set("velocity", _num(_symmetric(link.dq_lower, link.dq_upper)))
+            limit = _limit(link, kind)
+            if limit is not None:
+                element.append(limit)
             if link.mimic is not None:
                 etree.SubElement(
                     element, "mimic", joint=link.mimic.joint,
@@ -176,14 +196,33 @@ class _UrdfWriter:
         etree.SubElement(element, "origin", xyz=_vector(link.translation), rpy=_vector(matrix_rpy(link.rotation)))
 
 
+def _limit(link: Link, kind: str) -> etree._Element | None:
+    """The joint's ``<limit>``: the bounds the model has, 1e30 for those URDF requires but the
+    model lacks; None for a continuous joint that has none at all."""
+    effort = _symmetric(link.torque_lower, link.torque_upper)
+    velocity = _symmetric(link.dq_lower, link.dq_upper)
+    if kind == "continuous" and math.isinf(effort) and math.isinf(velocity):
+        return None
+    limit = etree.Element("limit")
+    if kind != "continuous":
+        limit.set("lower", _num(max(link.q_lower, -HUGE_LIMIT)))
+        limit.set("upper", _num(min(link.q_upper, HUGE_LIMIT)))
+    limit.set("effort", _num(min(effort, HUGE_LIMIT)))
+    limit.set("velocity", _num(min(velocity, HUGE_LIMIT)))
+    return limit
+
+
 def _transmission(link: Link) -> etree._Element:
-    """The joint's gear ratio, as a ROS simple transmission's mechanical reduction."""
+    """The joint's gear ratio and rotor inertia: a ROS simple transmission's mechanical reduction,
+    and Drake's tags in its actuator (the reflected inertia is rotor_inertia * gear_ratio^2)."""
     element = etree.Element("transmission", name=f"{link.joint_label}_transmission")
     etree.SubElement(element, "type").text = "transmission_interface/SimpleTransmission"
     joint = etree.SubElement(element, "joint", name=link.joint_label)
     etree.SubElement(joint, "hardwareInterface").text = "hardware_interface/EffortJointInterface"
     actuator = etree.SubElement(element, "actuator", name=f"{link.joint_label}_motor")
     etree.SubElement(actuator, "mechanicalReduction").text = _num(link.gear_ratio)
+    etree.SubElement(actuator, f"{{{DRAKE_NAMESPACE}}}gear_ratio", value=_num(link.gear_ratio))
+    etree.SubElement(actuator, f"{{{DRAKE_NAMESPACE}}}rotor_inertia", value=_num(link.rotor_inertia))
     return element
 
 
@@ -195,9 +234,8 @@ def _urdf_type(link: Link) -> str:
 
 
 def _symmetric(lower: float, upper: float) -> float:
-    """The one bound URDF keeps for a two-sided velocity or effort limit; 0 when unlimited."""
-    bound = min(abs(lower), abs(upper))
-    return 0.0 if math.isinf(bound) else bound
+    """The one bound URDF keeps for a two-sided velocity or effort limit (inf when unlimited)."""
+    return min(abs(lower), abs(upper))
 
 
 def _is_identity(link: Link) -> bool:

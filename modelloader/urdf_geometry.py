@@ -9,15 +9,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from hrpsim.modelloader.meshes import MeshError, load_mesh
-from hrpsim.modelloader.urdf_xml import Problems, floats, number, rpy_matrix
 from lxml import etree
 
 from hrpsim.bodyinfo import Appearance, Shape
+from hrpsim.modelloader.meshes import MeshError, load_mesh
+from hrpsim.modelloader.urdf_xml import Problems, floats, number, rpy_matrix
 from hrpsim.transforms import axis_angle_matrix
 
 # A URDF cylinder's axis is its Z; BodyInfo's (VRML's) is Y: Rx(+90 deg) takes Y onto Z.
 CYLINDER_TO_Y = axis_angle_matrix(np.array([1.0, 0.0, 0.0]), math.pi / 2)
+# capsule and plane are extensions some simulators read
+SHAPE_TAGS = ("box", "sphere", "cylinder", "capsule", "plane", "mesh")
 
 
 @dataclass
@@ -26,7 +28,6 @@ class GeometryContext:
     problems: Problems
     materials: dict[str, Appearance] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
 
 
 def read_origin(element: etree._Element | None, problems: Problems) -> tuple[np.ndarray, np.ndarray]:
@@ -72,23 +73,27 @@ def material_of(visual: etree._Element, ctx: GeometryContext) -> Appearance:
     name = element.get("name", "")
     if name in ctx.materials:
         return ctx.materials[name]
-    ctx.warnings.append(f"{ctx.problems.locate(element)}: material {name!r} is never defined; default colour used")
+    ctx.problems.warn(element, f"material {name!r} is never defined; default colour used")
     return Appearance()
 
 
 def read_shape(holder: etree._Element, ctx: GeometryContext, appearance: Appearance | None = None) -> Shape | None:
-    """The shape of a <visual> or <collision>, posed in the link frame."""
+    """The shape of a <visual> (given its ``appearance``) or <collision>, posed in the link frame.
+
+    Other elements beside the shape (a <material> put inside <geometry>) are left to the
+    schema check's warning; a visual whose mesh cannot be read is dropped with a warning, since
+    drawing without it changes nothing the simulation computes."""
     rotation, translation = read_origin(holder.find("origin"), ctx.problems)
     geometry = holder.find("geometry")
     if geometry is None:
         ctx.problems.add(holder, "missing <geometry>")
         return None
-    kinds = [child for child in geometry if isinstance(child.tag, str)]
+    kinds = [child for child in geometry if isinstance(child.tag, str) and child.tag in SHAPE_TAGS]
     if len(kinds) != 1:
-        found = ", ".join(child.tag for child in kinds) or "nothing"
+        found = ", ".join(str(child.tag) for child in geometry if isinstance(child.tag, str)) or "nothing"
         ctx.problems.add(geometry, f"<geometry> must hold exactly one of box, cylinder, sphere, mesh; found {found}")
         return None
-    shape = _primitive_or_mesh(kinds[0], ctx)
+    shape = _primitive_or_mesh(kinds[0], ctx, visual=appearance is not None)
     if shape is None:
         return None
     if shape.kind in ("cylinder", "capsule"):
@@ -100,7 +105,7 @@ def read_shape(holder: etree._Element, ctx: GeometryContext, appearance: Appeara
     return shape
 
 
-def _primitive_or_mesh(element: etree._Element, ctx: GeometryContext) -> Shape | None:
+def _primitive_or_mesh(element: etree._Element, ctx: GeometryContext, *, visual: bool) -> Shape | None:
     problems = ctx.problems
     kind = element.tag
     if kind == "box":
@@ -127,8 +132,7 @@ def _primitive_or_mesh(element: etree._Element, ctx: GeometryContext) -> Shape |
             return None
         return Shape(kind="plane", rotation=_z_onto(normal / np.linalg.norm(normal)))
     if kind == "mesh":
-        return _mesh(element, ctx)
-    problems.add(element, f"unknown geometry <{kind}> (expected box, cylinder, sphere or mesh)")
+        return _mesh(element, ctx, visual)
     return None
 
 
@@ -141,20 +145,22 @@ def _z_onto(normal: np.ndarray) -> np.ndarray:
     return axis_angle_matrix(axis, math.acos(float(np.clip(normal @ z, -1.0, 1.0))))
 
 
-def _mesh(element: etree._Element, ctx: GeometryContext) -> Shape | None:
+def _mesh(element: etree._Element, ctx: GeometryContext, visual: bool) -> Shape | None:
     filename = element.get("filename")
     if not filename:
         ctx.problems.add(element, "mesh without a filename")
         return None
     scale = floats(element.get("scale", "1 1 1"), 3, ctx.problems, element, "scale")
     found, tried = resolve_resource(filename, ctx.urdf_path)
-    if found is None:
-        ctx.problems.add(element, f"mesh {filename!r} not found; tried: {', '.join(str(p) for p in tried)}")
-        return None
     try:
+        if found is None:
+            raise MeshError(f"mesh {filename!r} not found; tried: {', '.join(str(p) for p in tried)}")
         vertices, triangles = load_mesh(found, scale)
     except MeshError as exc:
-        ctx.problems.add(element, str(exc))
+        if visual and ctx.problems.tolerant:
+            ctx.problems.warn(element, f"{exc}; this visual is left out (the physics does not use it)")
+        else:
+            ctx.problems.add(element, str(exc))
         return None
     if str(found) not in ctx.files:
         ctx.files.append(str(found))

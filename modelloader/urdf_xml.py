@@ -11,19 +11,25 @@ import numpy as np
 from lxml import etree
 
 from hrpsim.errors import ModelError
+from hrpsim.files import read_model
 
 
 class Problems:
     """Every problem found in one file, each located by file, line and element path, so that a
     user fixes them all in one pass instead of one per run."""
 
-    def __init__(self, path: Path, what: str) -> None:
+    def __init__(self, path: Path, what: str, *, tolerant: bool = False) -> None:
         self.path = path
         self.what = what
         self.items: list[str] = []
+        self.warnings: list[str] = []  # deviations read anyway, each with what was assumed
+        self.tolerant = tolerant  # read numbers as the tools people use do (see ``floats``)
 
     def add(self, element: etree._Element | None, message: str) -> None:
         self.items.append(f"{self.locate(element)}: {message}")
+
+    def warn(self, element: etree._Element | None, message: str) -> None:
+        self.warnings.append(f"{self.locate(element)}: {message}")
 
     def locate(self, element: etree._Element | None) -> str:
         if element is None:
@@ -60,19 +66,37 @@ def element_path(element: etree._Element) -> str:
     return "/" + "/".join(reversed(steps))
 
 
-def parse_xml(data: bytes, path: Path, what: str) -> etree._Element:
+def parse_xml(data: bytes, path: Path, what: str, problems: Problems | None = None) -> etree._Element:
     """Parse ``data``; malformed XML becomes a ModelError naming the file, line and column.
 
     Real files start with whitespace before the XML declaration or end in NUL bytes; both are
-    harmless and are trimmed rather than refused."""
+    harmless and are trimmed rather than refused. Given tolerant ``problems``, a namespace
+    prefix used without its declaration (``<drake:gear_ratio>``, ``<xacro:include>``, which
+    tinyxml-based tools read) is a warning and the element keeps the prefix in its tag."""
     data = _without_declaration(data.lstrip().rstrip(b"\x00 \t\r\n"))
     parser = etree.XMLParser(remove_comments=True, resolve_entities=False, no_network=True, huge_tree=True)
     try:
         return etree.fromstring(data, parser)
     except etree.XMLSyntaxError as exc:
+        if problems is not None and problems.tolerant and _only_undeclared_prefixes(parser):
+            return _parse_undeclared(data, problems)
         line, column = exc.position if exc.position else (0, 0)
         message = f"{path}:{line}:{column}: malformed XML: {exc.msg}"
         raise ModelError(f"cannot load {what}: {message}", [message]) from None
+
+
+def _only_undeclared_prefixes(parser: etree.XMLParser) -> bool:
+    errors = [e for e in parser.error_log if e.level_name in ("ERROR", "FATAL")]
+    return bool(errors) and all(e.type_name == "NS_ERR_UNDEFINED_NAMESPACE" for e in errors)
+
+
+def _parse_undeclared(data: bytes, problems: Problems) -> etree._Element:
+    parser = etree.XMLParser(remove_comments=True, resolve_entities=False, no_network=True, huge_tree=True,
+                             recover=True)
+    root = etree.fromstring(data, parser)
+    for error in parser.error_log:
+        problems.warnings.append(f"{problems.path}:{error.line}: {error.message}; read with the prefix as written")
+    return root
 
 
 _DECLARATION = re.compile(rb"^<\?xml[^>]*\?>")
@@ -96,10 +120,7 @@ def _without_declaration(data: bytes) -> bytes:
 
 
 def read_file(path: Path, what: str) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise ModelError(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
+    return read_model(path, what)
 
 
 def local_name(element: etree._Element) -> str:
@@ -112,15 +133,24 @@ def local_name(element: etree._Element) -> str:
 def floats(
     text: str | None, count: int | None, problems: Problems, element: etree._Element, field: str
 ) -> np.ndarray | None:
-    """``count`` finite numbers from ``text`` (any count when None), or None after recording why not."""
+    """``count`` finite numbers from ``text`` (any count when None), or None after recording why not.
+
+    With ``problems.tolerant`` a number with trailing junk (``-1.57.``) is read as its leading
+    number and surplus numbers are dropped, each with a warning, as PyBullet and Gazebo read them."""
     if text is None:
         problems.add(element, f"missing {field}")
         return None
     try:
         values = np.array(text.replace(",", " ").split(), dtype=np.float64)
     except ValueError:
-        problems.add(element, f"{field} {text.strip()!r} is not a list of numbers")
-        return None
+        values = _leading_numbers(text) if problems.tolerant else None
+        if values is None:
+            problems.add(element, f"{field} {text.strip()!r} is not a list of numbers")
+            return None
+        problems.warn(element, f"{field} {text.strip()!r} read as {' '.join(f'{v:g}' for v in values)}")
+    if count is not None and values.size > count and problems.tolerant:
+        problems.warn(element, f"{field} {text.strip()!r} has {values.size} numbers; the first {count} used")
+        values = values[:count]
     if count is not None and values.size != count:
         problems.add(element, f"{field} {text.strip()!r} has {values.size} numbers, expected {count}")
         return None
@@ -128,6 +158,20 @@ def floats(
         problems.add(element, f"{field} {text.strip()!r} holds a non-finite number")
         return None
     return values
+
+
+_LEADING_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def _leading_numbers(text: str) -> np.ndarray | None:
+    """Each word's leading number (C's strtod reading), or None when a word starts with none."""
+    values = []
+    for word in text.replace(",", " ").split():
+        match = _LEADING_NUMBER.match(word)
+        if match is None:
+            return None
+        values.append(float(match.group(0)))
+    return np.array(values, dtype=np.float64)
 
 
 def number(

@@ -10,6 +10,8 @@ Meshes carry their vertices already in the link frame.
 from __future__ import annotations
 
 import numpy as np
+
+from hrpsim.bodyinfo import Appearance, Shape
 from hrpsim.modelloader.vrml.fields import FieldReader
 from hrpsim.modelloader.vrml.files import resolve_url
 from hrpsim.modelloader.vrml.nodes import Node
@@ -24,8 +26,6 @@ from hrpsim.modelloader.vrml_meshes import (
     polygons_to_triangles,
     sphere_mesh,
 )
-
-from hrpsim.bodyinfo import Appearance, Shape
 from hrpsim.transforms import axis_angle_matrix
 
 PRIMITIVES = ("Box", "Sphere", "Cylinder", "Cone")

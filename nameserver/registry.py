@@ -1,12 +1,18 @@
-"""The nameserver's table: who is registered, by whom, and until when."""
+"""The nameserver's table: who is registered, by whom, and until when.
+
+A registration is owned by whoever made it: the ``owner`` secret the registering process chose
+(and, with keys, the key it connected with). Only its owner may refresh, replace or remove it,
+and the secret is never shown: ``resolve`` and ``list`` give what others need to connect, no more.
+"""
 
 from __future__ import annotations
 
+import hmac
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from hrpsim.errors import NotFound, RequestError
+from hrpsim.errors import AccessDenied, NotFound, RequestError
 
 
 @dataclass
@@ -14,17 +20,20 @@ class Entry:
     name: str
     kind: str
     endpoint: str
-    owner: str
+    owner: str  # the registering process's secret
     metadata: dict[str, Any] = field(default_factory=dict)
     registered_at: float = 0.0
     expires_at: float = 0.0
+    peer: str = ""  # the key it registered with ("" without keys)
+
+    def owned_by(self, owner: str, peer: str) -> bool:
+        return hmac.compare_digest(self.owner.encode(), owner.encode()) and self.peer == peer
 
     def public(self, now: float) -> dict[str, Any]:
         return {
             "name": self.name,
             "kind": self.kind,
             "endpoint": self.endpoint,
-            "owner": self.owner,
             "metadata": self.metadata,
             "age": now - self.registered_at,
             "expires_in": self.expires_at - now,
@@ -56,7 +65,8 @@ class Registry:
             del self._entries[name]
         return gone
 
-    def register(self, name: Any, kind: Any, endpoint: Any, owner: Any, metadata: Any) -> dict[str, Any]:
+    def register(self, name: Any, kind: Any, endpoint: Any, owner: Any, metadata: Any,
+                 peer: str = "") -> dict[str, Any]:
         name, kind = _text("name", name), _text("kind", kind)
         endpoint, owner = _text("endpoint", endpoint), _text("owner", owner)
         if not isinstance(metadata, dict):
@@ -64,21 +74,19 @@ class Registry:
         self.expire()
         now = self._clock()
         current = self._entries.get(name)
-        if current is not None and current.owner != owner:
-            raise RequestError(
-                f"name {name!r} is already registered by {current.owner} at {current.endpoint}; "
-                "choose another name or stop that process"
-            )
-        self._entries[name] = Entry(name, kind, endpoint, owner, metadata, now, now + self.ttl)
+        if current is not None and not current.owned_by(owner, peer):
+            raise AccessDenied(f"name {name!r} is already registered by another process (at {current.endpoint}); "
+                               "choose another name or stop that process")
+        self._entries[name] = Entry(name, kind, endpoint, owner, metadata, now, now + self.ttl, peer)
         return {"ttl": self.ttl}
 
-    def heartbeat(self, name: Any, owner: Any) -> dict[str, Any]:
-        entry = self._owned(name, owner)
+    def heartbeat(self, name: Any, owner: Any, peer: str = "") -> dict[str, Any]:
+        entry = self._owned(name, owner, peer)
         entry.expires_at = self._clock() + self.ttl
         return {"ttl": self.ttl}
 
-    def unregister(self, name: Any, owner: Any) -> bool:
-        self._owned(name, owner)
+    def unregister(self, name: Any, owner: Any, peer: str = "") -> bool:
+        self._owned(name, owner, peer)
         del self._entries[name]
         return True
 
@@ -99,12 +107,12 @@ class Registry:
         return [e.public(now) for e in sorted(self._entries.values(), key=lambda e: e.name)
                 if kind is None or e.kind == kind]
 
-    def _owned(self, name: Any, owner: Any) -> Entry:
+    def _owned(self, name: Any, owner: Any, peer: str) -> Entry:
         name, owner = _text("name", name), _text("owner", owner)
         self.expire()
         entry = self._entries.get(name)
         if entry is None:
             raise NotFound(f"no service named {name!r} is registered")
-        if entry.owner != owner:
-            raise RequestError(f"{name!r} belongs to {entry.owner}, not to {owner}")
+        if not entry.owned_by(owner, peer):
+            raise AccessDenied(f"{name!r} was registered by another process; only it may refresh or remove it")
         return entry

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from pathlib import Path
 from typing import Any
 
-from hrpsim.nameserver.registry import Registry
-
+from hrpsim.errors import HrpsimError
 from hrpsim.logs import setup_logging
+from hrpsim.nameserver.registry import Registry
 from hrpsim.naming import nameserver_address
 from hrpsim.service import Operation, Service
 
 
 class NameServer(Service):
     kind = "nameserver"
+    max_request_bytes = 64 * 1024  # a name, an endpoint and a little metadata
 
     def __init__(self, *, bind: str, ttl: float = 3.0, **kwargs: Any) -> None:
         self.registry = Registry(ttl=ttl)
@@ -24,14 +26,22 @@ class NameServer(Service):
     def operations(self) -> dict[str, Operation]:
         r = self.registry
         return {
-            "register": lambda name, kind, endpoint, owner, metadata=None: r.register(
-                name, kind, endpoint, owner, {} if metadata is None else metadata
-            ),
-            "heartbeat": r.heartbeat,
-            "unregister": r.unregister,
+            "register": self._register,
+            "heartbeat": lambda name, owner: r.heartbeat(name, owner, self.peer.name),
+            "unregister": lambda name, owner: r.unregister(name, owner, self.peer.name),
             "resolve": r.resolve,
             "list": lambda kind=None: r.list(kind),
         }
+
+    def roles(self) -> dict[str, str]:
+        return {"register": "controller", "heartbeat": "controller", "unregister": "controller",
+                "resolve": "observer", "list": "observer"}
+
+    def _register(self, name: Any, kind: Any, endpoint: Any, owner: Any, metadata: Any = None) -> dict[str, Any]:
+        if kind != "controller":  # a key that may run controllers must not pose as a service
+            self.peer.require("service", f"registering {name!r} as a {kind}")
+        return self.registry.register(name, kind, endpoint, owner, {} if metadata is None else metadata,
+                                      self.peer.name)
 
     def on_idle(self) -> None:
         for name in self.registry.expire():
@@ -47,7 +57,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="write the endpoint actually bound to this file once serving")
     args = parser.parse_args(argv)
     setup_logging("nameserver")
-    server = NameServer(bind=nameserver_address(args.bind), ttl=args.ttl)
+    try:
+        server = NameServer(bind=nameserver_address(args.bind), ttl=args.ttl)
+    except HrpsimError as exc:  # cannot bind, or may not (a wide bind without keys)
+        print(f"hrpsim run nameserver: {exc}", file=sys.stderr)
+        return 1
     if args.endpoint_file:
         tmp = args.endpoint_file.with_suffix(".tmp")
         tmp.write_text(server.endpoint + "\n")

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Installs what hrpsim needs on a Debian/Ubuntu machine, skipping what is already there:
 # system packages (ODE's Python binding and friends), a venv made from the system Python that
-# binding belongs to, and the project with its development extras.
+# binding belongs to, and the project with its development extras and the MuJoCo engine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SYSTEM_PYTHON=/usr/bin/python3
-APT_PACKAGES=(python3-pyode python3-venv collada-urdf-tools iproute2)
+APT_PACKAGES=(python3-pyode python3-venv collada-urdf-tools iproute2 gcc make pkg-config libzmq3-dev libmsgpack-dev)
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
@@ -31,7 +31,7 @@ stamp=.venv/.hrpsim-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     echo "bootstrap: installing hrpsim and its dependencies into .venv"
     log=.venv/pip-install.log
-    if ! { .venv/bin/python -m pip install -q --upgrade pip && .venv/bin/python -m pip install -q -e '.[dev]'; } \
+    if ! { .venv/bin/python -m pip install -q --upgrade pip && .venv/bin/python -m pip install -q -e '.[dev,mujoco]'; } \
             >"$log" 2>&1; then
         cat "$log" >&2
         echo "bootstrap: pip install failed (log above, also in $log)" >&2

@@ -1,8 +1,19 @@
-"""The tick loop: controllers, collision, observers, integration, in the agreed order, plus the
-bookkeeping a run summary needs (root start/end and lowest root height, wall time).
+"""The tick loop: the one place where ticks happen, for every engine and every sync mode.
 
-Per tick k: ``hub.poll(); hub.before_collide(k); world.collide(); publish (every N ticks);
-hub.after_collide(k); world.integrate()``.
+Per tick k::
+
+    record = TickRecord(k)
+    hub.poll(); hub.before_collide(record)      # send state k to controllers whose turn it is
+    engine.collide()                            # contacts, while controllers think
+    hub.after_collide(record, slot_end)         # their commands for tick k, applied
+    observers see the record                    # publisher, run summary, recorder ...
+    engine.integrate()                          # k -> k + 1
+
+``lockstep`` waits for every answer (up to its deadline), so a run is deterministic. ``realtime``
+gives each tick a wall-clock slot of one time step: states go out when the slot starts, answers
+that arrive before it ends are applied to that tick, and the loop keeps figures on how late each
+tick started (jitter) and how many overran their slot. A loop that falls far behind says so once
+and re-anchors its schedule instead of racing to catch up.
 """
 
 from __future__ import annotations
@@ -11,51 +22,50 @@ import logging
 import time
 from typing import Any
 
-import numpy as np
-from hrpsim.engines.ode.engine import World
-from hrpsim.simserver.publisher import StatePublisher
-
+from hrpsim.engines.base import Engine
 from hrpsim.errors import SimulationError
+from hrpsim.simserver.controller_stats import LatencyHistogram
+from hrpsim.simserver.guard import StateGuard
+from hrpsim.simserver.hub import ControllerHub
+from hrpsim.simserver.record import Observer, TickRecord
 
 log = logging.getLogger("hrpsim.simserver")
 
+REANCHOR_S = 0.1  # behind the wall clock by more than this: stop trying to catch up
+
 
 class TickLoop:
-    def __init__(self, world: World, hub: Any | None, publisher: StatePublisher | None, publish_every: int) -> None:
-        self.world = world
+    def __init__(self, engine: Engine, hub: ControllerHub | None, observers: list[Observer] | None = None) -> None:
+        self.engine = engine
         self.hub = hub
-        self.publisher = publisher
-        self.publish_every = max(1, int(publish_every))
-        self.realtime = world.project.world.sync == "realtime"
+        self.observers: list[Observer] = list(observers or [])
+        self.guard = StateGuard()  # physically absurd states stop the run
         self.clear()
 
+    @property
+    def realtime(self) -> bool:
+        return self.engine.project.world.sync == "realtime"
+
     def clear(self) -> None:
-        """Forget the run so far (after a reset)."""
+        """Forget the run so far (after a reset or a new project) and tell the observers."""
         self.error: str | None = None
         self.wall_time = 0.0
         self._wall_start: float | None = None
-        self._sim_start = self.world.time
-        self._roots = self._root_records()
-
-    def close(self) -> None:
-        """Drop the root bodies held for tracking (ODE objects must not outlive the world's close)."""
-        self._roots = {}
-
-    def _root_records(self) -> dict[str, dict[str, Any]]:
-        out = {}
-        for name in self.world.robots:
-            model = self.world.model(name)
-            root = model.links[0]
-            p, _ = model.link_origin(root)
-            out[name] = {"root_start": [float(v) for v in p], "min_root_z": float(p[2]),
-                         "body": root.body, "com": root.com}
-        return out
+        self._sim_start = self.engine.time
+        self._anchor: tuple[float, int] | None = None  # (perf_counter s, tick) the slots count from
+        self.lateness = LatencyHistogram()
+        self.overruns = 0
+        self.fell_behind = False
+        self.guard.begin(self.engine)
+        for observer in self.observers:
+            observer.begin(self.engine)
 
     # --- running ---
 
     def begin(self) -> None:
         self._wall_start = time.perf_counter()
-        self._sim_start = self.world.time
+        self._sim_start = self.engine.time
+        self._anchor = None
 
     def pause(self) -> None:
         if self._wall_start is not None:
@@ -65,47 +75,58 @@ class TickLoop:
     def run_for(self, until: float, budget_s: float) -> bool:
         """Tick until sim time ``until`` or ``budget_s`` of wall time; True when ``until`` is reached.
         Raises SimulationError (a controller policy or a bad state) with the world left readable."""
-        world = self.world
+        engine = self.engine
         deadline = time.perf_counter() + budget_s
-        end_tick = round(until / world.timestep)
-        while world.tick < end_tick:
+        end_tick = round(until / engine.timestep)
+        while engine.tick < end_tick:
             self.tick_once()
-            if self.realtime:
-                self._pace()
             if time.perf_counter() >= deadline:
                 break
-        return world.tick >= end_tick
+        return engine.tick >= end_tick
 
     def tick_once(self) -> None:
-        world, hub = self.world, self.hub
-        k = world.tick
-        if hub is not None:
-            hub.poll()
-            hub.before_collide(k)
-        world.collide()
-        if self.publisher is not None and k % self.publish_every == 0:
-            self.publisher.publish(self.frame())
-        if hub is not None:
-            hub.after_collide(k)
-        world.integrate()
-        self._track_roots()
+        engine, hub = self.engine, self.hub
+        slot_end = self._start_slot() if self.realtime else None
+        record = TickRecord(tick=engine.tick, time=engine.time, engine=engine)
+        try:
+            if hub is not None:
+                hub.poll()
+                hub.before_collide(record)
+            engine.collide()
+            if hub is not None:
+                hub.after_collide(record, slot_end)
+        finally:
+            for observer in self.observers:
+                observer.observe(record)
+        engine.integrate()
+        self.guard.check(engine.tick)
+        if slot_end is not None and time.perf_counter() > slot_end:
+            self.overruns += 1
 
-    def _track_roots(self) -> None:
-        for record in self._roots.values():
-            body, com = record["body"], record["com"]
-            if body is None:
-                continue
-            r = body.getRotation()
-            z = body.getPosition()[2] - (r[6] * com[0] + r[7] * com[1] + r[8] * com[2])
-            if z < record["min_root_z"]:
-                record["min_root_z"] = z
-
-    def _pace(self) -> None:
-        if self._wall_start is None:
-            return
-        ahead = (self.world.time - self._sim_start) - (time.perf_counter() - self._wall_start)
-        if ahead > 0.0005:
-            time.sleep(ahead)
+    def _start_slot(self) -> float:
+        """Wait for this tick's wall-clock slot; return when it ends (perf_counter s)."""
+        dt, tick = self.engine.timestep, self.engine.tick
+        now = time.perf_counter()
+        if self._anchor is None:
+            self._anchor = (now, tick)
+        start = self._anchor[0] + (tick - self._anchor[1]) * dt
+        if now < start:
+            if self.hub is not None:
+                self.hub.idle_until(start)
+            else:
+                time.sleep(start - now)
+            now = time.perf_counter()
+        late = now - start
+        self.lateness.add(max(late, 0.0) * 1e6)
+        if late > REANCHOR_S:
+            if not self.fell_behind:
+                log.warning("the simulator cannot keep real time (%.0f ms behind at t=%.3f s); it goes on as "
+                            "fast as it can and reports the real-time factor it achieves",
+                            late * 1e3, self.engine.time)
+                self.fell_behind = True
+            self._anchor = (now, tick)
+            start = now
+        return start + dt
 
     def fail(self, exc: SimulationError) -> None:
         self.error = str(exc)
@@ -113,30 +134,17 @@ class TickLoop:
 
     # --- reports ---
 
-    def frame(self) -> dict[str, Any]:
-        world = self.world
-        bodies = {}
-        for name, model in world.models.items():
-            entry: dict[str, Any] = {"poses": model.link_poses()}
-            if not model.static:
-                entry["q"] = model.joint_values()
-            bodies[name] = entry
-        return {"time": world.time, "tick": world.tick, "bodies": bodies}
-
     def elapsed_wall(self) -> float:
         running = 0.0 if self._wall_start is None else time.perf_counter() - self._wall_start
         return self.wall_time + running
 
     def real_time_factor(self) -> float | None:
         wall = self.elapsed_wall()
-        return (self.world.time / wall) if wall > 0 else None
+        return (self.engine.time / wall) if wall > 0 else None
 
-    def robots(self) -> dict[str, Any]:
-        out = {}
-        for name, record in self._roots.items():
-            model = self.world.model(name)
-            p, _ = model.link_origin(model.links[0])
-            end = [float(v) for v in p] if np.all(np.isfinite(p)) else None
-            out[name] = {"root_start": record["root_start"], "root_end": end,
-                         "min_root_z": float(record["min_root_z"])}
-        return out
+    def timing(self) -> dict[str, Any] | None:
+        """Realtime figures: tick start lateness (jitter) p50/p99/max in µs and overruns."""
+        if not self.lateness.total:
+            return None
+        return {"jitter_p50_us": self.lateness.percentile(50), "jitter_p99_us": self.lateness.percentile(99),
+                "jitter_max_us": self.lateness.max_us, "overruns": self.overruns, "fell_behind": self.fell_behind}

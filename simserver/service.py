@@ -22,31 +22,39 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import zmq
-from hrpsim.engines.ode.engine import World
-from hrpsim.engines.ode.placement import current_link_values
-from hrpsim.simserver.bodies import load_bodies
-from hrpsim.simserver.hub import ControllerHub
-from hrpsim.simserver.loop import TickLoop
-from hrpsim.simserver.publisher import StatePublisher
 
-from hrpsim.errors import HrpsimError, RequestError, SimulationError
-from hrpsim.kinematics import forward_kinematics
+from hrpsim.engines.base import Engine, JointCommand, make_engine
+from hrpsim.errors import HrpsimError, NotFound, RequestError, SimulationError
+from hrpsim.files import ReadPolicy, add_root_option, model_roots, reading_under
 from hrpsim.logs import setup_logging
-from hrpsim.naming import sibling_bind
+from hrpsim.naming import host_identity, sibling_bind
 from hrpsim.project import Project, load_project
 from hrpsim.runsummary import empty_summary
 from hrpsim.service import DEFAULT_BIND, Operation, Service
+from hrpsim.simserver.bodies import load_bodies
+from hrpsim.simserver.hub import ControllerHub, RunStopped, attach_in_process
+from hrpsim.simserver.loop import TickLoop
+from hrpsim.simserver.publisher import StatePublisher
+from hrpsim.simserver.record import Observer
+from hrpsim.simserver.run_summary import RootTracker
+from hrpsim.transforms import quaternion_matrix
 
 log = logging.getLogger("hrpsim.simserver")
 
 TICK_BATCH_S = 0.005  # wall seconds of ticking between looks at the request socket
+# What a tick that waits for a late controller still answers: reading, stopping, and start (a no-op
+# while running); nothing that moves the world.
+SERVED_WITHIN_A_TICK = frozenset({"ping", "quit", "status", "summary", "pause", "start", "models", "state",
+                                  "sensor_state", "world_state", "get_link_data", "forward_kinematics"})
 CONTROLLER_WAIT_S = 30.0  # how long start() waits for the project's controllers to attach
 
 
@@ -55,29 +63,39 @@ class SimServer(Service):
 
     def __init__(self, project: Project, *, nameserver: str | None = None, bind: str = DEFAULT_BIND,
                  until: float | None = None, name: str = "simserver", register: bool = True,
-                 context: zmq.Context | None = None) -> None:
+                 context: zmq.Context | None = None, engine: Engine | None = None,
+                 observers: list[Observer] | None = None, metadata: dict[str, Any] | None = None,
+                 roots: tuple[str, ...] = ()) -> None:
         self.project = project
         self.nameserver = nameserver
+        self.read_policy = ReadPolicy(roots=(Path(project.path).parent, *model_roots(roots)))
         self.until = until
+        self._extra_metadata = dict(metadata or {})
         ctx = context or zmq.Context.instance()
-        self.world = World(project, load_bodies(project, nameserver), nameserver=nameserver)
+        self.engine = engine or make_engine(project, load_bodies(project, nameserver), nameserver=nameserver)
         self.publisher = StatePublisher(ctx, bind=sibling_bind(bind, "state"))
-        self.hub = ControllerHub(self.world, project, context=ctx, bind=sibling_bind(bind, "controllers"))
-        self.loop = TickLoop(self.world, self.hub, self.publisher, project.world.publish_every)
+        self.hub = ControllerHub(self.engine, project, context=ctx, bind=sibling_bind(bind, "controllers"))
+        self.roots = RootTracker()
+        self.loop = TickLoop(self.engine, self.hub, [self.roots, self.publisher, *(observers or [])])
+        self.hub.serve_requests = self._serve_within_tick
+        self._within_tick = False
         self.running = False
         self.finished = False
         self._waiting_since: float | None = None
+        self._wait_limit: float | None = CONTROLLER_WAIT_S
         self._target = self._end_time(until)
+        self.hub.end_time = self._target
+        attach_in_process(self.hub, project)
         super().__init__(name, bind=bind, nameserver=nameserver, register=register, context=ctx)
 
     def _end_time(self, until: float | None) -> float:
         return float(self.project.world.end_time if until is None else until)
 
     def metadata(self) -> dict[str, Any]:
-        meta = {"pid": os.getpid(), "state": self.publisher.endpoint, "project": self.project.path}
-        if self.hub is not None:
-            meta["controllers"] = self.hub.endpoint
-        return meta
+        return {"pid": os.getpid(), "state": self.publisher.endpoint, "project": self.project.path,
+                "controllers": self.hub.endpoint, "controllers_ipc": self.hub.ipc_endpoint,
+                "host": host_identity(), "robots": list(self.engine.robots), "engine": self.engine.name,
+                **self._extra_metadata}
 
     def operations(self) -> dict[str, Operation]:
         return {
@@ -89,6 +107,11 @@ class SimServer(Service):
             "command": self.op_command, "set_drive_modes": self.op_set_drive_modes,
             "forward_kinematics": self.op_forward_kinematics,
         }
+
+    def roles(self) -> dict[str, str]:  # run control and set_* need admin (the default)
+        return {**dict.fromkeys(["status", "summary", "models", "state", "sensor_state", "world_state",
+                                 "get_link_data", "forward_kinematics"], "observer"),
+                "command": "controller", "set_drive_modes": "controller"}
 
     # --- the serving loop ---
 
@@ -105,10 +128,27 @@ class SimServer(Service):
                     self.serve_pending(0.02)
                     if self._waiting_since is not None:
                         self._wait_for_controllers()
-                    elif self.hub is not None:
+                    else:
                         self.hub.poll()
         finally:
             self.close()
+
+    def _serve_within_tick(self) -> None:
+        """The hub waits for a late controller: answer requests meanwhile; a quit ends the wait."""
+        self._within_tick = True
+        try:
+            self.serve_pending(0.0)
+        finally:
+            self._within_tick = False
+        if self.stopping:
+            raise RunStopped("the simulator was asked to quit while it waited for "
+                             f"{', '.join(self.hub.waiting_for()) or 'a controller'}")
+
+    def _call(self, op: str, args: dict[str, Any]) -> Any:
+        if self._within_tick and op not in SERVED_WITHIN_A_TICK:
+            raise RequestError(f"{op}: the simulator is in the middle of tick {self.engine.tick}, waiting for "
+                               f"controller(s) {', '.join(self.hub.waiting_for())}; pause first, or retry")
+        return super()._call(op, args)
 
     def _advance(self) -> None:
         try:
@@ -119,7 +159,7 @@ class SimServer(Service):
             self._finish(str(exc))
         except Exception as exc:  # a bug must stop the run, not the process: the state stays readable
             log.exception("the tick loop failed")
-            self.loop.fail(SimulationError(f"internal error in the tick loop at t={self.world.time:.6g} s: "
+            self.loop.fail(SimulationError(f"internal error in the tick loop at t={self.engine.time:.6g} s: "
                                            f"{type(exc).__name__}: {exc}"))
             self._finish(self.loop.error)
 
@@ -127,9 +167,14 @@ class SimServer(Service):
         self.running = False
         self.finished = True
         self.loop.pause()
-        # Controllers stay attached until quit (hub.close says bye): a launcher reads the summary
-        # first, and a later start() can go on with them.
-        log.info("run %s at t=%.4f s (tick %d)", "stopped" if error else "finished", self.world.time, self.world.tick)
+        log.info("run %s at t=%.4f s (tick %d)", "stopped" if error else "finished", self.engine.time,
+                 self.engine.tick)
+        # At the run's end (not at an intermediate start(until=...)) every controller hears so and
+        # exits on its own; the summary keeps its figures.
+        if error:
+            self.hub.end_run(f"the run stopped at t={self.engine.time:.4f} s: {error}")
+        elif self.engine.time >= self._end_time(self.until) - 0.5 * self.engine.timestep:
+            self.hub.end_run(f"the run reached its end at t={self.engine.time:.4f} s")
 
     def _wait_for_controllers(self) -> None:
         names = [c.name for c in self.project.controllers]
@@ -137,9 +182,9 @@ class SimServer(Service):
         if not missing:
             self._waiting_since = None
             self._begin()
-        elif time.monotonic() - self._waiting_since > CONTROLLER_WAIT_S:
+        elif self._wait_limit is not None and time.monotonic() - self._waiting_since > self._wait_limit:
             self._waiting_since = None
-            message = f"controller(s) {', '.join(missing)} did not attach within {CONTROLLER_WAIT_S:g} s"
+            message = f"controller(s) {', '.join(missing)} did not attach within {self._wait_limit:g} s"
             self.loop.error = message
             self._finish(message)
 
@@ -148,33 +193,52 @@ class SimServer(Service):
         self.loop.begin()
 
     def close(self) -> None:
-        if self.hub is not None:
-            self.hub.close()
+        self.hub.close()
         self.publisher.close()
-        self.loop.close()
-        self.world.release()
+        self.loop.observers = []
+        self.engine.release()
         super().close()
 
     # --- run control ---
 
     def op_init(self, project: str | None = None) -> dict[str, Any]:
         self._require_idle("init")
-        proj = load_project(project) if project else load_project(self.project.path)
-        self.world.rebuild(proj, load_bodies(proj, self.nameserver))
+        with reading_under(self.read_policy):  # a peer's project: only from the allowed folders
+            proj = load_project(project) if project else load_project(self.project.path)
+            bodies = load_bodies(proj, self.nameserver)
+        if proj.world.engine != self.engine.name:
+            raise RequestError(f"init: {proj.path} asks for the {proj.world.engine} engine; this simulator runs "
+                               f"{self.engine.name} (start another simserver for it)")
+        self.engine.rebuild(proj, bodies)
         self.hub.reconfigure(proj)
+        attach_in_process(self.hub, proj)
         self.project = proj
         self._target = self._end_time(self.until)
+        self.hub.end_time = self._target
         return self.op_reset()
 
-    def op_start(self, until: float | None = None) -> dict[str, Any]:
+    def op_start(self, until: float | None = None, wait: float | None = CONTROLLER_WAIT_S) -> dict[str, Any]:
+        """Run to ``until`` once the project's controllers have attached (waiting ``wait`` s at most;
+        None: as long as it takes; 0: start at once). A controller the run already ended for is waited
+        for again."""
         if self.running or self._waiting_since is not None:
             return self.op_status()
         if self.loop.error is not None:
             raise SimulationError(f"the run stopped with an error; reset first: {self.loop.error}")
+        if until is not None and (isinstance(until, bool) or not isinstance(until, int | float)
+                                  or not math.isfinite(until) or until <= self.engine.time):
+            raise RequestError(f"start: until must be a finite sim time after the current {self.engine.time:g} s "
+                               f"(or nil for the project's end_time), got {until!r}")
+        if wait is not None and not (isinstance(wait, int | float) and math.isfinite(wait) and wait >= 0):
+            raise RequestError(f"start: wait must be a finite number of seconds >= 0 or nil, got {wait!r}")
         self._target = self._end_time(until if until is not None else self.until)
+        self.hub.end_time = self._target
         self.finished = False
-        if self.hub is not None and self.project.controllers:
-            self._waiting_since = time.monotonic()
+        attach_in_process(self.hub, self.project)
+        if self.project.controllers and wait != 0:
+            self._waiting_since, self._wait_limit = time.monotonic(), wait
+            log.info("the run starts when controller(s) %s have attached",
+                     ", ".join(c.name for c in self.project.controllers))
         else:
             self._begin()
         return self.op_status()
@@ -199,7 +263,7 @@ class SimServer(Service):
 
     def op_reset(self) -> dict[str, Any]:
         self._require_idle("reset")
-        self.world.reset()
+        self.engine.reset()
         self.loop.clear()
         self.finished = False
         return self.op_status()
@@ -209,87 +273,94 @@ class SimServer(Service):
             raise RequestError(f"{op}: the simulation is running; pause it first")
 
     def op_status(self) -> dict[str, Any]:
-        return {"time": self.world.time, "tick": self.world.tick, "running": self.running or
+        return {"time": self.engine.time, "tick": self.engine.tick, "running": self.running or
                 self._waiting_since is not None, "finished": self.finished, "error": self.loop.error,
                 "real_time_factor": self.loop.real_time_factor(), "wall_time": self.loop.elapsed_wall(),
-                "end_time": self._target}
+                "end_time": self._target, "waiting_for": self._waiting_for()}
+
+    def _waiting_for(self) -> list[str]:
+        if self._waiting_since is not None:
+            return [c.name for c in self.project.controllers if c.name not in self.hub.attached]
+        return self.hub.waiting_for()
 
     def op_summary(self) -> dict[str, Any]:
-        return empty_summary(
-            sim_time=self.world.time, wall_time=self.loop.elapsed_wall(),
-            real_time_factor=self.loop.real_time_factor(), ticks=self.world.tick, robots=self.loop.robots(),
-            controllers=self.hub.summary() if self.hub is not None else {}, error=self.loop.error,
-            published=self.publisher.sent, dropped_frames=self.publisher.dropped,
+        summary = empty_summary(
+            sim_time=self.engine.time, wall_time=self.loop.elapsed_wall(),
+            real_time_factor=self.loop.real_time_factor(), ticks=self.engine.tick, robots=self.roots.robots(),
+            controllers=self.hub.summary(), error=self.loop.error,
+            published=self.publisher.sent, dropped_frames=self.publisher.dropped, engine=self.engine.name,
         )
+        timing = self.loop.timing()
+        if timing is not None:
+            summary["timing"] = timing
+        return summary
 
     # --- data ---
 
     def op_models(self) -> dict[str, Any]:
-        return {name: {"static": m.static, "links": [lk.name for lk in m.info.links], "joints": m.joint_names,
-                       "modes": None if m.static else list(self.world.drives[name].modes),
-                       "sensors": [{"name": s.name, "type": s.type, "link": m.info.links[s.link].name}
-                                   for s in m.info.sensors]}
-                for name, m in self.world.models.items()}
+        out = {}
+        for name in self.engine.model_names:
+            body, static = self.engine.body(name), self.engine.is_static(name)
+            out[name] = {"static": static, "links": [lk.name for lk in body.links], "joints": body.joint_names,
+                         "modes": None if static else self.engine.drive_modes(name),
+                         "sensors": [{"name": s.name, "type": s.type, "link": body.links[s.link].name}
+                                     for s in body.sensors]}
+        return out
 
     def op_state(self, robot: str) -> dict[str, Any]:
-        return self.world.state(robot)
+        return self.engine.read(robot).to_wire()
 
     def op_sensor_state(self, robot: str) -> dict[str, Any]:
-        return self.world.state(robot)["sensors"]
+        return self.engine.read(robot).sensors
 
     def op_world_state(self) -> dict[str, Any]:
-        return self.loop.frame()
+        from hrpsim.simserver.publisher import world_frame
+        from hrpsim.simserver.record import TickRecord
+
+        return world_frame(TickRecord(tick=self.engine.tick, time=self.engine.time, engine=self.engine))
 
     def op_get_link_data(self, robot: str, link: str) -> dict[str, Any]:
-        model = self.world.model(robot)
+        body = self.engine.body(robot)
         try:
-            sim = model.links[model.info.link_index(link)]
+            index = body.link_index(link)
         except KeyError as exc:
-            raise RequestError(str(exc.args[0])) from None
-        p, r = model.link_origin(sim)
-        v, w = model.link_velocity(sim)
-        out = {"position": p, "rotation": r, "linear_velocity": v, "angular_velocity": w,
-               "joint_value": model.joint_value(sim), "joint_velocity": model.joint_rate(sim)}
-        if sim in model.joints and not model.static:
-            out["joint_torque"] = float(self.world.drives[robot].applied()[model.joints.index(sim)])
+            raise NotFound(str(exc.args[0])) from None
+        states = self.engine.link_states(robot)
+        values, rates = self.engine.link_values(robot)
+        out = {"position": states.positions[index], "rotation": quaternion_matrix(states.quaternions[index]),
+               "linear_velocity": states.linear[index], "angular_velocity": states.angular[index],
+               "joint_value": float(values[index]), "joint_velocity": float(rates[index])}
+        names = body.joint_names
+        label = body.links[index].joint_label
+        if not self.engine.is_static(robot) and body.links[index].joint_id >= 0 and label in names:
+            out["joint_torque"] = float(self.engine.read(robot).tau[names.index(label)])
         return out
 
     def op_set_link_data(self, robot: str, q: Any = None, dq: Any = None, root_position: Any = None,
                          root_rotation: Any = None, root_velocity: Any = None) -> dict[str, Any]:
-        self.world.set_link_data(robot, q=q, dq=dq, root_position=root_position, root_rotation=root_rotation,
-                                 root_velocity=root_velocity)
-        return self.world.state(robot)
+        self.engine.set_link_data(robot, q=q, dq=dq, root_position=root_position, root_rotation=root_rotation,
+                                  root_velocity=root_velocity)
+        return self.engine.read(robot).to_wire()
 
     def op_set_external_force(self, robot: str, link: str, force: Any, torque: Any = (0.0, 0.0, 0.0)) -> bool:
-        self.world.set_external_force(robot, link, force, torque)
+        self.engine.set_external_force(robot, link, force, torque)
         return True
 
     def op_command(self, robot: str, torque: Any = None, q_ref: Any = None, dq_ref: Any = None,
                    modes: dict[str, str] | None = None) -> bool:
-        self.world.command(robot, torque=torque, q_ref=q_ref, dq_ref=dq_ref, modes=modes)
+        self.engine.apply(robot, JointCommand(torque=torque, q_ref=q_ref, dq_ref=dq_ref, modes=modes))
         return True
 
     def op_set_drive_modes(self, robot: str, modes: dict[str, str]) -> list[str]:
-        self.world.command(robot, modes=modes)
-        return list(self.world.drives[robot].modes)
+        self.engine.apply(robot, JointCommand(modes=modes))
+        return self.engine.drive_modes(robot)
 
     def op_forward_kinematics(self, robot: str, q: Any = None, root_position: Any = None,
                               root_rotation: Any = None) -> dict[str, Any]:
         """World poses of every link for the given joints/root (default: the current ones), without
         moving anything."""
-        model = self.world.model(robot)
-        values, _ = current_link_values(model)
-        if q is not None:
-            arr = np.asarray(q, dtype=np.float64).reshape(-1)
-            if arr.shape != (len(model.joints),) or not np.all(np.isfinite(arr)):
-                raise RequestError(f"forward_kinematics: q must be {len(model.joints)} finite numbers")
-            for k, sim in enumerate(model.joints):
-                values[sim.index] = arr[k]
-        p0, r0 = model.link_origin(model.links[0])
-        p = p0 if root_position is None else np.asarray(root_position, float).reshape(3)
-        r = r0 if root_rotation is None else np.asarray(root_rotation, float).reshape(3, 3)
-        poses = forward_kinematics(model.info, p, r, values)
-        return {"links": [lk.name for lk in model.info.links],
+        poses = self.engine.forward_kinematics(robot, q, root_position, root_rotation)
+        return {"links": [lk.name for lk in self.engine.body(robot).links],
                 "positions": np.array([pp for pp, _ in poses]), "rotations": np.array([rr for _, rr in poses])}
 
 
@@ -300,16 +371,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nameserver", help="nameserver address (default: $HRPSIM_NAMESERVER or port 2809)")
     parser.add_argument("--bind", default=DEFAULT_BIND, help="address for requests (default: %(default)s)")
     parser.add_argument("--name", default="simserver", help="name to register (default: %(default)s)")
-    parser.add_argument("--start", action="store_true", help="start the run at once instead of waiting for 'start'")
+    add_root_option(parser)
+    when = parser.add_mutually_exclusive_group()
+    when.add_argument("--start", action="store_true", help="start the run as soon as the project's controllers have "
+                      "attached (default: wait for 'hrpsim sim start')")
+    when.add_argument("--start-now", action="store_true", help="start the run at once, controllers or not")
     args = parser.parse_args(argv)
     setup_logging("simserver")
     try:
         server = SimServer(load_project(args.project), nameserver=args.nameserver, bind=args.bind,
-                           until=args.until, name=args.name)
+                           until=args.until, name=args.name, roots=tuple(args.model_root))
     except HrpsimError as exc:
         print(f"hrpsim run simserver: {exc}", file=sys.stderr)
         return 1
     if args.start:
-        server.op_start()
+        server.op_start(wait=None)
+    elif args.start_now:
+        server.op_start(wait=0)
     server.serve_forever()
     return 0

@@ -32,8 +32,7 @@ PUSH_FACTORS = [0.95, 1.2]  # push / (mu m g)
 
 
 def root_position(engine: Any, name: str) -> np.ndarray:
-    read = getattr(engine, "read", None)  # the Engine interface; the ODE world's older name is state()
-    return np.array(read(name).root_position if read else engine.state(name)["root_position"], float)
+    return np.array(engine.read(name).root_position, float)
 
 
 def run(engine: Any, seconds: float) -> None:

@@ -10,13 +10,15 @@ from typing import Any
 
 import numpy as np
 import zmq
-from hrpsim.engines.kinematic.engine import KinematicWorld
-from hrpsim.simserver.hub import ControllerHub
 from process_helpers import REPO, ManagedProcess, spawn, wait_registered
 
 from hrpsim.bodyinfo import Body
+from hrpsim.engines.kinematic.engine import KinematicEngine
 from hrpsim.naming import Registration
 from hrpsim.project import Project, parse_project
+from hrpsim.simserver.hub import ControllerHub
+from hrpsim.simserver.loop import TickLoop
+from hrpsim.simserver.record import TickRecord
 
 MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 SR1_URDF = MODELS / "choreonoid" / "model" / "SR1" / "SR1.urdf"
@@ -40,23 +42,25 @@ def kinematic_project(folder: Path, controllers: list[dict[str, Any]], *, sync: 
 
 
 class HubUnderTest:
-    """The real ControllerHub on a KinematicWorld, registered as simserver ``sim`` with the nameserver."""
+    """The real ControllerHub and TickLoop on the kinematic engine, in the test process, registered as
+    simserver ``sim`` with the nameserver (so a test can step the loop tick by tick)."""
 
     def __init__(self, nameserver: str, project: Project, body: Body) -> None:
         self.context = zmq.Context()
-        self.world = KinematicWorld({"robot": body}, timestep=project.world.timestep)
+        self.world = KinematicEngine(project, {"robot": body})
         self.hub = ControllerHub(self.world, project, context=self.context)
+        self.loop = TickLoop(self.world, self.hub)
+        self.loop.begin()
         self.registration = Registration("sim", "simserver", self.hub.endpoint, nameserver=nameserver,
                                          metadata={"controllers": self.hub.endpoint, "robots": ["robot"]})
         self.registration.start()
 
     def step(self) -> None:
-        k = self.world.tick
-        self.hub.poll()
-        self.hub.before_collide(k)
-        self.world.collide()
-        self.hub.after_collide(k)
-        self.world.integrate()
+        self.loop.tick_once()
+
+    def record(self) -> TickRecord:
+        """A record of the current tick, for tests that drive the hub's phases one by one."""
+        return TickRecord(tick=self.world.tick, time=self.world.time, engine=self.world)
 
     def run(self, ticks: int) -> None:
         for _ in range(ticks):

@@ -49,9 +49,16 @@ class ManagedProcess:
         return self.log.read_text(errors="replace") if self.log.exists() else ""
 
 
+def model_roots_for(folder: Path) -> str:
+    """What a test's services may read: the repository, the model corpus and the test's folder."""
+    return os.pathsep.join(map(str, (REPO, REPO.parent / "shared" / "models", folder)))
+
+
 def spawn(args: list[str], log: Path, env: dict[str, str] | None = None) -> ManagedProcess:
     """Start ``hrpsim ARGS`` in its own session, output to ``log``."""
-    full_env = {**os.environ, **(env or {})}
+    # A service binds with the deployment's server key, whichever key the test itself uses.
+    inherited = {k: v for k, v in os.environ.items() if k != "HRPSIM_KEY"}
+    full_env = {**inherited, "HRPSIM_MODEL_ROOTS": model_roots_for(log.parent), **(env or {})}
     full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), full_env.get("PYTHONPATH", "")]))
     with open(log, "wb") as out:
         popen = subprocess.Popen(
@@ -99,3 +106,17 @@ def wait_registered(nameserver: str, name: str, proc: ManagedProcess, timeout: f
             except (NotFound, Timeout):
                 time.sleep(0.05)
     raise AssertionError(f"{name} did not register within {timeout} s:\n{proc.log_text()}")
+
+
+def launch_summary(project: Path, tmp_path: Path) -> tuple[dict, str]:
+    """Run ``hrpsim launch`` on a project to its end: (the run summary, what it printed on stderr)."""
+    import json
+
+    summary = tmp_path / "summary.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "hrpsim", "launch", str(project), "--summary", str(summary),
+         "--nameserver", "tcp://127.0.0.1:*", "--run-dir", str(tmp_path / "run"), "--quiet"],
+        cwd=REPO, capture_output=True, text=True, timeout=240,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(summary.read_text()), done.stderr

@@ -16,6 +16,26 @@ FLOOR = SHARED_MODELS / "openhrp3" / "model" / "floor.wrl"
 CLOSED_LINK = SHARED_MODELS / "openhrp3" / "model" / "closed-link-sample.wrl"
 
 
+# A URDF pendulum: a rod of {mass} kg hanging from a continuous joint about Y, its COM {half} m below.
+PENDULUM_URDF_TEMPLATE = """<?xml version="1.0"?>
+<robot name="pendulum">
+  <link name="world"/>
+  <link name="base"/>
+  <joint name="mount" type="fixed"><parent link="world"/><child link="base"/></joint>
+  <link name="rod">
+    <inertial>
+      <origin xyz="0 0 -{half}"/>
+      <mass value="{mass}"/>
+      <inertia ixx="{i}" iyy="{i}" izz="0.0001" ixy="0" ixz="0" iyz="0"/>
+    </inertial>
+  </link>
+  <joint name="swing" type="continuous">
+    <parent link="base"/><child link="rod"/><axis xyz="0 1 0"/>
+  </joint>
+</robot>
+"""
+
+
 def box_inertia(mass: float, size: tuple[float, float, float]) -> np.ndarray:
     x, y, z = size
     return np.diag([mass * (y * y + z * z) / 12, mass * (x * x + z * z) / 12, mass * (x * x + y * y) / 12])
@@ -57,9 +77,20 @@ def pendulum_body(mass: float = 1.0, length: float = 0.5, rod_radius: float = 0.
     return Body("pendulum", links=[base, rod])
 
 
+def folded_chain(width: float = 0.05) -> Body:
+    """Three 0.3 m links (boxes ``width`` wide along their Y hinges); folded by 2.8 rad twice, the
+    third lies across the first."""
+    def rod(name: str, parent: int, joint_id: int, x: float) -> Link:
+        return Link(name, parent=parent, joint_type="rotate" if parent >= 0 else "fixed",
+                    joint_axis=np.array([0.0, 1.0, 0.0]), joint_id=joint_id, translation=np.array([x, 0.0, 0.0]),
+                    mass=1.0, com=np.array([0.15, 0.0, 0.0]), inertia=np.eye(3) * 0.01,
+                    shapes=[Shape("box", translation=np.array([0.15, 0.0, 0.0]), size=np.array([0.3, width, 0.05]))])
+    return Body("chain", links=[rod("L0", -1, -1, 0.0), rod("L1", 0, 0, 0.3), rod("L2", 1, 1, 0.3)])
+
+
 def project(tmp: Path, models: list[tuple[ModelConfig, Body]], *, timestep: float = 0.001,
             collisions: list[CollisionPair] | None = None, **world: object) -> tuple[Project, dict[str, Body]]:
-    """A Project object (no file) and its bodies, for building a World directly."""
+    """A Project object (no file) and its bodies, for building a OdeEngine directly."""
     ode_keys = {f.name for f in dataclasses.fields(OdeConfig)}
     ode = OdeConfig(**{k: v for k, v in world.items() if k in ode_keys})  # type: ignore[arg-type]
     rest = {k: v for k, v in world.items() if k not in ode_keys}
@@ -213,6 +244,6 @@ def pendulum_urdf_project(folder: Path, *, controller: str, end_time: float, sta
 
 def ode_engine(proj: Project, bodies: dict[str, Body], **options: object):  # -> the ODE engine
     """The ODE engine built in-process on a project: the one place tests name its class."""
-    from hrpsim.engines.ode.engine import World
+    from hrpsim.engines.ode.engine import OdeEngine
 
-    return World(proj, bodies, **options)  # type: ignore[arg-type]
+    return OdeEngine(proj, bodies, **options)  # type: ignore[arg-type]

@@ -125,3 +125,33 @@ def test_values_that_cannot_travel_are_refused_on_the_sending_side() -> None:
         CODEC.encode(np.array(["a", "b"]))
     with pytest.raises(ProtocolError, match="object"):
         CODEC.encode(object())
+
+
+def test_encoding_from_many_threads_at_once_never_mixes_frames():
+    """A process encodes from its main loop and from its heartbeat thread at the same time."""
+    import threading
+
+    import numpy as np
+
+    from hrpsim.codec import CODEC
+
+    values = [{"tick": k, "q": np.full(40, float(k)), "name": "x" * k} for k in range(8)]
+    failures: list[str] = []
+
+    def work(value: dict) -> None:
+        for _ in range(3000):
+            try:
+                back = CODEC.decode(CODEC.encode(value))
+            except Exception as exc:  # a corrupted frame fails to decode
+                failures.append(f"thread {value['tick']}: {type(exc).__name__}: {exc}")
+                return
+            if back["tick"] != value["tick"] or not np.array_equal(back["q"], value["q"]):
+                failures.append(f"thread {value['tick']} read {back['tick']}")
+                return
+
+    threads = [threading.Thread(target=work, args=(v,)) for v in values]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert failures == []

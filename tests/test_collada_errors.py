@@ -8,7 +8,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from hrpsim.modelloader.collada import load_collada
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_collada_loader import MINIMAL
@@ -16,6 +15,7 @@ from urdf_helpers import PUMA
 
 from hrpsim.bodyinfo import Body
 from hrpsim.errors import ModelError
+from hrpsim.modelloader.collada import load_collada
 
 
 def _problems(path: Path) -> list[str]:

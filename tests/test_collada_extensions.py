@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from hrpsim.modelloader.collada import load_collada
 
 DOC = """<?xml version="1.0" encoding="utf-8"?>

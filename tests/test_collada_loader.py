@@ -9,8 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hrpsim.modelloader.collada import load_collada
 from urdf_helpers import PUMA, WAM, facts
+
+from hrpsim.modelloader.collada import load_collada
 
 PUMA_FACTS = facts("openrave/robots/pumaarm.zae")
 WAM_FACTS = facts("openrave/robots/barrett-wam-sensors.zae")

@@ -8,14 +8,14 @@ import math
 import numpy as np
 import pytest
 from collision_helpers import MODELS, box, box_mesh, one_link_body, pose
+
+from hrpsim.bodyinfo import Shape
 from hrpsim.collision import queries
 from hrpsim.collision.kinematics import link_poses
 from hrpsim.collision.scene import Scene
 from hrpsim.engines.ode.rays import ray_triangles, scan_directions
-from hrpsim.modelloader import load_body
-
-from hrpsim.bodyinfo import Shape
 from hrpsim.kinematics import forward_kinematics, link_values
+from hrpsim.modelloader import load_body
 
 
 def scene_with(probe_at, *shapes: Shape) -> Scene:

@@ -15,12 +15,13 @@ import pytest
 import yaml
 from collision_helpers import MODELS, collision_service, wait_registered
 from collision_helpers import pose as pose_at
-from hrpsim.engines.ode.engine import World
-from hrpsim.engines.ode.remote_contacts import RemoteContacts, model_link_poses
-from hrpsim.modelloader import load_body
 from process_helpers import HRPSIM, REPO, spawn
 
+from hrpsim.engines.base import JointCommand
+from hrpsim.engines.ode.engine import OdeEngine
+from hrpsim.engines.ode.remote_contacts import RemoteContacts, model_link_poses
 from hrpsim.errors import ModelError, SimulationError
+from hrpsim.modelloader import load_body
 from hrpsim.project import CollisionPair, ModelConfig, Project, WorldConfig
 
 SAMPLE1 = MODELS / "openhrp3" / "model" / "sample1.wrl"
@@ -40,7 +41,7 @@ def initial_joints(robot) -> dict[str, float]:
 
 
 def sample_world(tmp: Path, bodies, *, self_collision: bool = False, waist: float = WAIST_HEIGHT,
-                 collision: str = "builtin", nameserver: str | None = None) -> World:
+                 collision: str = "builtin", nameserver: str | None = None) -> OdeEngine:
     joints = initial_joints(bodies["robot"])
     models = [ModelConfig("floor", str(FLOOR), static=True, position=[0.0, 0.0, -0.1]),
               ModelConfig("robot", str(SAMPLE1), position=[0.0, 0.0, waist], joints=joints, drive="high_gain")]
@@ -49,13 +50,13 @@ def sample_world(tmp: Path, bodies, *, self_collision: bool = False, waist: floa
         pairs.append(CollisionPair("robot", "robot", self_collision=True))
     project = Project(path=str(tmp / "sample.yaml"), world=WorldConfig(timestep=0.001, collision=collision),
                       models=models, collisions=pairs)
-    world = World(project, bodies, nameserver=nameserver)
+    world = OdeEngine(project, bodies, nameserver=nameserver)
     robot = world.model("robot")
-    world.command("robot", q_ref=np.array([joints[n] for n in robot.joint_names]))
+    world.apply("robot", JointCommand(q_ref=np.array([joints[n] for n in robot.joint_names])))
     return world
 
 
-def builtin_geom_contacts(world: World) -> list[tuple[str, np.ndarray, np.ndarray, float]]:
+def builtin_geom_contacts(world: OdeEngine) -> list[tuple[str, np.ndarray, np.ndarray, float]]:
     """ODE's contacts between the floor's geoms and each robot link's geoms, from the simulator's
     own geom objects (the calls its built-in generator makes), as (link, position, normal, depth)."""
     floor, robot = world.model("floor"), world.model("robot")
@@ -69,7 +70,7 @@ def builtin_geom_contacts(world: World) -> list[tuple[str, np.ndarray, np.ndarra
     return out
 
 
-def service_contacts(client, world: World, pairs) -> list[tuple[str, np.ndarray, np.ndarray, float]]:
+def service_contacts(client, world: OdeEngine, pairs) -> list[tuple[str, np.ndarray, np.ndarray, float]]:
     poses = {name: model_link_poses(world.model(name)) for name in ("floor", "robot")}
     out = []
     for record in client.call("contacts", poses=poses, pairs=pairs):
@@ -166,8 +167,8 @@ def test_runs_in_both_modes_agree(nameserver, tmp_path, bodies):
             service.close()
     assert any(b > 0 for b, _ in counts), "the robot lands on the floor"
     assert [b for b, _ in counts] == [s for _, s in counts]
-    end_b = builtin.state("robot")["root_position"]
-    end_s = service.state("robot")["root_position"]
+    end_b = builtin.read("robot").root_position
+    end_s = service.read("robot").root_position
     assert np.linalg.norm(end_b - end_s) < 1e-3
     assert end_b[2] < WAIST_HEIGHT + 0.005  # it did come down
 
@@ -182,7 +183,7 @@ def test_the_walking_pattern_runs_the_same_in_both_modes(nameserver, tmp_path, b
             counts = []
             for tick in range(1500):
                 for world in (builtin, service):
-                    world.command("robot", q_ref=rows[tick // 2])  # the pattern's rows are 2 ms apart
+                    world.apply("robot", JointCommand(q_ref=rows[tick // 2]))  # the pattern's rows are 2 ms apart
                     world.step()
                 counts.append((builtin.contacts.count, service.contacts.count))
         finally:
@@ -190,9 +191,9 @@ def test_the_walking_pattern_runs_the_same_in_both_modes(nameserver, tmp_path, b
     seen = {b for b, _ in counts}
     assert 0 in seen and max(seen) >= 2, "contacts came and went"
     assert [b for b, _ in counts] == [s for _, s in counts]
-    start, end_b = np.array([0.0, 0.0, WAIST_HEIGHT]), builtin.state("robot")["root_position"]
+    start, end_b = np.array([0.0, 0.0, WAIST_HEIGHT]), builtin.read("robot").root_position
     assert np.linalg.norm(end_b[:2] - start[:2]) > 0.02  # the robot moved
-    assert np.linalg.norm(end_b - service.state("robot")["root_position"]) < 1e-3
+    assert np.linalg.norm(end_b - service.read("robot").root_position) < 1e-3
 
 
 def test_a_world_asking_for_the_service_without_one_says_so(nameserver, tmp_path, bodies):
@@ -256,15 +257,15 @@ def test_bodies_added_by_model_file_through_the_modelloader(nameserver, tmp_path
         loader.stop()
 
 
-def crawler_world(tmp: Path, mode: str, nameserver: str | None = None) -> World:
+def crawler_world(tmp: Path, mode: str, nameserver: str | None = None) -> OdeEngine:
     """OpenHRP3's SampleCrawler world: crawler.wrl on env.wrl, both tracks driven at 0.5 m/s."""
     env, crawler = MODELS / "openhrp3" / "model" / "env.wrl", MODELS / "openhrp3" / "model" / "crawler.wrl"
     models = [ModelConfig("plane", str(env), static=True, position=[0.0, 0.0, -0.1]),
               ModelConfig("crawler", str(crawler), position=[-1.0, 0.0, 0.1])]
     project = Project(path=str(tmp / "crawler.yaml"), world=WorldConfig(timestep=0.001, collision=mode),
                       models=models, collisions=[CollisionPair("plane", "crawler", friction=0.5)])
-    world = World(project, {"plane": load_body(env), "crawler": load_body(crawler)}, nameserver=nameserver)
-    world.command("crawler", torque=[0.5, 0.5])  # a crawler's command is its track speed
+    world = OdeEngine(project, {"plane": load_body(env), "crawler": load_body(crawler)}, nameserver=nameserver)
+    world.apply("crawler", JointCommand(torque=[0.5, 0.5]))  # a crawler's command is its track speed
     return world
 
 
@@ -282,6 +283,6 @@ def test_the_crawler_world_runs_the_same_in_both_modes(nameserver, tmp_path):
         finally:
             service.close()
     assert [b for b, _ in counts] == [s for _, s in counts]
-    end_b = builtin.state("crawler")["root_position"]
+    end_b = builtin.read("crawler").root_position
     assert end_b[0] > -1.0 + 0.3  # driven forward by its tracks
-    assert np.linalg.norm(end_b - service.state("crawler")["root_position"]) < 1e-3
+    assert np.linalg.norm(end_b - service.read("crawler").root_position) < 1e-3

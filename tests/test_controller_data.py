@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from controller_helpers import MODELS
-from hrpsim.hil.motion_data import read_gains, read_motion
 
+from hrpsim.controllers.motion_data import read_gains, read_motion
 from hrpsim.errors import ConfigError
 
 SAMPLE = MODELS / "openhrp3" / "controller" / "SampleController" / "etc"

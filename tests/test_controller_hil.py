@@ -55,7 +55,7 @@ def test_replayed_angles_reach_the_controller(nameserver, tmp_path):
     recorder = write_controller(tmp_path, "recorder", f"""
         import numpy as np
         from hrpsim.controllers import Controller
-        from hrpsim.hil.motion_data import read_motion
+        from hrpsim.controllers.motion_data import read_motion
 
         class Recorder(Controller):
             def start(self, body):
@@ -76,3 +76,47 @@ def test_replayed_angles_reach_the_controller(nameserver, tmp_path):
     while not out.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert float(out.read_text()) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_one_controller_against_the_simulator_and_the_stand_in_through_the_same_loop(nameserver, tmp_path):
+    """The same program, unchanged, against ODE and against the stand-in: both runs come out of the one
+    tick loop (same summary, same figures), only the engine differs."""
+    from controller_helpers import Stack
+
+    controller = EXAMPLES / "controllers" / "pa10_follow.py"
+    stand_in = run_stand_in(tmp_path, nameserver, [], controller, 0.2)
+    with Stack(tmp_path, nameserver, EXAMPLES / "pa10.yaml", until=0.2) as stack:
+        stack.controller(controller, name="pa10_follow", robot="pa10")
+        simulated = stack.run()
+    assert (stand_in["engine"], simulated["engine"]) == ("kinematic", "ode")
+    assert set(stand_in) == set(simulated)
+    for summary in (stand_in, simulated):
+        report = summary["controllers"]["pa10_follow"]
+        assert summary["error"] is None and summary["ticks"] == 200
+        assert report["ticks"] == 200 and report["missed"] == 0 and report["errors"] == 0
+        assert summary["robots"]["pa10"]["has_joints"] is True
+
+
+def test_a_controller_drives_the_example_robot_driver_unchanged(nameserver, tmp_path):
+    """examples/driver/robot_driver.py speaks the simulator's side of the protocol as a real robot's
+    driver would; the sample controller attaches to it, runs, and leaves on its bye."""
+    driver_log = tmp_path / "driver.log"
+    with open(driver_log, "wb") as out:
+        popen = subprocess.Popen([sys.executable, str(EXAMPLES / "driver" / "robot_driver.py"), "--model",
+                                  str(MODELS / "openhrp3" / "model" / "PA10" / "pa10.main.wrl"), "--robot", "pa10",
+                                  "--ticks", "200", "--period", "0.002", "--nameserver", nameserver],
+                                 stdout=out, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True)
+    driver = ManagedProcess(popen, driver_log)
+    ctl = None
+    try:
+        entry = wait_registered(nameserver, "driver-pa10", driver)
+        assert entry["kind"] == "simserver" and entry["metadata"]["robots"] == ["pa10"]
+        ctl = spawn(["controller", str(EXAMPLES / "controllers" / "hold_pose.py"), "--robot", "pa10",
+                     "--nameserver", nameserver], tmp_path / "controller.log")
+        assert ctl.popen.wait(timeout=60) == 0, ctl.log_text() + driver.log_text()
+        assert "the driver stopped after 200 ticks" in ctl.log_text()
+        assert driver.popen.wait(timeout=30) == 0, driver.log_text()
+    finally:
+        if ctl is not None:
+            ctl.stop()
+        driver.stop()

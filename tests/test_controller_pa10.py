@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 from controller_helpers import EXAMPLES, MODELS, Stack
-from hrpsim.hil.motion_data import read_motion
+
+from hrpsim.controllers.motion_data import read_motion
 
 ANGLES = MODELS / "openhrp3" / "controller" / "PA10Controller" / "etc" / "angle.dat"
 RMS_LIMIT = 0.01  # rad

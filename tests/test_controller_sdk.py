@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from controller_helpers import EXAMPLES, write_controller
-from hrpsim.controllers.command import Command
-from hrpsim.controllers.runner import _controller_options, load_controller
-from hrpsim.controllers.state import JointIndex, State
 
+from hrpsim.controllers.command import Command
+from hrpsim.controllers.runner import controller_class, load_controller, make_controller
+from hrpsim.controllers.state import JointIndex, State
 from hrpsim.errors import ConfigError, NotFound, RequestError
 
 JOINTS = JointIndex(["HIP", "KNEE", "ANKLE"])
@@ -63,8 +67,41 @@ def test_loading_a_controller_file(tmp_path):
         load_controller(str(tmp_path / "missing.py"))
 
 
-def test_keyword_options_from_the_command_line():
-    assert _controller_options(["p_gain=400", "mode=torque", "x=-1.5"]) == {"p_gain": 400.0, "mode": "torque",
-                                                                              "x": -1.5}
-    with pytest.raises(ConfigError, match="KEY=VALUE"):
-        _controller_options(["oops"])
+OPTIONED = """
+    from pathlib import Path
+    from hrpsim.controllers import Controller
+    class Tuned(Controller):
+        def __init__(self, *, gain: float = 1.0, steps: int = 1, verbose: bool = False, log: Path | None = None,
+                     label: str = "", scale=2.0) -> None:
+            super().__init__()
+            self.gain, self.steps, self.verbose, self.log = gain, steps, verbose, log
+            self.label, self.scale = label, scale
+"""
+
+
+def test_keyword_options_are_converted_by_the_constructors_type_hints(tmp_path):
+    cls = controller_class(str(write_controller(tmp_path, "tuned", OPTIONED)))
+    ctl = make_controller(cls, ["gain=1e3", "steps=20", "verbose=no", "log=~/x.log", "label=1e3", "scale=3"])
+    assert (ctl.gain, ctl.steps, ctl.verbose, ctl.label, ctl.scale) == (1000.0, 20, False, "1e3", 3.0)
+    assert ctl.log == Path("~/x.log").expanduser()
+    assert make_controller(cls, ["verbose=true"]).verbose is True
+
+
+@pytest.mark.parametrize("pair, message", [
+    ("gain=fast", "gain takes a number"),
+    ("steps=2.5", "steps takes a whole number"),
+    ("verbose=maybe", "verbose is a flag"),
+    ("gian=1", "takes no option 'gian'"),
+    ("oops", "KEY=VALUE"),
+])
+def test_an_option_that_cannot_be_converted_is_named(tmp_path, pair, message):
+    cls = controller_class(str(write_controller(tmp_path, "tuned", OPTIONED)))
+    with pytest.raises(ConfigError, match=message):
+        make_controller(cls, [pair])
+
+
+def test_the_controller_command_refuses_a_bad_option_naming_it(tmp_path):
+    path = write_controller(tmp_path, "tuned", OPTIONED)
+    done = subprocess.run([sys.executable, "-m", "hrpsim", "controller", str(path), "--robot", "r",
+                           "-o", "steps=lots", "--connect-timeout", "1"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "steps takes a whole number" in done.stderr, done.stderr

@@ -18,7 +18,9 @@ REFERENCE = REPO / "tests" / "data" / "sample_walk_summary.json"
 
 def _physical_figures(summary: dict) -> dict:
     walker = summary["controllers"]["walker"]
-    return {"sim_time": summary["sim_time"], "ticks": summary["ticks"], "robots": summary["robots"],
+    robots = {name: {k: r[k] for k in ("root_start", "root_end", "min_root_z")}
+              for name, r in summary["robots"].items()}
+    return {"sim_time": summary["sim_time"], "ticks": summary["ticks"], "robots": robots,
             "controllers": {"walker": {k: walker[k] for k in ("ticks", "missed", "errors", "policy_applied")}},
             "error": summary["error"], "published": summary["published"]}
 

@@ -100,3 +100,20 @@ def test_until_ends_a_run_cleanly_with_a_summary(tmp_path: Path, until: str) -> 
     for key in ("sim_time", "wall_time", "real_time_factor", "ticks", "robots", "controllers", "error"):
         assert key in summary
     assert "run summary" in out
+
+
+def test_a_model_that_cannot_be_loaded_is_named_with_its_problems(tmp_path: Path, models_dir: Path) -> None:
+    text = (models_dir / "openhrp3/model/sample1.wrl").read_text(errors="replace")
+    cut = text[: len(text) // 2]
+    (tmp_path / "half.wrl").write_text(cut)
+    project = tmp_path / "one_bad.yaml"
+    project.write_text(f"world: {{end_time: 0.1}}\nmodels:\n"
+                       f"  - {{name: floor, file: {models_dir / 'openhrp3/model/floor.wrl'}, static: true}}\n"
+                       f"  - {{name: walker, file: half.wrl}}\n")
+    proc = launch([str(project), "--nameserver", "tcp://127.0.0.1:*"], tmp_path)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1
+    assert "1 model(s) could not be loaded: walker" in err
+    end = f"{tmp_path / 'half.wrl'}:{cut.count(chr(10)) + 1}:{len(cut) - cut.rfind(chr(10))}"
+    assert f"model 'walker': {end}: syntax error: the file ends early; still open:" in err, err
+    assert processes_mentioning(str(tmp_path / "run")) == []

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from modelloader_helpers import write_model
+
 from hrpsim.modelloader import load_body
 from hrpsim.modelloader.cache import BodyCache, file_sha256
-from modelloader_helpers import write_model
 
 
 def test_entries_live_while_every_file_keeps_its_content(tmp_path: Path) -> None:

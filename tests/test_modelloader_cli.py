@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 from pathlib import Path
 
@@ -40,3 +42,16 @@ def test_info_of_other_formats_goes_through_the_same_dispatch() -> None:
 def test_info_of_a_missing_file_names_it() -> None:
     done = hrpsim("model", "info", "/nonexistent/robot.wrl")
     assert done.returncode == 1 and "/nonexistent/robot.wrl: no such file" in done.stderr
+
+
+def test_a_reader_that_stops_early_ends_the_command_without_a_traceback() -> None:
+    # As `hrpsim model info X | head`: the read end closes before the command writes anything.
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        done = subprocess.run([*HRPSIM, "model", "info", str(MODELS / "openhrp3/model/sample1.wrl")], cwd=REPO,
+                              stdout=writer, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(writer)
+    assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
+    assert done.returncode == 128 + signal.SIGPIPE

@@ -6,12 +6,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hrpsim.modelloader import load_body
 from modelloader_helpers import MODELS, modelloader_process
 
 from hrpsim.bodyinfo import bodies_equal
 from hrpsim.client import Client
 from hrpsim.errors import ModelError, NotFound, RequestError
+from hrpsim.modelloader import load_body
 from hrpsim.models import fetch_body
 
 
@@ -76,6 +76,25 @@ def test_a_broken_model_is_an_error_reply_and_the_service_goes_on(loader, tmp_pa
         client.call("load", path=42)
     assert client.call("ping")["kind"] == "modelloader"
     assert fetch_body(MODELS / "openhrp3/model/floor.wrl", nameserver=nameserver).name == "floor"
+
+
+def test_a_model_error_crosses_the_wire_with_every_problem_and_its_place(loader, tmp_path: Path) -> None:
+    _, client = loader
+    broken = tmp_path / "two_problems.urdf"
+    broken.write_text('<robot name="r">\n  <link name="a"/>\n  <link name="b"/>\n'
+                      '  <joint name="j" type="revolving">\n    <parent link="a"/><child link="b"/>\n  </joint>\n'
+                      '  <joint name="k" type="fixed">\n    <parent link="a"/><child link="ghost"/>\n  </joint>\n'
+                      '</robot>\n')
+    with pytest.raises(ModelError) as local:
+        load_body(broken)
+    with pytest.raises(ModelError) as remote:
+        client.call("load", path=str(broken))
+    assert len(remote.value.problems) == len(local.value.problems) >= 2
+    for theirs, ours in zip(remote.value.problems, local.value.problems, strict=True):
+        assert (theirs, theirs.file, theirs.line, theirs.column) == (ours, ours.file, ours.line, ours.column)
+        assert theirs.file == str(broken) and theirs.line is not None
+    assert {4, 8} <= {p.line for p in remote.value.problems}  # the bad type, the unknown child
+    assert "modelloader" in str(remote.value)  # names the peer that failed
 
 
 def test_lenient_option_reaches_the_loader(loader, tmp_path: Path) -> None:

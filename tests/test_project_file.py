@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,90 @@ controllers: [{name: c, robot: r, command: x, period: 0.0025}]
 """)
     with pytest.raises(ConfigError, match="not a whole multiple"):
         load_project(path)
+
+
+def test_a_controller_without_period_runs_at_one_time_step(tmp_path: Path) -> None:
+    path = write(tmp_path, """
+world: {timestep: 0.002}
+models: [{name: r, file: m.wrl}]
+controllers: [{name: c, robot: r, command: x}]
+""")
+    assert load_project(path).controllers[0].period == 0.002
+
+
+@pytest.mark.parametrize("key, entry", [
+    ("models[0].static", 'models: [{name: r, file: m.wrl, static: "no"}]'),
+    ("world.joint_limits", 'world: {joint_limits: "false"}\nmodels: [{name: r, file: m.wrl}]'),
+    ("services.collision", 'models: [{name: r, file: m.wrl}]\nservices: {collision: "no"}'),
+    ("models[0].options.lenient", 'models: [{name: r, file: m.wrl, options: {lenient: 1}}]'),
+    ("collisions[0].self_collision", 'models: [{name: r, file: m.wrl}]\n'
+                                     'collisions: [{a: r, b: r, self_collision: "yes"}]'),
+])
+def test_a_flag_that_is_not_a_boolean_is_refused_naming_its_key(tmp_path: Path, key: str, entry: str) -> None:
+    path = write(tmp_path, entry + "\n")
+    with pytest.raises(ConfigError, match=re.escape(f"{key}: must be true or false")):
+        load_project(path)
+
+
+def test_true_and_false_flags_are_read_as_written(tmp_path: Path) -> None:
+    path = write(tmp_path, "models: [{name: a, file: m.wrl, static: false}, {name: b, file: m.wrl, static: true}]\n")
+    p = load_project(path)
+    assert (p.model("a").static, p.model("b").static) == (False, True)
+
+
+def test_an_empty_project_file_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "# nothing yet\n")
+    with pytest.raises(ConfigError, match=rf"{path}: the project file is empty"):
+        load_project(path)
+
+
+@pytest.mark.parametrize("cut_after", ["models:", "collisions:", "  - {name: box, file: m.wrl}\n  -"])
+def test_a_file_cut_short_after_a_key_is_refused(tmp_path: Path, cut_after: str) -> None:
+    full = """world: {timestep: 0.001, end_time: 2.0}
+models:
+  - {name: floor, file: m.wrl, static: true}
+  - {name: box, file: m.wrl}
+  - {name: ball, file: m.wrl}
+collisions:
+  - {a: floor, b: box}
+"""
+    path = write(tmp_path, full[:full.index(cut_after) + len(cut_after)])
+    with pytest.raises(ConfigError, match=r"empty"):
+        load_project(path)
+
+
+def test_end_time_without_models_is_noted_and_the_example_does_not_write_it(tmp_path: Path) -> None:
+    path = write(tmp_path, "world: {timestep: 0.001, end_time: 1.0}\n")
+    assert any("end_time has no effect" in note for note in load_project(path).notes)
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    assert load_project(examples / "nameserver_only.yaml").notes == []
+
+
+def test_restart_policies_of_services_and_controllers(tmp_path: Path) -> None:
+    path = write(tmp_path, """
+models:
+  - {name: robot, file: m.wrl}
+services: {nameserver: {restart: never}, collision: {restarts: 2}, loader: local}
+controllers:
+  - {name: c, robot: robot, command: x, restart: on-failure, restarts: 4}
+  - {name: d, robot: robot, command: y}
+""")
+    p = load_project(path)
+    assert (p.service_restart("nameserver").restart, p.service_restart("collision").restarts) == ("never", 2)
+    assert p.service_restart("modelloader").restart == "on-failure"  # the default for a service
+    assert (p.controllers[0].restart, p.controllers[0].restarts) == ("on-failure", 4)
+    assert p.controllers[1].restart == "never"  # the default for a controller
+
+
+def test_bad_restart_policies_are_named_by_key(tmp_path: Path) -> None:
+    path = write(tmp_path, """
+models:
+  - {name: robot, file: m.wrl}
+services: {modelloader: {restart: always, retries: 3}}
+controllers:
+  - {name: c, robot: robot, command: x, restarts: -1}
+""")
+    with pytest.raises(ConfigError) as err:
+        load_project(path)
+    for key in ("services.modelloader.restart", "services.modelloader.retries", "controllers[0].restarts"):
+        assert key in str(err.value), key

@@ -33,6 +33,8 @@ def test_every_grxui_project_of_the_corpus_maps_onto_its_facts(models_dir: Path)
                 assert any(fact["controller"] in note for note in project.notes), rel
         pairs = {frozenset((c.a, c.b)) for c in project.collisions}
         assert len(pairs) == len(project.collisions) <= facts["num_collision_pairs"]
+        assert project.collision_pairs() == project.collisions, rel  # exactly the listed pairs, as GrxUI
+        assert len(project.extra_joints) == facts["num_extra_joint_items"], rel
 
 
 def test_pa10_initial_pose_root_pose_and_friction(models_dir: Path) -> None:

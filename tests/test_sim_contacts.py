@@ -6,10 +6,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hrpsim.engines.ode.engine import World
-from sim_helpers import box_body, floor_body, model, project
+from sim_helpers import box_body, floor_body, folded_chain, model, project
 
 from hrpsim.bodyinfo import Body, Link, Shape
+from hrpsim.engines.ode.engine import OdeEngine
 from hrpsim.project import CollisionPair
 
 G = 9.8
@@ -25,14 +25,14 @@ def test_restitution_sets_the_rebound_height(tmp_path: Path) -> None:
     proj, bodies = project(tmp_path, [(model("floor", static=True), floor_body()),
                                       (model("ball", position=(0.0, 0.0, 1.1)), _ball())],
                            collisions=[CollisionPair("floor", "ball", restitution=0.8)])
-    world = World(proj, bodies)
+    world = OdeEngine(proj, bodies)
     heights, bounced = [], False
     for _ in range(1200):
         world.step()
-        state = world.state("ball")
-        bounced = bounced or state["root_velocity"][2] > 0
+        state = world.read("ball")
+        bounced = bounced or state.root_velocity[2] > 0
         if bounced:
-            heights.append(state["root_position"][2] - 0.1)
+            heights.append(state.root_position[2] - 0.1)
     assert max(heights) == pytest.approx(0.8**2 * 1.0, rel=0.05)
 
 
@@ -42,25 +42,15 @@ def test_a_sliding_box_stops_where_its_sliding_friction_says(tmp_path: Path, sli
     proj, bodies = project(tmp_path, [(model("floor", static=True), floor_body()),
                                       (model("box", position=(0.0, 0.0, 0.1)), box_body())],
                            collisions=[CollisionPair("floor", "box", friction=0.5, sliding_friction=sliding)])
-    world = World(proj, bodies)
+    world = OdeEngine(proj, bodies)
     for _ in range(20):
         world.step()  # settle onto the floor
     world.set_link_data("box", root_velocity=[2.0, 0.0, 0.0, 0.0, 0.0, 0.0])
-    start = world.state("box")["root_position"][0]
+    start = world.read("box").root_position[0]
     for _ in range(1000):
         world.step()
-    travelled = world.state("box")["root_position"][0] - start
+    travelled = world.read("box").root_position[0] - start
     assert travelled == pytest.approx(2.0**2 / (2 * mu_used * G), rel=0.05)
-
-
-def _folded_chain() -> Body:
-    """Three 0.3 m links on Y hinges folded back so that the third lies across the first."""
-    def rod(name: str, parent: int, joint_id: int, x: float) -> Link:
-        return Link(name, parent=parent, joint_type="rotate" if parent >= 0 else "fixed",
-                    joint_axis=np.array([0.0, 1.0, 0.0]), joint_id=joint_id, translation=np.array([x, 0.0, 0.0]),
-                    mass=1.0, com=np.array([0.15, 0.0, 0.0]), inertia=np.eye(3) * 0.01,
-                    shapes=[Shape("box", translation=np.array([0.15, 0.0, 0.0]), size=np.array([0.3, 0.05, 0.05]))])
-    return Body("chain", links=[rod("L0", -1, -1, 0.0), rod("L1", 0, 0, 0.3), rod("L2", 1, 1, 0.3)])
 
 
 @pytest.mark.parametrize("self_collision", [True, False])
@@ -69,17 +59,17 @@ def test_self_collision_only_when_the_project_asks_and_never_between_neighbours(
     pairs = [CollisionPair("chain", "chain", self_collision=True)] if self_collision else [
         CollisionPair("chain", "other")]
     other = box_body()
-    proj, bodies = project(tmp_path, [(model("chain", joints={"L1": 2.8, "L2": 2.8}), _folded_chain()),
+    proj, bodies = project(tmp_path, [(model("chain", joints={"L1": 2.8, "L2": 2.8}), folded_chain()),
                                       (model("other", position=(5.0, 5.0, 5.0), static=True), other)],
                            collisions=pairs, gravity=[0.0, 0.0, 0.0])
-    world = World(proj, bodies)
+    world = OdeEngine(proj, bodies)
     world.collide()
     touching = {(world.model("chain").info.links[a].name, world.model("chain").info.links[b].name)
                 for a, b in _contact_links(world)}
     assert touching == ({("L0", "L2")} if self_collision else set())
 
 
-def _contact_links(world: World) -> list[tuple[int, int]]:
+def _contact_links(world: OdeEngine) -> list[tuple[int, int]]:
     """Link index pairs of the chain's geoms that collide now, through the world's own generator."""
     made: list[tuple[int, int]] = []
     generator = world.contacts

@@ -6,17 +6,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hrpsim.engines.ode.engine import World
-from hrpsim.engines.ode.extrajoints import loop_gap
-from hrpsim.modelloader import load_body
 from sim_helpers import CLOSED_LINK, FLOOR, SAMPLE1, model, project
 
+from hrpsim.engines.base import JointCommand
+from hrpsim.engines.ode.engine import OdeEngine
+from hrpsim.engines.ode.extrajoints import loop_gap
+from hrpsim.modelloader import load_body
 from hrpsim.project import CollisionPair
 
 G = 9.8
 
 
-def _sample1_world(tmp_path: Path, *, timestep: float = 0.001) -> World:
+def _sample1_world(tmp_path: Path, *, timestep: float = 0.001) -> OdeEngine:
     robot = load_body(SAMPLE1)
     proj, bodies = project(
         tmp_path,
@@ -24,21 +25,21 @@ def _sample1_world(tmp_path: Path, *, timestep: float = 0.001) -> World:
          (model("robot", position=(0.0, 0.0, 0.7235), drive="high_gain"), robot)],
         timestep=timestep, collisions=[CollisionPair("floor", "robot", friction=0.5)],
     )
-    return World(proj, bodies)
+    return OdeEngine(proj, bodies)
 
 
 @pytest.mark.parametrize("timestep", [0.001, 0.002])
 def test_sample1_holds_its_initial_pose_upright_on_its_feet(tmp_path: Path, timestep: float) -> None:
     world = _sample1_world(tmp_path, timestep=timestep)
     body = world.body("robot")
-    start = world.state("robot")
+    start = world.read("robot")
     for _ in range(round(5.0 / timestep)):
         world.step()
-    state = world.state("robot")
-    assert np.allclose(state["q"], start["q"], atol=1e-3)
-    assert np.linalg.norm(state["root_position"] - start["root_position"]) < 5e-3
-    assert state["root_rotation"][:, 2] @ np.array([0.0, 0.0, 1.0]) > 0.999  # upright
-    sensors = state["sensors"]
+    state = world.read("robot")
+    assert np.allclose(state.q, start.q, atol=1e-3)
+    assert np.linalg.norm(state.root_position - start.root_position) < 5e-3
+    assert state.root_rotation[:, 2] @ np.array([0.0, 0.0, 1.0]) > 0.999  # upright
+    sensors = state.sensors
     feet = sensors["lfsensor"][2] + sensors["rfsensor"][2]
     assert feet == pytest.approx(body.total_mass * G, rel=0.04)  # only the feet below the sensors are missing
     below_sensors = sum(lk.mass for lk in body.links if lk.name.endswith("ANKLE_R"))
@@ -52,13 +53,13 @@ def test_sample1_holds_its_initial_pose_upright_on_its_feet(tmp_path: Path, time
 def test_closed_link_sample_keeps_its_loop_closed_while_driven(tmp_path: Path) -> None:
     body = load_body(CLOSED_LINK)
     proj, bodies = project(tmp_path, [(model("closed", drive="torque"), body)])
-    world = World(proj, bodies)
+    world = OdeEngine(proj, bodies)
     names = world.model("closed").joint_names
-    world.command("closed", dq_ref=[1.5] + [0.0] * (len(names) - 1), modes={names[0]: "velocity"})
+    world.apply("closed", JointCommand(dq_ref=[1.5] + [0.0] * (len(names) - 1), modes={names[0]: "velocity"}))
     gaps = []
     for _ in range(2000):
         world.step()
         gaps.append(loop_gap(world.model("closed"), body.extra_joints[0]))
-    q = world.state("closed")["q"]
+    q = world.read("closed").q
     assert q[0] == pytest.approx(3.0, abs=0.01)  # the crank turned
     assert max(gaps) < 1e-3

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import ode
 import pytest
-from hrpsim.engines.ode.geometry import Frame, make_geoms, mesh_bounding_box
 
 from hrpsim.bodyinfo import Shape
+from hrpsim.engines.ode.geometry import Frame, make_geoms, mesh_bounding_box
 from hrpsim.errors import ModelError
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import ode
 import pytest
-from hrpsim.engines.ode import trimesh as odemesh
-from hrpsim.engines.ode.geometry import make_geoms
 
 from hrpsim.bodyinfo import Shape
+from hrpsim.engines.ode import trimesh as odemesh
+from hrpsim.engines.ode.geometry import make_geoms
 from hrpsim.project import load_project
 
 pytestmark = pytest.mark.skipif(not odemesh.AVAILABLE, reason="this libode has no trimesh collision")
@@ -114,16 +114,16 @@ def test_each_mesh_geom_carries_its_exact_trimesh_and_plain_shapes_do_not() -> N
 
 
 def test_the_sample_crawler_stands_still_on_its_mesh_ramp_environment(models_dir: Path) -> None:
-    from hrpsim.engines.ode.engine import World
+    from hrpsim.engines.ode.engine import OdeEngine
     from hrpsim.modelloader import load_body
 
     project = load_project(models_dir / "openhrp3/project/SampleCrawler.xml")
-    world = World(project, {m.name: load_body(m.file) for m in project.models})
+    world = OdeEngine(project, {m.name: load_body(m.file) for m in project.models})
     try:
-        start = world.state("crawler")["root_position"].copy()
+        start = world.read("crawler").root_position.copy()
         for _ in range(1000):
             world.step()
-        moved = world.state("crawler")["root_position"] - start
+        moved = world.read("crawler").root_position - start
         assert np.linalg.norm(moved[:2]) < 0.01, f"with no command the crawler drifted by {moved}"
     finally:
         world.release()

@@ -44,13 +44,13 @@ class RawController:
 
 def one_tick(sim: HubUnderTest, ctl: RawController, answer) -> dict:
     """Run one tick; ``answer(state)`` returns the frame to send. Returns the state the controller saw."""
-    k = sim.world.tick
+    record = sim.record()
     sim.hub.poll()
-    sim.hub.before_collide(k)
+    sim.hub.before_collide(record)
     state = ctl.receive()
     ctl.send_raw(answer(state))
     sim.world.collide()
-    sim.hub.after_collide(k)
+    sim.hub.after_collide(record)
     sim.world.integrate()
     return state
 
@@ -72,17 +72,18 @@ def test_state_carries_numpy_arrays(sim):
     assert sim.hub.summary()["raw"]["ticks"] == 1
 
 
-@pytest.mark.parametrize(("build", "names"), [
-    (lambda s, n: proto.command(s["tick"], torque=np.zeros(n - 1)), ["torque", "expected"]),
-    (lambda s, n: proto.command(s["tick"], q_ref=np.r_[np.zeros(n - 1), np.nan]), ["q_ref", "is nan"]),
-    (lambda s, n: proto.command(s["tick"], modes={"NO_SUCH_JOINT": "torque"}), ["NO_SUCH_JOINT"]),
-    (lambda s, n: proto.command(s["tick"], modes={"WAIST_P": "floppy"}), ["WAIST_P", "floppy"]),
-    (lambda s, n: proto.command(s["tick"] + 7), ["tick"]),
-    (lambda s, n: proto.encode(proto.COMMAND, tick=s["tick"], torgue=np.zeros(n)), ["torgue"]),
-    (lambda s, n: b"\xc1 not msgpack", ["malformed"]),
-    (lambda s, n: msgpack.packb({"v": 99, "type": "command", "tick": s["tick"]}), ["version"]),
+@pytest.mark.parametrize(("build", "names", "field"), [
+    (lambda s, n: proto.command(s["tick"], torque=np.zeros(n - 1)), ["torque", "expected"], "torque"),
+    (lambda s, n: proto.command(s["tick"], q_ref=np.r_[np.zeros(n - 1), np.nan]), ["q_ref", "is nan"],
+     "q_ref[28]"),
+    (lambda s, n: proto.command(s["tick"], modes={"NO_SUCH_JOINT": "torque"}), ["NO_SUCH_JOINT"], "modes"),
+    (lambda s, n: proto.command(s["tick"], modes={"WAIST_P": "floppy"}), ["WAIST_P", "floppy"], "modes.WAIST_P"),
+    (lambda s, n: proto.command(s["tick"] + 7), ["tick"], "tick"),
+    (lambda s, n: proto.encode(proto.COMMAND, tick=s["tick"], torgue=np.zeros(n)), ["torgue"], "torgue"),
+    (lambda s, n: b"\xc1 not msgpack", ["malformed"], None),
+    (lambda s, n: msgpack.packb({"v": 99, "type": "command", "tick": s["tick"]}), ["version"], None),
 ])
-def test_bad_commands_get_an_error_naming_the_field_and_the_run_goes_on(sim, build, names):
+def test_bad_commands_get_an_error_naming_the_field_and_the_run_goes_on(sim, build, names, field):
     ctl = RawController(sim)
     n = len(ctl.welcome.joints)
     good = np.full(n, 0.25)
@@ -90,12 +91,13 @@ def test_bad_commands_get_an_error_naming_the_field_and_the_run_goes_on(sim, bui
     one_tick(sim, ctl, lambda s: build(s, n))
     error = ctl.receive()
     assert error["type"] == proto.ERROR and not error["fatal"]
+    assert (error["kind"], error["field"]) == (("RequestError", field) if field is not None else ("ProtocolError", ""))
     for word in names:
         assert word in error["message"]
     summary = sim.hub.summary()["raw"]
     assert summary["errors"] == 1 and summary["policy_applied"] == "hold"
     # hold: the last good command still drives the robot, and the next good tick is accepted
-    np.testing.assert_allclose(sim.world.state("robot")["q"], good)
+    np.testing.assert_allclose(sim.world.read("robot").q, good)
     one_tick(sim, ctl, lambda s: proto.command(s["tick"]))
     assert sim.hub.summary()["raw"]["ticks"] == 2
     assert sim.hub.attached == ["raw"]
@@ -113,7 +115,7 @@ def test_commands_by_joint_name(sim):
     ctl = RawController(sim)
     names = ctl.welcome.joints
     one_tick(sim, ctl, lambda s: proto.command(s["tick"], q_ref=[0.5], joints=[names[3]]))
-    q = sim.world.state("robot")["q"]
+    q = sim.world.read("robot").q
     assert q[3] == pytest.approx(0.5) and np.count_nonzero(q) == 1
 
 
@@ -126,6 +128,7 @@ def test_a_hello_for_an_unknown_robot_is_refused_by_name(sim):
     assert sock.poll(5000)
     error = proto.decode(sock.recv(), expect=proto.TO_CONTROLLER)
     assert error["fatal"] and "no_such_robot" in error["message"] and "robot" in error["message"]
+    assert (error["kind"], error["field"]) == ("RequestError", "robot")
     assert sim.hub.attached == []
 
 
@@ -147,7 +150,7 @@ def test_codec_lists_travel_too(sim):
     n = len(ctl.welcome.joints)
     one_tick(sim, ctl, lambda s: CODEC.encode({"v": 1, "type": "command", "tick": s["tick"],
                                                "q_ref": [0.1] * n, "dq_ref": [0.0] * n}))
-    np.testing.assert_allclose(sim.world.state("robot")["q"], 0.1)
+    np.testing.assert_allclose(sim.world.read("robot").q, 0.1)
 
 
 def test_a_reused_socket_number_does_not_detach_the_newcomer(sim):
@@ -165,3 +168,24 @@ def test_a_reused_socket_number_does_not_detach_the_newcomer(sim):
     assert sim.hub.attached == ["other"]
     assert sim.hub.summary()["raw"]["policy_applied"] == "hold"
     assert any("connection dropped" in e for e in sim.hub.summary()["raw"]["events"])
+
+
+def test_the_sdk_raises_the_simulators_error_type_with_its_field_for_a_refused_hello(sim):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from hrpsim.controllers.link import SimulatorLink
+    from hrpsim.errors import RequestError
+
+    link = SimulatorLink(sim.hub.endpoint, context=sim.context)
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            attached = pool.submit(link.attach, "raw", "robot", period=0.0015, timeout=10.0)
+            while not attached.done():
+                sim.hub.poll()
+                time.sleep(0.01)
+            with pytest.raises(RequestError) as refused:
+                attached.result()
+    finally:
+        link.close()
+    assert refused.value.field == "period" and "differs from the project" in str(refused.value)
+    assert "refused controller 'raw'" in str(refused.value)

@@ -21,10 +21,11 @@ def test_a_late_answer_is_counted_and_applied_at_the_next_tick(nameserver, tmp_p
         sock.recv()  # welcome
         n = len(body.joint_names)
 
+        record = sim.record()
         sim.hub.poll()
-        sim.hub.before_collide(0)
+        sim.hub.before_collide(record)
         sim.world.collide()
-        sim.hub.after_collide(0)  # nothing has come: realtime goes on, the tick is missed
+        sim.hub.after_collide(record)  # nothing has come and no slot is given: the tick is missed
         sim.world.integrate()
         assert sim.hub.summary()["slow"]["missed"] == 1
         assert sock.poll(5000)
@@ -33,5 +34,45 @@ def test_a_late_answer_is_counted_and_applied_at_the_next_tick(nameserver, tmp_p
         sim.hub.wait_for_controllers(["nobody"], 0.2)  # the answer arrives between ticks
         sim.step()
         report = sim.hub.summary()["slow"]
-        np.testing.assert_allclose(sim.world.state("robot")["q"], 0.3)
+        np.testing.assert_allclose(sim.world.read("robot").q, 0.3)
         assert report["ticks"] == 1 and report["errors"] == 0
+
+
+def test_an_answer_inside_its_slot_is_applied_to_that_tick(nameserver, tmp_path):
+    """Realtime: a controller that answers half a slot after the state is still in time; the hub serves
+    answers while the tick's wall-clock slot lasts and applies them to that tick."""
+    import threading
+    import time
+
+    body = sr1_body()
+    slot = 0.05
+    project = kinematic_project(tmp_path, [{"name": "half", "policy": "hold", "deadline": 5.0, "period": slot}],
+                                sync="realtime", timestep=slot)
+    n = len(body.joint_names)
+    ticks = 12
+
+    def slow_controller(sock: zmq.Socket) -> None:
+        for _ in range(ticks):
+            if not sock.poll(5000):
+                return
+            state = proto.decode(sock.recv(), expect=proto.TO_CONTROLLER)
+            time.sleep(slot / 2)
+            sock.send(proto.command(state["tick"], q_ref=np.full(n, 0.01 * state["tick"]), dq_ref=np.zeros(n)))
+
+    with HubUnderTest(nameserver, project, body) as sim:
+        sock = sim.context.socket(zmq.DEALER)
+        sock.connect(sim.hub.endpoint)
+        sock.send(proto.hello("half", "robot"))
+        assert sim.hub.wait_for_controllers(["half"], 5.0) == []
+        assert sock.poll(5000)
+        sock.recv()  # welcome
+        worker = threading.Thread(target=slow_controller, args=(sock,), daemon=True)
+        worker.start()
+        applied = []
+        for _ in range(ticks):
+            sim.step()
+            applied.append(float(sim.world.read("robot").q[0]))
+        worker.join(10)
+        report = sim.hub.summary()["half"]
+    assert applied == [0.01 * k for k in range(ticks)]
+    assert report["missed"] == 0 and report["late_applied"] == 0 and report["ticks"] == ticks

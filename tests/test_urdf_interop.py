@@ -8,10 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from urdf_helpers import PUMA, SR1, URDF_TO_COLLADA
+
 from hrpsim.modelloader.collada import load_collada
 from hrpsim.modelloader.urdf import load_urdf
 from hrpsim.modelloader.urdf_export import write_urdf
-from urdf_helpers import PUMA, SR1, URDF_TO_COLLADA
 
 
 def _urdf_to_collada(urdf: Path, out: Path) -> Path:
@@ -69,11 +70,12 @@ def test_our_urdf_export_is_read_by_urdfdom(tmp_path: Path):
 def test_vrml_sample_robot_through_our_urdf_and_urdfdom(tmp_path: Path):
     """OpenHRP's sample1.wrl written as URDF (with transmissions for its gear ratios) is read by
     urdfdom; its COLLADA agrees with our reading of that URDF."""
-    from hrpsim.modelloader import load_body
     from urdf_helpers import MODELS
 
+    from hrpsim.modelloader import load_body
+
     body = load_body(MODELS / "openhrp3" / "model" / "sample1.wrl")
-    # the tool has no floating joints: put the free root at the origin so none is written
+    # the tool does not read hrpsim:root_origin (the root's pose in the VRML file): compare at the origin
     body.root.translation[:] = 0.0
     body.root.rotation[:] = np.eye(3)
     urdf = write_urdf(body, tmp_path / "sample1.urdf")

@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import trimesh
-from hrpsim.modelloader.urdf import load_urdf
 from urdf_helpers import SR1, facts, inertial, robot, write
+
+from hrpsim.modelloader.urdf import load_urdf
 
 SR1_FACTS = facts("choreonoid/model/SR1/SR1.urdf")
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hrpsim.modelloader import load_body
 from modelloader_helpers import HRPSIM, MODELS, REPO, SENSOR_TYPE_OF_FACT, vrml_facts
 
+from hrpsim.modelloader import load_body
 from hrpsim.transforms import axis_angle_matrix
 
 FACTS = vrml_facts()

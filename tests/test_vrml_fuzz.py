@@ -8,17 +8,18 @@ it, so that the damage reaches the loader the way real files do.
 from __future__ import annotations
 
 import random
+import re
 import shutil
 from pathlib import Path
 
 import pytest
-from hrpsim.modelloader import load_body
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from modelloader_helpers import MODELS, vrml_corpus_files, vrml_facts
 
 from hrpsim.bodyinfo import Body
 from hrpsim.errors import ModelError
+from hrpsim.modelloader import load_body
 
 # Bytes that matter to the grammar, plus some that never belong in VRML.
 NASTY = [b"{", b"}", b"[", b"]", b'"', b"#", b",", b".", b"-", b"0", b"9", b"e", b"nan", b"\x00", b"\xff",
@@ -92,3 +93,24 @@ def test_hypothesis_mutations_of_sample1(corpus_copy: Path, data: st.DataObject)
     damaged = original[:at] + insert + original[at + data.draw(st.integers(0, 8), label="drop"):cut]
     outcome = _load_damaged(corpus_copy, rel, rel, damaged)
     assert outcome is None or isinstance(outcome, Body)
+
+
+def test_a_file_cut_short_names_where_it_ended_and_what_was_still_open(tmp_path: Path) -> None:
+    original = (MODELS / "openhrp3/model/sample1.wrl").read_text(errors="replace")
+    rng = random.Random("cut short")
+    ended_early = 0
+    for k in range(50):
+        text = original[: rng.randrange(len(original) // 10, len(original) - 10)]
+        path = tmp_path / f"cut{k}.wrl"
+        path.write_text(text)
+        with pytest.raises(ModelError) as caught:
+            load_body(path)
+        problem = caught.value.problems[0]
+        if "ends early" not in problem:
+            continue
+        ended_early += 1
+        last_line = text.count("\n") + 1
+        assert (problem.file, problem.line) == (str(path), last_line), problem
+        assert problem.column == len(text) - text.rfind("\n"), problem
+        assert re.search(r"still open: '[{[]' of \S+", problem), problem
+    assert ended_early >= 40

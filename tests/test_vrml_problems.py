@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hrpsim.modelloader import load_body
-from hrpsim.modelloader.openhrp_mass import MassPart, combine
 from modelloader_helpers import HRPSIM, MODELS, REPO, write_model
 
 from hrpsim.errors import ModelError
+from hrpsim.modelloader import load_body
+from hrpsim.modelloader.openhrp_mass import MassPart, combine
 
 BROKEN = """
 DEF R Humanoid { humanoidBody [ DEF ROOT Joint { jointType "free" children [
@@ -82,7 +82,8 @@ def test_syntax_error_in_an_inline_names_the_inlined_file(tmp_path: Path) -> Non
     path = write_model(tmp_path, """
 DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" children Inline { url "part.wrl" } } }
 """)
-    with pytest.raises(ModelError, match=rf"{tmp_path / 'part.wrl'}: syntax error: the file ends early"):
+    with pytest.raises(ModelError, match=rf"{tmp_path / 'part.wrl'}:2:1: syntax error: the file ends early; "
+                       r"still open: '\{' of Shape at 1:7"):
         load_body(path)
 
 
@@ -203,3 +204,18 @@ DEF R Humanoid {{ humanoidBody DEF ROOT Joint {{ jointType "fixed" children [ Se
 """, name="sweep.wrl")
     with pytest.raises(ModelError, match="more than 5000000 vertices"):
         load_body(sweep)
+
+
+def test_a_massless_segment_with_inertia_loads_with_a_warning_naming_its_place(tmp_path: Path) -> None:
+    path = write_model(tmp_path, """
+DEF R Humanoid { humanoidBody [ DEF ROOT Joint { jointType "free" children [
+  DEF GHOST Segment {
+    mass 0
+    momentsOfInertia [0.1 0 0 0 0.1 0 0 0 0.1] }
+] } ] }
+""")
+    body = load_body(path)
+    mass_line = path.read_text().splitlines().index("    mass 0") + 1
+    warnings = [w for w in body.metadata.get("warnings", []) if "mass 0 with a non-zero momentsOfInertia" in w]
+    assert len(warnings) == 1 and warnings[0].startswith(f"{path}:{mass_line}:"), body.metadata.get("warnings")
+    assert "GHOST" in warnings[0]

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from modelloader_helpers import JOINT_PROTO, write_model
+
+from hrpsim.errors import ModelError
 from hrpsim.modelloader import load_body
 from hrpsim.modelloader.vrml.nodes import Node
 from hrpsim.modelloader.vrml.parser import parse_text
 from hrpsim.modelloader.vrml.scope import instantiate, resolve_file
-from modelloader_helpers import JOINT_PROTO, write_model
-
-from hrpsim.errors import ModelError
 
 
 def test_commas_bare_mf_values_trailing_commas_and_nan(tmp_path: Path) -> None:
@@ -164,5 +164,6 @@ def test_syntax_errors_name_file_line_column_and_expectation(text: str, line: in
 
 
 def test_a_file_that_ends_early_says_so() -> None:
-    with pytest.raises(ModelError, match=r"bad\.wrl: syntax error: the file ends early; expected .*'\}'"):
+    with pytest.raises(ModelError, match=r"bad\.wrl:1:35: syntax error: the file ends early; "
+                       r"still open: '\{' of Transform at 1:11; expected .*'\}'"):
         parse_text("Transform { children [ Shape { } ]", "bad.wrl")

@@ -19,7 +19,7 @@ from process_helpers import ManagedProcess, start_nameserver, wait_for_file
 
 from hrpsim.client import Client
 from hrpsim.codec import CODEC, PROTOCOL_VERSION
-from hrpsim.errors import NotFound, PeerGone, ProtocolError, RequestError, Timeout
+from hrpsim.errors import AccessDenied, NotFound, PeerGone, ProtocolError, RequestError, Timeout
 from hrpsim.naming import NameClient, Registration
 
 HERE = Path(__file__).resolve().parent
@@ -91,7 +91,7 @@ def test_errors_are_typed_and_name_the_field(nameserver: str) -> None:
         with pytest.raises(RequestError, match="'endpoint'"):
             ns.register("a", "k", "", owner="me")
         ns.register("taken", "k", "tcp://x:1", owner="first")
-        with pytest.raises(RequestError, match="already registered by first"):
+        with pytest.raises(AccessDenied, match="already registered by another process"):
             ns.register("taken", "k", "tcp://x:2", owner="second")
         assert ns.register("taken", "k", "tcp://x:3", owner="first") == {"ttl": 3.0}
     with Client(nameserver, peer="nameserver") as client, pytest.raises(RequestError, match="unknown operation"):
@@ -203,6 +203,7 @@ def test_a_service_bound_to_every_interface_registers_a_reachable_endpoint(
     from hrpsim.service import Service
 
     monkeypatch.setenv("HRPSIM_ADVERTISE_HOST", "127.0.0.1")
+    monkeypatch.setenv("HRPSIM_INSECURE", "1")  # the refusal without keys has its own test
     service = Service("wide", bind="tcp://0.0.0.0:*", nameserver=nameserver)
     service.start()
     try:

@@ -1,13 +1,12 @@
-"""A world without physics, for the hardware-in-the-loop stand-in: joints follow their commands.
+"""The kinematic engine: the hardware stand-in's world. Joints follow their commands, nothing
+collides, roots stay where they were placed.
 
-It offers the simulator core's interface (``robots``, ``body``, ``state``, ``command``,
-``collide``, ``integrate``, ``time``, ``tick``, ``timestep``), so the controller hub serves it
-exactly as it serves the ODE world, and a controller cannot tell the difference on the wire.
-
-Each joint follows its drive mode: ``high_gain`` joints sit at ``q_ref`` moving at ``dq_ref``;
-``velocity`` joints integrate ``dq_ref``; ``torque`` joints are a unit of joint-space inertia
-(the reflected rotor inertia, at least 1 kg m^2) with viscous damping.
-The root stays where it was placed; force sensors read zero, gyros zero, accelerometers +g.
+Each joint follows its drive mode (``high_gain`` until a command changes it): ``high_gain`` joints
+sit at ``q_ref`` moving at ``dq_ref``; ``velocity`` joints integrate ``dq_ref``; ``torque`` joints
+are a unit of joint-space inertia (the reflected rotor inertia, at least 1 kg m^2) with viscous
+damping. With a motion table (``motion=``, an OpenHRP .pos table) the joints replay it instead,
+whatever the commands say, as a robot whose data is played back would. Force sensors read zero,
+gyros zero, accelerometers +g.
 """
 
 from __future__ import annotations
@@ -17,8 +16,13 @@ from typing import Any
 import numpy as np
 
 from hrpsim.bodyinfo import Body
-from hrpsim.errors import RequestError
-from hrpsim.tick import DRIVE_MODES
+from hrpsim.controllers.motion_data import Motion
+from hrpsim.conventions import DRIVE_MODES
+from hrpsim.engines.base import Engine, JointCommand, LinkStates, RobotState
+from hrpsim.errors import ConfigError, RequestError
+from hrpsim.kinematics import follow_mimics, forward_kinematics, link_values
+from hrpsim.placement import root_placement
+from hrpsim.project import ModelConfig, Project
 
 GRAVITY = 9.8
 DAMPING = 1.0  # N m s/rad on torque-driven joints, so a constant torque gives a bounded speed
@@ -26,102 +30,190 @@ MIN_INERTIA = 1.0  # kg m^2: keeps stiff PD gains stable with the explicit updat
 
 
 class _Robot:
-    def __init__(self, body: Body, q0: np.ndarray, root_position: np.ndarray) -> None:
+    def __init__(self, body: Body, config: ModelConfig) -> None:
         self.body = body
         self.names = body.joint_names
         self.index_of = {n: i for i, n in enumerate(self.names)}
+        unknown = sorted(set(config.joints) - set(self.names))
+        if unknown:
+            raise ConfigError(f"model {config.name!r}: joints: unknown joint(s) {', '.join(unknown)}")
         n = len(self.names)
-        self.q, self.dq, self.tau = q0.astype(np.float64).copy(), np.zeros(n), np.zeros(n)
+        self.q = np.array([config.joints.get(name, 0.0) for name in self.names], dtype=np.float64)
+        self.dq, self.tau = np.zeros(n), np.zeros(n)
         self.torque, self.q_ref, self.dq_ref = np.zeros(n), self.q.copy(), np.zeros(n)
+        # A stand-in follows positions until told otherwise: the project's drive is the simulator's.
         self.modes = np.array(["high_gain"] * n, dtype=object)
         self.inertia = np.array([max(lk.reflected_inertia, MIN_INERTIA) for lk in body.joints])
-        self.root_position = root_position.astype(np.float64).copy()
+        self.root_position, self.root_rotation = root_placement(config, body)
+        self.joint_links = [body.link_index(lk.name) for lk in body.joints]
 
 
-class KinematicWorld:
-    def __init__(self, bodies: dict[str, Body], *, timestep: float = 0.001,
-                 initial: dict[str, np.ndarray] | None = None,
-                 positions: dict[str, np.ndarray] | None = None) -> None:
-        self.timestep = float(timestep)
-        self.time = 0.0
-        self.tick = 0
-        self._robots = {
-            name: _Robot(body, (initial or {}).get(name, np.zeros(len(body.joints))),
-                         (positions or {}).get(name, np.zeros(3)))
-            for name, body in bodies.items() if not body.static
-        }
+class KinematicEngine(Engine):
+    name = "kinematic"
+
+    def __init__(self, project: Project, bodies: dict[str, Body], *, motion: Motion | None = None) -> None:
+        self.motion = motion
+        self._setup(project, bodies)
+
+    def _setup(self, project: Project, bodies: dict[str, Body]) -> None:
+        self.project, self.bodies = project, bodies
+        self.timestep = float(project.world.timestep)
+        self.time, self.tick, self.failed = 0.0, 0, None
+        self._robots = {m.name: _Robot(bodies[m.name], m) for m in project.models
+                        if not (m.static or bodies[m.name].static)}
+        if self.motion is not None:
+            for name, r in self._robots.items():
+                if self.motion.values.shape[1] != len(r.names):
+                    raise ConfigError(f"replay data has {self.motion.values.shape[1]} joint columns, robot "
+                                      f"{name!r} has {len(r.names)} joints")
 
     @property
     def robots(self) -> list[str]:
         return list(self._robots)
 
-    def body(self, name: str) -> Body:
-        return self._robot(name).body
+    # --- the tick ---
 
-    def state(self, robot: str) -> dict[str, Any]:
-        r = self._robot(robot)
-        return {"time": self.time, "tick": self.tick, "q": r.q.copy(), "dq": r.dq.copy(), "tau": r.tau.copy(),
-                "root_position": r.root_position.copy(), "root_rotation": np.eye(3), "root_velocity": np.zeros(6),
-                "sensors": {s.name: self._reading(s.type) for s in r.body.sensors
-                            if s.type in ("force", "gyro", "accel")}}
+    def collide(self) -> None:
+        """Nothing collides in a kinematic world."""
 
-    def command(self, robot: str, *, torque: Any = None, q_ref: Any = None, dq_ref: Any = None,
-                modes: dict[str, str] | None = None) -> None:
+    def integrate(self) -> None:
+        before = self.motion.at(self.time) if self.motion is not None else None
+        for r in self._robots.values():
+            self._follow(r)
+        self.tick += 1
+        self.time = self.tick * self.timestep
+        if before is not None:
+            after = self.motion.at(self.time)
+            for r in self._robots.values():
+                r.q[:] = after
+                r.dq[:] = (after - before) / self.timestep
+
+    def _follow(self, r: _Robot) -> None:
+        dt = self.timestep
+        gain, vel, torq = r.modes == "high_gain", r.modes == "velocity", r.modes == "torque"
+        r.dq[gain], r.q[gain] = r.dq_ref[gain], r.q_ref[gain]
+        r.dq[vel] = r.dq_ref[vel]
+        r.q[vel] += r.dq_ref[vel] * dt
+        r.tau[:] = np.where(torq, r.torque, 0.0)
+        r.dq[torq] += (r.torque[torq] - DAMPING * r.dq[torq]) / r.inertia[torq] * dt
+        r.q[torq] += r.dq[torq] * dt
+
+    # --- state and commands ---
+
+    def read(self, robot: str) -> RobotState:
         r = self._robot(robot)
-        checked = {key: self._checked(r, key, value)
-                   for key, value in (("torque", torque), ("q_ref", q_ref), ("dq_ref", dq_ref)) if value is not None}
-        for joint, mode in (modes or {}).items():
+        return RobotState(time=self.time, tick=self.tick, q=r.q.copy(), dq=r.dq.copy(), tau=r.tau.copy(),
+                          root_position=r.root_position.copy(), root_rotation=r.root_rotation.copy(),
+                          root_velocity=np.zeros(6),
+                          sensors={s.name: _reading(s.type) for s in r.body.sensors
+                                   if s.type in ("force", "gyro", "accel")})
+
+    def apply(self, robot: str, command: JointCommand) -> None:
+        r = self._robot(robot)
+        checked = {key: _checked(r, key, value) for key, value in
+                   (("torque", command.torque), ("q_ref", command.q_ref), ("dq_ref", command.dq_ref))
+                   if value is not None}
+        modes = command.modes or {}
+        for joint, mode in modes.items():
             if joint not in r.index_of:
                 raise RequestError(f"modes: unknown joint {joint!r} of {robot}")
             if mode not in DRIVE_MODES:
                 raise RequestError(f"modes.{joint}: unknown mode {mode!r} (modes: {', '.join(DRIVE_MODES)})")
         for key, values in checked.items():
             getattr(r, key)[:] = values
-        for joint, mode in (modes or {}).items():
+        for joint, mode in modes.items():
             r.modes[r.index_of[joint]] = mode
 
-    def collide(self) -> None:
-        """Nothing collides in a kinematic world."""
+    def drive_modes(self, robot: str) -> list[str]:
+        return list(self._robot(robot).modes)
 
-    def integrate(self) -> None:
-        dt = self.timestep
-        for r in self._robots.values():
-            gain = r.modes == "high_gain"
-            vel = r.modes == "velocity"
-            torq = r.modes == "torque"
-            r.dq[gain], r.q[gain] = r.dq_ref[gain], r.q_ref[gain]
-            r.dq[vel] = r.dq_ref[vel]
-            r.q[vel] += r.dq_ref[vel] * dt
-            r.tau[:] = np.where(torq, r.torque, 0.0)
-            r.dq[torq] += (r.torque[torq] - DAMPING * r.dq[torq]) / r.inertia[torq] * dt
-            r.q[torq] += r.dq[torq] * dt
-        self.tick += 1
-        self.time = self.tick * self.timestep
+    def root_pose(self, model: str) -> tuple[np.ndarray, np.ndarray]:
+        r = self._robots.get(model)
+        if r is None:
+            config = self.project.model(model) if model in self.bodies else None
+            if config is None:
+                self.body(model)  # raises NotFound naming the models
+            return root_placement(config, self.bodies[model])
+        return r.root_position.copy(), r.root_rotation.copy()
 
-    def step(self) -> None:
-        self.collide()
-        self.integrate()
+    def link_values(self, model: str) -> tuple[np.ndarray, np.ndarray]:
+        body = self.body(model)
+        values, rates = np.zeros(len(body.links)), np.zeros(len(body.links))
+        r = self._robots.get(model)
+        if r is not None:
+            values[r.joint_links], rates[r.joint_links] = r.q, r.dq
+            follow_mimics(body, values, rates)
+        else:
+            values[:] = link_values(body, self.project.model(model).joints)
+        return values, rates
+
+    def link_states(self, model: str) -> LinkStates:
+        values, _ = self.link_values(model)
+        p, r = self.root_pose(model)
+        poses = forward_kinematics(self.body(model), p, r, values)
+        n = len(poses)
+        return LinkStates(positions=np.array([pp for pp, _ in poses]),
+                          quaternions=np.array([_quaternion(rr) for _, rr in poses]),
+                          linear=np.zeros((n, 3)), angular=np.zeros((n, 3)))
+
+    def set_link_data(self, robot: str, *, q: Any = None, dq: Any = None, root_position: Any = None,
+                      root_rotation: Any = None, root_velocity: Any = None) -> None:
+        r = self._robot(robot)
+        if q is not None:
+            r.q[:] = r.q_ref[:] = _checked(r, "q", q)
+        if dq is not None:
+            r.dq[:] = _checked(r, "dq", dq)
+        if root_position is not None:
+            r.root_position[:] = np.asarray(root_position, float).reshape(3)
+        if root_rotation is not None:
+            r.root_rotation[:] = np.asarray(root_rotation, float).reshape(3, 3)
+
+    # --- life ---
+
+    def reset(self) -> None:
+        self._setup(self.project, self.bodies)
+
+    def rebuild(self, project: Project, bodies: dict[str, Body]) -> None:
+        self._setup(project, bodies)
 
     def _robot(self, name: str) -> _Robot:
-        try:
-            return self._robots[name]
-        except KeyError:
-            raise RequestError(f"no robot named {name!r} (robots: {', '.join(self._robots)})") from None
+        r = self._robots.get(name)
+        if r is None:
+            self.require_robot(name)  # NotFound or "static" with the model names
+            raise RequestError(f"no robot named {name!r} (robots: {', '.join(self._robots)})")
+        return r
 
-    @staticmethod
-    def _checked(r: _Robot, key: str, value: Any) -> np.ndarray:
-        arr = np.asarray(value, dtype=np.float64)
-        if arr.shape != (len(r.names),):
-            raise RequestError(f"{key}: expected {len(r.names)} values (one per joint), got shape {arr.shape}")
-        bad = np.flatnonzero(~np.isfinite(arr))
-        if bad.size:
-            raise RequestError(f"{key}[{bad[0]}] (joint {r.names[bad[0]]}) is not finite")
-        return arr
 
-    @staticmethod
-    def _reading(sensor_type: str) -> np.ndarray:
-        if sensor_type == "force":
-            return np.zeros(6)
-        if sensor_type == "gyro":
-            return np.zeros(3)
-        return np.array([0.0, 0.0, GRAVITY])
+def _checked(r: _Robot, key: str, value: Any) -> np.ndarray:
+    arr = np.asarray(value, dtype=np.float64)
+    if arr.shape != (len(r.names),):
+        raise RequestError(f"{key}: expected {len(r.names)} values (one per joint), got shape {arr.shape}")
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        raise RequestError(f"{key}[{bad[0]}] (joint {r.names[bad[0]]}) is not finite")
+    return arr
+
+
+def _reading(sensor_type: str) -> np.ndarray:
+    if sensor_type == "force":
+        return np.zeros(6)
+    if sensor_type == "gyro":
+        return np.zeros(3)
+    return np.array([0.0, 0.0, GRAVITY])
+
+
+def _quaternion(r: np.ndarray) -> np.ndarray:
+    """w x y z of a rotation matrix (Shepperd's method on the largest diagonal term)."""
+    trace = r[0, 0] + r[1, 1] + r[2, 2]
+    if trace > 0:
+        s = 2.0 * np.sqrt(1.0 + trace)
+        return np.array([s / 4, (r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s, (r[1, 0] - r[0, 1]) / s])
+    i = int(np.argmax(np.diag(r)))
+    j, k = (i + 1) % 3, (i + 2) % 3
+    s = 2.0 * np.sqrt(1.0 + r[i, i] - r[j, j] - r[k, k])
+    q = np.empty(4)
+    q[0] = (r[k, j] - r[j, k]) / s
+    q[1 + i] = s / 4
+    q[1 + j] = (r[j, i] + r[i, j]) / s
+    q[1 + k] = (r[k, i] + r[i, k]) / s
+    return q

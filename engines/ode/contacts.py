@@ -1,14 +1,15 @@
 """Contacts: which models touch which, with what surface, and the contact joints each step.
 
-Every model has its own space inside the world's space. Only pairs the project lists collide
-(with their friction, restitution and soft ERP/CFM); a project without a ``collisions``
-section lets every two models collide with the defaults. A pair naming one model twice turns
-on that model's self-collision, which never includes a link and its parent, nor the link
-pairs the model excludes. Friction always uses ODE's pyramid approximation (``Approx1``), so
-``mu`` is a coefficient, turned so that its limit is the same in every direction, with static
-and sliding coefficients remembered per contact (:mod:`hrpsim.engines.ode.friction`). A
-crawler link's contacts move their surface along (joint axis x contact normal) at the
-crawler's commanded speed.
+Every model has its own space inside the world's space. Only the pairs given collide (with
+their friction, restitution and soft ERP/CFM): the project's ``collision_pairs()``, which are
+every two models with the defaults when a YAML project has no ``collisions`` section. A pair
+naming one model twice turns on that model's self-collision, which never includes a link and
+its parent, nor the link pairs the model excludes. A pair naming links (``links_a``,
+``links_b``, as GrxUI's link pairs) makes contacts between those links only. Friction always
+uses ODE's pyramid approximation (``Approx1``), so ``mu`` is a coefficient, turned so that its
+limit is the same in every direction, with static and sliding coefficients remembered per
+contact (:mod:`hrpsim.engines.ode.friction`). A crawler link's contacts move their surface
+along (joint axis x contact normal) at the crawler's commanded speed.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import ode
+
+from hrpsim.conventions import excluded_link_pairs
 from hrpsim.engines.ode import friction
 from hrpsim.engines.ode import params as odeparams
 from hrpsim.engines.ode import trimesh as odemesh
 from hrpsim.engines.ode.model import OdeModel
-
+from hrpsim.errors import ConfigError
 from hrpsim.project import CollisionPair
 
 LinkKey = tuple[str, int]  # (model name, link index)
@@ -63,15 +66,18 @@ class ContactGenerator:
         self.models = {m.name: m for m in models}
         self.crawler_speed = crawler_speed
         self.surfaces: dict[tuple[str, str], Surface] = {}
-        if not pairs:
-            pairs = [CollisionPair(a.name, b.name) for i, a in enumerate(models) for b in models[i + 1:]]
         self.self_colliding: list[OdeModel] = []
+        # model pair -> (link indices of the first, of the second); None: every link
+        self._links: dict[tuple[str, str], tuple[frozenset[int] | None, frozenset[int] | None]] = {}
         for pair in pairs:
             surface = Surface.from_pair(pair)
             self.surfaces[(pair.a, pair.b)] = self.surfaces[(pair.b, pair.a)] = surface
+            if pair.a != pair.b and (pair.links_a or pair.links_b):
+                links_a, links_b = self._indices(pair.a, pair.links_a), self._indices(pair.b, pair.links_b)
+                self._links[(pair.a, pair.b)], self._links[(pair.b, pair.a)] = (links_a, links_b), (links_b, links_a)
             if pair.a == pair.b and pair.a in self.models and not self.models[pair.a].static:
                 self.self_colliding.append(self.models[pair.a])
-        self._excluded = {m.name: _excluded_links(m) for m in self.self_colliding}
+        self._excluded = {m.name: excluded_link_pairs(m.info) for m in self.self_colliding}
         self._surface: Surface | None = None
         self.count = 0
         # Contact joints of the step being taken, with what each will remember, and last step's
@@ -80,6 +86,22 @@ class ContactGenerator:
         self._memory: dict[tuple[LinkKey, LinkKey], list[friction.ContactMemory]] = {}
         self._next_memory: dict[tuple[LinkKey, LinkKey], list[friction.ContactMemory]] = {}
         self._link_keys: dict[tuple[ode.GeomObject, ode.GeomObject], tuple[LinkKey, LinkKey]] = {}
+
+    def _indices(self, name: str, links: list[str]) -> frozenset[int] | None:
+        model = self.models.get(name)
+        if not links or model is None:
+            return None
+        try:
+            return frozenset(model.info.link_index(link) for link in links)
+        except KeyError as exc:
+            raise ConfigError(f"collision pair of model {name!r}: {exc.args[0]}") from None
+
+    def admits(self, name1: str, link1: int, name2: str, link2: int) -> bool:
+        """Whether contacts between these two links of two models are wanted."""
+        only = self._links.get((name1, name2))
+        if only is None:
+            return True
+        return (only[0] is None or link1 in only[0]) and (only[1] is None or link2 in only[1])
 
     def release(self) -> None:
         """Destroy this step's contact joints and drop every ODE reference (see World.close)."""
@@ -125,7 +147,12 @@ class ContactGenerator:
         if surface is None:
             return
         self._surface = surface
-        ode.collide2(s1, s2, None, self._near_geoms)
+        near = self._near_links if (s1.model_name, s2.model_name) in self._links else self._near_geoms
+        ode.collide2(s1, s2, None, near)
+
+    def _near_links(self, _args: object, g1: ode.GeomObject, g2: ode.GeomObject) -> None:
+        if self.admits(g1.model_name, g1.link_index, g2.model_name, g2.link_index):
+            self._near_geoms(None, g1, g2)
 
     def _near_self(self, name: str, g1: ode.GeomObject, g2: ode.GeomObject) -> None:
         a, b = g1.link_index, g2.link_index
@@ -232,11 +259,3 @@ def drive_surface(contact: ode.Contact, surface: Surface, axis: np.ndarray, spee
     contact.setMu2(surface.mu)
 
 
-def _excluded_links(model: OdeModel) -> set[tuple[int, int]]:
-    """Link pairs that never collide within a model: a link with its parent, and listed pairs."""
-    out = {(min(i, lk.parent), max(i, lk.parent)) for i, lk in enumerate(model.info.links) if lk.parent >= 0}
-    names = {lk.name: i for i, lk in enumerate(model.info.links)}
-    for a, b in model.info.collision_exclusions:
-        if a in names and b in names:
-            out.add((min(names[a], names[b]), max(names[a], names[b])))
-    return out

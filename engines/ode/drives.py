@@ -9,6 +9,8 @@
   (q_ref - q) / dt + dq_ref, large force limit): implicit, so stiff and stable at 1-2 ms.
 - velocity: the motor's target velocity is dq_ref, its force limit the joint's torque limit.
 
+Mimic joints are not commanded: engines/ode/mimic.py slaves them to their masters each step.
+
 A crawler joint's surface speed is its torque command in torque mode (OpenHRP's convention)
 and dq_ref otherwise; the contact code reads it from :meth:`Drives.crawler_speed`.
 """
@@ -18,12 +20,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from hrpsim.engines.ode import params as odeparams
-from hrpsim.engines.ode.model import LinkSim, OdeModel
 
+from hrpsim.conventions import DRIVE_MODES
+from hrpsim.engines.ode import params as odeparams
+from hrpsim.engines.ode.mimic import MimicJoints
+from hrpsim.engines.ode.model import LinkSim, OdeModel
 from hrpsim.errors import ConfigError, RequestError
 
-MODES = ("torque", "high_gain", "velocity")
 HIGH_GAIN_FMAX = 1e7  # N m: bounded only so that ODE's LCP stays a box problem
 
 
@@ -43,6 +46,7 @@ class Drives:
         self._torque_group: list[tuple[int, LinkSim, bool, bool]] = []
         self._high_gain_group: list[tuple[int, LinkSim, bool]] = []
         self.set_modes(self._initial_modes(model))
+        self.mimics = MimicJoints(model, timestep)  # not commanded: they follow their masters
 
     def _initial_modes(self, model: OdeModel) -> dict[str, str]:
         drive = model.config.drive
@@ -61,8 +65,8 @@ class Drives:
             if name not in self.index:
                 raise RequestError(f"model {self.model.name!r} has no joint {name!r} "
                                    f"(joints: {', '.join(self.model.joint_names)})")
-            if mode not in MODES:
-                raise RequestError(f"joint {name!r}: unknown drive mode {mode!r} (modes: {', '.join(MODES)})")
+            if mode not in DRIVE_MODES:
+                raise RequestError(f"joint {name!r}: unknown drive mode {mode!r} (modes: {', '.join(DRIVE_MODES)})")
         for name, mode in modes.items():
             i = self.index[name]
             if mode == "high_gain" and self.modes[i] != "high_gain":
@@ -136,6 +140,7 @@ class Drives:
             joint = sim.joint
             q = (joint.getAngle() if hinge else joint.getPosition()) + sim.offset + sim.turns
             joint.setParam(odeparams.VEL, (q_ref[i] - q) * inv_dt + dq_ref[i])
+        self.mimics.apply()
 
     def crawler_speed(self, i: int) -> float:
         return float(self.torque[i] if self.modes[i] == "torque" else self.dq_ref[i])

@@ -1,8 +1,8 @@
-"""The simulated world: a project's models in ODE, stepped tick by tick.
+"""The ODE engine: a project's models in ODE, stepped tick by tick, behind engines/base.Engine.
 
-``World(project, bodies)`` builds it; ``collide()`` makes this tick's contacts (the part that
+``OdeEngine(project, bodies)`` builds it; ``collide()`` makes this tick's contacts (the part that
 does not depend on commands, run while controllers think), ``integrate()`` applies commands,
-steps ODE and advances time; ``step()`` is both. ``state(robot)`` and ``command(robot, ...)``
+steps ODE and advances time; ``step()`` is both. ``read(robot)`` and ``apply(robot, command)``
 are what the controller hub uses. Before every collision pass the world checks that no body's
 velocity is non-finite or exploding, because ODE aborts the whole process on such states; it
 raises :class:`SimulationError` naming the model and link and refuses to go on (``failed``)
@@ -16,40 +16,42 @@ from typing import Any
 
 import numpy as np
 import ode
-from hrpsim.engines.ode.contacts import ContactGenerator
-from hrpsim.engines.ode.drives import Drives
-from hrpsim.engines.ode.extrajoints import build_extra_joint
-from hrpsim.engines.ode.model import OdeModel
-from hrpsim.engines.ode.placement import current_link_values, place
-from hrpsim.simserver.sensors import SensorSet
 
 from hrpsim.bodyinfo import Body
+from hrpsim.conventions import MAX_DISTANCE
+from hrpsim.engines.base import Engine, JointCommand, LinkStates, RobotState
+from hrpsim.engines.checks import command_array, rotation, vector
+from hrpsim.engines.ode.contacts import ContactGenerator
+from hrpsim.engines.ode.drives import Drives
+from hrpsim.engines.ode.extrajoints import build_extra_joint, build_joint_between
+from hrpsim.engines.ode.model import OdeModel
+from hrpsim.engines.ode.placement import current_link_values, place
+from hrpsim.engines.ode.sensors import OdeSensors
 from hrpsim.errors import ConfigError, NotFound, RequestError, SimulationError
+from hrpsim.placement import root_placement
 from hrpsim.project import Project
 
 MAX_LINEAR_SPEED = 1e3  # m/s: beyond this a body is exploding, not moving
 MAX_ANGULAR_SPEED = 1e4  # rad/s
-MAX_DISTANCE = 1e6  # m from the origin: ODE's hash space fails an assertion on far larger coordinates
 CONTACT_SURFACE_LAYER = 1e-4  # m of allowed penetration: keeps resting contacts from chattering
 
 log = logging.getLogger("hrpsim.simserver")
 
 
-class World:
+class OdeEngine(Engine):
+    name = "ode"
+
     def __init__(self, project: Project, bodies: dict[str, Body], *, nameserver: str | None = None) -> None:
         self.project = project
         self.bodies = bodies
         self.nameserver = nameserver  # where to find the collision service (world.collision: service)
         self.contacts: ContactGenerator | None = None
-        missing = [m.name for m in project.models if m.name not in bodies]
-        if missing:
-            raise ConfigError(f"{project.path}: no body loaded for model(s) {', '.join(missing)}")
         self.timestep = float(project.world.timestep)
         self._build()
 
-    @classmethod
-    def build(cls, project: Project, bodies: dict[str, Body], *, nameserver: str | None = None) -> World:
-        return cls(project, bodies, nameserver=nameserver)
+    @property
+    def robots(self) -> list[str]:
+        return self._robots
 
     def _build(self) -> None:
         cfg = self.project.world
@@ -64,30 +66,34 @@ class World:
         self.space = ode.HashSpace()
         self.models: dict[str, OdeModel] = {}
         self.drives: dict[str, Drives] = {}
-        self.sensors: dict[str, SensorSet] = {}
+        self.sensors: dict[str, OdeSensors] = {}
         self._extra: list[Any] = []
         limits = cfg.joint_limits
         gravity = np.asarray(cfg.gravity, float)
         for mc in self.project.models:
-            if not np.linalg.norm(mc.position) < MAX_DISTANCE:
-                raise ConfigError(f"{self.project.path}: model {mc.name!r}: position {mc.position} is beyond "
+            position = root_placement(mc, self.bodies[mc.name])[0]
+            if not np.linalg.norm(position) < MAX_DISTANCE:
+                raise ConfigError(f"{self.project.path}: model {mc.name!r}: position {list(position)} is beyond "
                                   f"{MAX_DISTANCE:g} m from the origin, where ODE's collision space fails")
             model = OdeModel(mc.name, self.bodies[mc.name], mc, self.ode_world, self.space, joint_limits=limits)
             self.models[mc.name] = model
             if model.static:
                 continue
             self.drives[mc.name] = Drives(model, self.timestep, cfg.ode.cfm)
-            self.sensors[mc.name] = SensorSet(model, self.timestep, gravity)
+            self.sensors[mc.name] = OdeSensors(model, self.timestep, gravity)
             for extra in model.info.extra_joints:
                 self._extra.extend(build_extra_joint(model, extra, self.ode_world))
-        self.robots = [name for name, m in self.models.items() if not m.static]
+        for joint in self.project.extra_joints:  # loops the project closes, within a model or between two
+            self._extra.extend(build_joint_between(self.models[joint.model1], self.models[joint.model2],
+                                                   joint.as_extra_joint(), self.ode_world))
+        self._robots = [name for name, m in self.models.items() if not m.static]
         self.contacts = self._contact_generator()
         self._velocity_readers = [
             (sim.body.getPosition, sim.body.getLinearVel, sim.body.getAngularVel, model.name, sim.link.name)
             for model in self.models.values() for sim in model.links if sim.body is not None]
         self._drive_list = list(self.drives.values())
         self._moving = [self.models[name] for name in self.robots]
-        self._sensor_list = [s for s in self.sensors.values() if s.accel]
+        self._sensor_list = [s for s in self.sensors.values() if s.has_accelerometers]
         self._external: dict[tuple[str, int], tuple[tuple[float, ...], tuple[float, ...]]] = {}
         self._last_state: dict[str, dict[str, Any]] = {}
         self.time = 0.0
@@ -106,9 +112,9 @@ class World:
         if self.project.world.collision == "service":
             from hrpsim.engines.ode.remote_contacts import RemoteContacts
 
-            return RemoteContacts(self.ode_world, self.space, models, self.project.collisions, crawler_speed,
+            return RemoteContacts(self.ode_world, self.space, models, self.project.collision_pairs(), crawler_speed,
                                   nameserver=self.nameserver)
-        return ContactGenerator(self.ode_world, self.space, models, self.project.collisions, crawler_speed)
+        return ContactGenerator(self.ode_world, self.space, models, self.project.collision_pairs(), crawler_speed)
 
     def close(self) -> None:
         """Let go of outside resources (the collision service's connection); the state stays readable."""
@@ -128,7 +134,7 @@ class World:
         if self.contacts is not None:
             self.contacts.release()
         self.contacts = None
-        self._drive_list, self._sensor_list, self._velocity_readers, self._moving = [], [], [], []
+        self._drive_list, self._sensor_list, self._velocity_readers, self._moving, self._robots = [], [], [], [], []
         self._extra, self._external, self._last_state = [], {}, {}
         self.drives, self.sensors = {}, {}
         self.models = {}
@@ -142,16 +148,10 @@ class World:
 
     def rebuild(self, project: Project, bodies: dict[str, Body]) -> None:
         """Replace the whole world by another project's (keeps this object: the hub holds it)."""
-        missing = [m.name for m in project.models if m.name not in bodies]
-        if missing:
-            raise ConfigError(f"{project.path}: no body loaded for model(s) {', '.join(missing)}")
         self.project, self.bodies, self.timestep = project, bodies, float(project.world.timestep)
         self.reset()
 
     # --- lookups ---
-
-    def body(self, name: str) -> Body:
-        return self._model(name).info
 
     def model(self, name: str) -> OdeModel:
         return self._model(name)
@@ -225,7 +225,7 @@ class World:
 
     # --- state and commands ---
 
-    def state(self, robot: str) -> dict[str, Any]:
+    def read(self, robot: str) -> RobotState:
         """The robot's state now: joints in controller order, root pose and velocity, sensors."""
         model = self._robot(robot)
         if self.failed is not None and robot in self._last_state:
@@ -233,40 +233,49 @@ class World:
         root = model.links[0]
         p, r = model.link_origin(root)
         v, w = model.link_velocity(root)
-        state = {
-            "time": self.time,
-            "tick": self.tick,
-            "q": model.joint_values(),
-            "dq": model.joint_rates(),
-            "tau": self.drives[robot].applied(),
-            "root_position": p,
-            "root_rotation": r,
-            "root_velocity": np.concatenate([v, w]),
-            "sensors": self.sensors[robot].read(),
-        }
+        state = RobotState(time=self.time, tick=self.tick, q=model.joint_values(), dq=model.joint_rates(),
+                           tau=self.drives[robot].applied(), root_position=p, root_rotation=r,
+                           root_velocity=np.concatenate([v, w]), sensors=self.sensors[robot].read())
         self._last_state[robot] = state
         return state
 
-    def command(self, robot: str, *, torque: Any = None, q_ref: Any = None, dq_ref: Any = None,
-                modes: dict[str, str] | None = None) -> None:
+    def apply(self, robot: str, command: JointCommand) -> None:
         """Set commands (full length, controller order) and modes; values hold until changed."""
         model = self._robot(robot)
-        n = len(model.joints)
-        arrays = [_command_array(robot, field, value, n, model.joint_names)
-                  for field, value in (("torque", torque), ("q_ref", q_ref), ("dq_ref", dq_ref))]
+        arrays = [command_array(robot, field, value, model.joint_names)
+                  for field, value in (("torque", command.torque), ("q_ref", command.q_ref),
+                                       ("dq_ref", command.dq_ref))]
         drives = self.drives[robot]
-        if modes is not None:
-            if not isinstance(modes, dict):
+        if command.modes is not None:
+            if not isinstance(command.modes, dict):
                 raise RequestError(f"robot {robot!r}: 'modes' must be a map joint -> mode")
-            drives.set_modes(modes)
+            drives.set_modes(command.modes)
         drives.set_arrays(*arrays)
+
+    def drive_modes(self, robot: str) -> list[str]:
+        self._robot(robot)
+        return list(self.drives[robot].modes)
+
+    def link_states(self, model: str) -> LinkStates:
+        m = self._model(model)
+        poses = m.link_poses()
+        velocities = [m.link_velocity(sim) for sim in m.links]
+        return LinkStates(positions=poses[:, :3].copy(), quaternions=poses[:, 3:].copy(),
+                          linear=np.array([v for v, _ in velocities]), angular=np.array([w for _, w in velocities]))
+
+    def link_values(self, model: str) -> tuple[np.ndarray, np.ndarray]:
+        return current_link_values(self._model(model))
+
+    def root_pose(self, model: str) -> tuple[np.ndarray, np.ndarray]:
+        m = self._model(model)
+        return m.link_origin(m.links[0])
 
     def set_external_force(self, robot: str, link: str, force: Any, torque: Any = (0.0, 0.0, 0.0)) -> None:
         """A force (at the link origin) and torque, world frame, applied every tick until changed."""
         model = self._robot(robot)
         index = _link_index(model, link)
-        f = _vector(f"{robot}.{link}.force", force, 3)
-        t = _vector(f"{robot}.{link}.torque", torque, 3)
+        f = vector(f"{robot}.{link}.force", force, 3)
+        t = vector(f"{robot}.{link}.torque", torque, 3)
         if not np.any(f) and not np.any(t):
             self._external.pop((robot, index), None)
         else:
@@ -279,9 +288,8 @@ class World:
         [linear, angular] in the world frame). Unset quantities keep their current values;
         high-gain targets follow the new joint values."""
         model = self._robot(robot)
-        n = len(model.joints)
-        q_arr = _command_array(robot, "q", q, n, model.joint_names)
-        dq_arr = _command_array(robot, "dq", dq, n, model.joint_names)
+        q_arr = command_array(robot, "q", q, model.joint_names)
+        dq_arr = command_array(robot, "dq", dq, model.joint_names)
         values, rates = current_link_values(model)
         for k, sim in enumerate(model.joints):
             if q_arr is not None:
@@ -290,11 +298,11 @@ class World:
                 rates[sim.index] = dq_arr[k]
         p0, r0 = model.link_origin(model.links[0])
         v0, w0 = model.link_velocity(model.links[0])
-        p = p0 if root_position is None else _vector(f"{robot}.root_position", root_position, 3)
+        p = p0 if root_position is None else vector(f"{robot}.root_position", root_position, 3)
         if np.linalg.norm(p) >= MAX_DISTANCE:
             raise RequestError(f"{robot}.root_position: {p.tolist()} is beyond {MAX_DISTANCE:g} m from the origin")
-        r = r0 if root_rotation is None else _rotation(f"{robot}.root_rotation", root_rotation)
-        vel = np.concatenate([v0, w0]) if root_velocity is None else _vector(
+        r = r0 if root_rotation is None else rotation(f"{robot}.root_rotation", root_rotation)
+        vel = np.concatenate([v0, w0]) if root_velocity is None else vector(
             f"{robot}.root_velocity", root_velocity, 6)
         place(model, values, rates, p, r, vel[:3], vel[3:])
         if q_arr is not None:
@@ -302,46 +310,8 @@ class World:
         self._last_state.pop(robot, None)
 
 
-def _rotation(field: str, value: Any) -> np.ndarray:
-    flat = _vector(field, value, 9)
-    r = flat.reshape(3, 3)
-    if not np.allclose(r @ r.T, np.eye(3), atol=1e-6) or np.linalg.det(r) < 0:
-        raise RequestError(f"{field}: not a rotation matrix")
-    return r
-
-
 def _link_index(model: OdeModel, link: str) -> int:
     try:
         return model.info.link_index(link)
     except KeyError:
         raise NotFound(f"model {model.name!r} has no link {link!r}") from None
-
-
-def _vector(field: str, value: Any, n: int) -> np.ndarray:
-    try:
-        arr = np.asarray(value, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise RequestError(f"{field}: expected {n} numbers, got {value!r}") from None
-    if arr.shape != (n,):
-        raise RequestError(f"{field}: expected {n} numbers, got {arr.size}")
-    if not np.all(np.isfinite(arr)):
-        raise RequestError(f"{field}: non-finite value at index {int(np.flatnonzero(~np.isfinite(arr))[0])}")
-    return arr
-
-
-def _command_array(robot: str, field: str, value: Any, n: int, names: list[str]) -> np.ndarray | None:
-    if value is None:
-        return None
-    try:
-        arr = np.asarray(value, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise RequestError(f"robot {robot!r}: {field} must be {n} numbers, got {type(value).__name__}") from None
-    if arr.shape != (n,):
-        raise RequestError(f"robot {robot!r}: {field} has {arr.size} values, the robot has {n} joints")
-    bad = np.flatnonzero(~np.isfinite(arr))
-    if bad.size:
-        i = int(bad[0])
-        raise RequestError(f"robot {robot!r}: {field}[{i}] (joint {names[i]!r}) is not finite: {arr[i]}")
-    return arr
-
-

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 import ode
-from hrpsim.engines.ode.model import OdeModel
 
 from hrpsim.bodyinfo import ExtraJoint
+from hrpsim.engines.ode.model import OdeModel
 from hrpsim.errors import ConfigError
 
 SUPPORTED = ("ball", "xyz", "xy", "piston")
@@ -38,13 +38,18 @@ def _world_point(model: OdeModel, link_name: str, point: np.ndarray, what: str) 
 
 def build_extra_joint(model: OdeModel, extra: ExtraJoint, world: ode.World) -> list[ode.Joint]:
     """The ODE joints (and intermediate body) that impose ``extra``; kept alive by the caller."""
+    return build_joint_between(model, model, extra, world)
+
+
+def build_joint_between(model1: OdeModel, model2: OdeModel, extra: ExtraJoint, world: ode.World) -> list[ode.Joint]:
+    """``extra`` with its link1 in ``model1`` and its link2 in ``model2`` (the same model or two)."""
     what = f"extra joint {extra.name!r}"
     if extra.type not in SUPPORTED:
-        raise ConfigError(f"model {model.name!r}: {what} has type {extra.type!r}, which this simulator "
+        raise ConfigError(f"model {model1.name!r}: {what} has type {extra.type!r}, which this simulator "
                           f"cannot impose (supported: {', '.join(SUPPORTED)})")
-    i1, p1 = _world_point(model, extra.link1, extra.point1, what)
-    i2, _ = _world_point(model, extra.link2, extra.point2, what)
-    b1, b2 = model.links[i1].body, model.links[i2].body
+    i1, p1 = _world_point(model1, extra.link1, extra.point1, what)
+    i2, _ = _world_point(model2, extra.link2, extra.point2, what)
+    b1, b2 = model1.links[i1].body, model2.links[i2].body
     if b1 is None and b2 is None:
         return []
     b1 = b1 if b1 is not None else ode.environment
@@ -55,7 +60,7 @@ def build_extra_joint(model: OdeModel, extra: ExtraJoint, world: ode.World) -> l
         ball.attach(b2, b1)
         ball.setAnchor(anchor)
         return [ball]
-    _, r1 = model.link_origin(model.links[i1])
+    _, r1 = model1.link_origin(model1.links[i1])
     axis = r1 @ np.asarray(extra.axis, float)
     axis = tuple(float(v) for v in axis / max(np.linalg.norm(axis), 1e-12))
     middle = ode.Body(world)

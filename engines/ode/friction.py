@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 
 import ode
+
 from hrpsim.engines.ode import params as odeparams
 
 SLIP_SPEED = 1e-3  # m/s: a sticking contact moving faster has broken loose; a sliding one slower has stopped

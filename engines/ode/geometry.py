@@ -29,9 +29,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import ode
-from hrpsim.engines.ode import trimesh as odemesh
 
 from hrpsim.bodyinfo import SHAPE_KINDS, Shape
+from hrpsim.conventions import Z_TO_Y
+from hrpsim.engines.ode import trimesh as odemesh
 from hrpsim.errors import ModelError
 
 log = logging.getLogger("hrpsim.odegeom")
@@ -39,7 +40,6 @@ log = logging.getLogger("hrpsim.odegeom")
 MAX_EXTENT = 1e6  # m: sizes and offsets past this make ODE's hash space fail an assertion (abort)
 
 # Rotates ODE's local Z (cylinder and capsule axis) onto VRML's local Y.
-Z_TO_Y = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
 
 
 def _trimesh_supported() -> bool:

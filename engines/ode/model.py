@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import ode
-from hrpsim.engines.ode import params as odeparams
-from hrpsim.engines.ode.geometry import Frame, make_geoms, ode_rotation
 
 from hrpsim.bodyinfo import Body, Link
+from hrpsim.engines.ode import params as odeparams
+from hrpsim.engines.ode.geometry import Frame, make_geoms, ode_rotation
 from hrpsim.errors import ConfigError, RequestError
 from hrpsim.kinematics import forward_kinematics, link_values
+from hrpsim.placement import root_placement
 from hrpsim.project import ModelConfig
-from hrpsim.transforms import axis_angle_matrix
 
 log = logging.getLogger("hrpsim.simserver")
 
@@ -46,11 +46,6 @@ class LinkSim:
     axis: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))  # in the link frame
     geoms: list[ode.GeomObject] = field(default_factory=list)
     world_pose: tuple[np.ndarray, np.ndarray] | None = None  # static links: their fixed pose
-
-
-def root_pose(config: ModelConfig) -> tuple[np.ndarray, np.ndarray]:
-    rot = config.rotation
-    return np.asarray(config.position, float), axis_angle_matrix(rot[:3], float(rot[3]))
 
 
 def ode_mass(link: Link, where: str) -> ode.Mass:
@@ -84,7 +79,7 @@ class OdeModel:
         self.space = ode.HashSpace(space)
         self.space.model_name = name
         self.links: list[LinkSim] = []
-        position, rotation = root_pose(config)
+        position, rotation = root_placement(config, body)
         try:
             self.initial_values = link_values(body, config.joints)
         except RequestError as exc:

@@ -4,10 +4,10 @@ rates and the root's pose and velocity become every link body's pose and velocit
 from __future__ import annotations
 
 import numpy as np
+
 from hrpsim.engines.ode.geometry import ode_rotation
 from hrpsim.engines.ode.model import OdeModel
-
-from hrpsim.kinematics import forward_kinematics
+from hrpsim.kinematics import follow_mimics, forward_kinematics
 
 
 def current_link_values(model: OdeModel) -> tuple[np.ndarray, np.ndarray]:
@@ -19,7 +19,9 @@ def current_link_values(model: OdeModel) -> tuple[np.ndarray, np.ndarray]:
 
 def place(model: OdeModel, values: np.ndarray, rates: np.ndarray, root_position: np.ndarray,
           root_rotation: np.ndarray, root_linear: np.ndarray, root_angular: np.ndarray) -> None:
-    """Move every link body to the configuration given per link (values, rates) and root state."""
+    """Move every link body to the configuration given per link (values, rates) and root state;
+    mimic joints take their masters' values whatever was given for them."""
+    follow_mimics(model.info, values, rates)
     poses = forward_kinematics(model.info, root_position, root_rotation, values)
     velocities: list[tuple[np.ndarray, np.ndarray]] = []
     for index, sim in enumerate(model.links):

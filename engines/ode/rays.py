@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import ode
-from hrpsim.collision.scene import Scene
-from hrpsim.engines.ode.scene import geometry_of
 
 from hrpsim.bodyinfo import Shape
+from hrpsim.collision.scene import Scene
+from hrpsim.engines.ode.scene import geometry_of
 
 TRIANGLE_CHUNK = 200_000  # rays x triangles evaluated at once; bounds memory to a few MB
 

@@ -7,9 +7,9 @@ the DynamicsSimulator asks the CollisionDetector), and each tick sends every mov
 one message and turns the answer into ODE contact joints with the pair's surface (friction,
 restitution, soft ERP/CFM, crawler surface motion), exactly as the built-in generator does.
 
-Pairs follow the built-in rules: the project's ``collisions`` (every two models when it lists
-none); a model named twice collides with itself except at adjacent links; two static models
-never collide. A contact record is ODE's ``dContactGeom`` for (link1's geom, link2's geom).
+Pairs follow the built-in rules: the project's ``collision_pairs()``; a model named twice
+collides with itself except at adjacent links; two static models never collide. A contact
+record is ODE's ``dContactGeom`` for (link1's geom, link2's geom).
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 import ode
-from hrpsim.engines.ode.contacts import ContactGenerator, immovable
-from hrpsim.engines.ode.model import OdeModel
 
 from hrpsim.client import Client
-from hrpsim.errors import HrpsimError, NotFound, SimulationError
+from hrpsim.engines.ode.contacts import ContactGenerator, immovable
+from hrpsim.engines.ode.model import OdeModel
+from hrpsim.errors import HrpsimError, NotFound, PeerGone, SimulationError, Timeout
 from hrpsim.naming import NameClient
 from hrpsim.project import CollisionPair
 
@@ -78,8 +78,6 @@ class RemoteContacts(ContactGenerator):
             self.client.call("add_body", name=model.name, body=model.info.to_wire())
         self.client.call("set_poses", poses={m.name: model_link_poses(m) for m in models})
         static = {m.name for m in models if m.static}
-        if not pairs:
-            pairs = [CollisionPair(a.name, b.name) for i, a in enumerate(models) for b in models[i + 1:]]
         for pair in pairs:
             if pair.a == pair.b and pair.a in static:
                 continue  # a static model does not move against itself
@@ -106,13 +104,22 @@ class RemoteContacts(ContactGenerator):
         """Empty last step's contacts, ask the service for this step's, make their joints."""
         self.begin_step()
         poses = {m.name: model_link_poses(m) for m in self._moving}
-        for record in self.client.call("contacts", poses=poses):
+        try:
+            records = self.client.call("contacts", poses=poses)
+        except (PeerGone, Timeout) as exc:  # the service died or hangs: this tick's contacts are lost
+            raise SimulationError(f"no contacts from the collision service: {exc}; the run cannot go on "
+                                  "without them (hrpsim launch restarts the service; start the run again)") from None
+        for record in records:
             self._join_record(record)
         return self.count
 
     def _join_record(self, record: dict[str, Any]) -> None:
-        sim1 = self.models[record["body1"]].links[self._link_index[record["body1"]][record["link1"]]]
-        sim2 = self.models[record["body2"]].links[self._link_index[record["body2"]][record["link2"]]]
+        index1 = self._link_index[record["body1"]][record["link1"]]
+        index2 = self._link_index[record["body2"]][record["link2"]]
+        if not self.admits(record["body1"], index1, record["body2"], index2):
+            return
+        sim1 = self.models[record["body1"]].links[index1]
+        sim2 = self.models[record["body2"]].links[index2]
         # as the built-in generator: nothing moves between the environment and a fixed (kinematic) root
         if (immovable(sim1.body) and immovable(sim2.body)) or not sim1.geoms or not sim2.geoms:
             return

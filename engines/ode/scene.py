@@ -17,11 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import ode
+
+from hrpsim.bodyinfo import Shape
 from hrpsim.collision.scene import LinkPair, Scene, SceneBody
 from hrpsim.engines.ode import trimesh as odemesh
 from hrpsim.engines.ode.geometry import Frame, make_geoms, ode_rotation
-
-from hrpsim.bodyinfo import Shape
 
 _WORLD = ode.World()  # holds the carriers; it never steps
 

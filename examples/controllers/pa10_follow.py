@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from hrpsim.controllers import Controller, run_main
-from hrpsim.hil.motion_data import read_gains, read_motion
+from hrpsim.controllers.motion_data import read_gains, read_motion
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "models" / "openhrp3" / "controller" / "PA10Controller" / "etc"
 

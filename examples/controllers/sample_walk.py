@@ -23,8 +23,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
+
 from hrpsim.controllers import Controller, run_main
-from hrpsim.hil.motion_data import read_gains, read_motion
+from hrpsim.controllers.motion_data import read_gains, read_motion
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 DATA = SHARED / "models" / "openhrp3" / "controller" / "SampleController" / "etc"

@@ -10,8 +10,8 @@ import math
 from typing import Any
 
 import numpy as np
-from hrpsim.modelloader.vrml.nodes import MF, Node
 
+from hrpsim.modelloader.vrml.nodes import MF, Node
 from hrpsim.transforms import axis_angle_matrix, is_degenerate_rotation
 
 

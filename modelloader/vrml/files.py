@@ -12,14 +12,11 @@ import os
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from hrpsim.errors import ModelError
+from hrpsim.files import allowed_path, read_model
 from hrpsim.modelloader.vrml.nodes import ExternProto, ParsedFile, Proto, Where
 from hrpsim.modelloader.vrml.parser import decode, parse_text
 from hrpsim.modelloader.vrml.scope import resolve_file
-
-from hrpsim.errors import ModelError
-
-# A model file is text written by people or exporters; anything this large is not one.
-MAX_FILE_BYTES = 256 * 1024 * 1024
 
 
 class SceneLoader:
@@ -63,6 +60,7 @@ class SceneLoader:
             if path is None:
                 tried.append(f"{url!r} (only local files are read)")
                 continue
+            allowed_path(path, what)  # before any look at the file: a refusal says nothing of it
             if not os.path.isfile(path):
                 tried.append(path)
                 continue
@@ -79,7 +77,10 @@ class SceneLoader:
         for url in proto.urls:
             base, _, fragment = url.partition("#")
             path = resolve_url(base, proto.where.file) if base else proto.where.file
-            if path is None or not os.path.isfile(path):
+            if path is None:
+                continue
+            allowed_path(path, "EXTERNPROTO")
+            if not os.path.isfile(path):
                 continue
             try:
                 parsed = self.load(path)
@@ -114,15 +115,4 @@ def resolve_url(url: str, including_file: str) -> str | None:
 
 
 def _read(path: str) -> bytes:
-    try:
-        size = os.path.getsize(path)
-        if size > MAX_FILE_BYTES:
-            raise ModelError(f"{path}: {size} bytes is too large for a model file (limit {MAX_FILE_BYTES})")
-        with open(path, "rb") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        raise ModelError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise ModelError(f"{path}: is a directory, not a model file") from None
-    except OSError as exc:
-        raise ModelError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return read_model(path, "model file")

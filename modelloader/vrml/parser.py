@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from hrpsim.modelloader.vrml.nodes import MF, ExternProto, Interface, IsRef, Node, ParsedFile, Proto, Use, Where
 from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from hrpsim.errors import ModelError
+from hrpsim.modelloader.vrml.nodes import MF, ExternProto, Interface, IsRef, Node, ParsedFile, Proto, Use, Where
+from hrpsim.modelloader.vrml.unclosed import describe_end
 
 GRAMMAR = Path(__file__).with_name("vrml97.lark")
 
@@ -183,7 +184,7 @@ def parse_text(text: str, path: str) -> ParsedFile:
         try:
             statements, protos = parser.parse(text)
         except UnexpectedInput as exc:
-            raise ModelError(_syntax_message(exc, path, parser)) from None
+            raise ModelError(_syntax_message(exc, path, parser, text)) from None
         except LarkError as exc:
             raise ModelError(f"{path}: cannot parse: {exc}") from None
         except (ValueError, OverflowError) as exc:  # a number token Python cannot convert
@@ -201,17 +202,20 @@ def decode(data: bytes) -> str:
     return data.decode("latin-1")
 
 
-def _syntax_message(exc: UnexpectedInput, path: str, parser: Lark) -> str:
+def _syntax_message(exc: UnexpectedInput, path: str, parser: Lark, text: str) -> str:
     where = f"{path}:{getattr(exc, 'line', '?')}:{getattr(exc, 'column', '?')}"
     if isinstance(exc, UnexpectedEOF):
-        return f"{path}: syntax error: the file ends early; expected {_expected(exc.expected, parser)}"
+        return f"{describe_end(text, path)}; expected {_expected(exc.expected, parser)}"
     if isinstance(exc, UnexpectedToken):
         if exc.token.type == "$END":
-            return f"{path}: syntax error: the file ends early; expected {_expected(exc.expected, parser)}"
-        return f"{where}: syntax error: unexpected {exc.token.value!r}; expected {_expected(exc.expected, parser)}"
+            return f"{describe_end(text, path)}; expected {_expected(exc.expected, parser)}"
+        # The token's kind, not its text: an error must not carry a file's contents to a peer.
+        found = _TERMINAL_NAMES.get(exc.token.type, exc.token.type.lower())
+        return f"{where}: syntax error: unexpected {found}; expected {_expected(exc.expected, parser)}"
     if isinstance(exc, UnexpectedCharacters):
-        char = exc.char if hasattr(exc, "char") else "?"
-        return f"{where}: syntax error: unexpected character {char!r}; expected {_expected(exc.allowed, parser)}"
+        char = getattr(exc, "char", "?")
+        shown = repr(char) if char.isascii() and not char.isalnum() else f"U+{ord(char):04X}" if len(char) == 1 else "?"
+        return f"{where}: syntax error: unexpected character {shown}; expected {_expected(exc.allowed, parser)}"
     return f"{where}: syntax error"
 
 

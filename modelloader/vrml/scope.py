@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from hrpsim.modelloader.vrml.nodes import MF, ExternProto, IsRef, Node, ParsedFile, Proto, Use
 
 ProtoTable = dict[str, Proto | ExternProto]

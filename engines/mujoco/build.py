@@ -1,0 +1,208 @@
+"""A project's bodies -> one MuJoCo model, built in memory with ``mujoco.MjSpec``.
+
+Each link is a MuJoCo body whose frame is the link frame (its centre of mass is the body's
+inertial offset), nested like the BodyInfo tree and built at zero joint values: ``rotate`` is a
+hinge, ``slide`` a slide joint, a ``free`` root a free joint, ``fixed`` no joint (welded to its
+parent, or to the world at the root). Joint values are therefore MuJoCo's qpos directly, with
+OpenHRP's signs. Rotor inertia x gearRatio^2 is the joint's ``armature``. A static model is
+geoms welded to the world at the project's initial pose.
+
+Collision pairs are in contacts.py, extra joints (closed loops) in loops.py, the drives' elements
+in drives.py; layout.py names each model's elements.
+
+Without ``runtime`` (a model file for MuJoCo's own tools) geoms keep MuJoCo's default collision
+filter and no drives are added.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from hrpsim.bodyinfo import Body, Link
+from hrpsim.conventions import MAX_DISTANCE
+from hrpsim.engines.mujoco.contacts import add_pairs
+from hrpsim.engines.mujoco.drives import add_drive_elements
+from hrpsim.engines.mujoco.geometry import add_shape, quaternion
+from hrpsim.engines.mujoco.layout import ModelLayout, element, root_pose
+from hrpsim.engines.mujoco.loops import add_loop
+from hrpsim.errors import ConfigError, RequestError
+from hrpsim.kinematics import forward_kinematics, link_values
+from hrpsim.project import ModelConfig, Project, WorldConfig
+
+MIN_MASS = 1e-3  # kg given to massless links, as on ODE
+MIN_INERTIA = 1e-7  # kg m^2: the least principal moment a link keeps, as on ODE
+IMPRATIO = 3.0  # friction 3x harder than normal contact: a box held by friction creeps 0.6 mm/s, not 2
+SOLVER_TOLERANCE = 1e-12  # MuJoCo's 1e-8 lets the solver stop at once on a hard drive that needs no force any more
+SETTINGS = {"solver": ("Newton", "CG", "PGS"), "cone": ("pyramidal", "elliptic"),
+            "integrator": ("implicitfast", "implicit"), "iterations": int, "noslip_iterations": int,
+            "impratio": float, "tolerance": float}
+
+
+def build_spec(project: Project, bodies: dict[str, Body], *, runtime: bool = True
+               ) -> tuple[mujoco.MjSpec, dict[str, ModelLayout]]:
+    """The MuJoCo spec of a project's world and each model's element names."""
+    spec = mujoco.MjSpec()
+    spec.modelname = "world"
+    spec.compiler.degree = False
+    spec.compiler.inertiafromgeom = mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_FALSE
+    spec.compiler.balanceinertia = True  # raised moments may break the triangle inequality MuJoCo checks
+    _options(spec, project)
+    layouts: dict[str, ModelLayout] = {}
+    for config in project.models:
+        layout = _add_model(spec, bodies[config.name], config, project.world.joint_limits, runtime)
+        layouts[config.name] = layout
+        if runtime and not layout.static:
+            add_drive_elements(spec, layout)
+        if not layout.static:
+            for extra in layout.info.extra_joints:
+                add_loop(spec, layout, extra)
+    add_pairs(spec, project, layouts)
+    return spec, layouts
+
+
+def _options(spec: mujoco.MjSpec, project: Project) -> None:
+    world = project.world
+    if world.collision != "builtin":
+        raise ConfigError(f"{project.path}: world.collision: {world.collision!r} is for the ODE engine; "
+                          f"the mujoco engine finds its own contacts (remove world.collision)")
+    spec.option.timestep = float(world.timestep)
+    spec.option.gravity = [float(v) for v in world.gravity]
+    spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST  # velocity drives are implicit dampers
+    spec.option.impratio = IMPRATIO
+    spec.option.tolerance = SOLVER_TOLERANCE
+    for key, value in world.mujoco.items():
+        _set_option(spec, project.path, key, value)
+
+
+def _set_option(spec: mujoco.MjSpec, path: str, key: str, value: Any) -> None:
+    kind = SETTINGS.get(key)
+    if kind is None:
+        raise ConfigError(f"{path}: world.mujoco.{key}: unknown setting (settings: {', '.join(SETTINGS)})")
+    if isinstance(kind, tuple):
+        if value not in kind:
+            raise ConfigError(f"{path}: world.mujoco.{key}: {value!r} is not one of {', '.join(kind)}")
+        enums = {"solver": (mujoco.mjtSolver, "mjSOL_"), "cone": (mujoco.mjtCone, "mjCONE_"),
+                 "integrator": (mujoco.mjtIntegrator, "mjINT_")}
+        enum, prefix = enums[key]
+        setattr(spec.option, key, getattr(enum, prefix + value.upper()))
+        return
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if not number or value < 0 or (kind is int and value != int(value)):
+        raise ConfigError(f"{path}: world.mujoco.{key}: expected a non-negative {kind.__name__}, got {value!r}")
+    setattr(spec.option, key, kind(value))
+
+
+def _add_model(spec: mujoco.MjSpec, info: Body, config: ModelConfig, joint_limits: bool,
+               runtime: bool) -> ModelLayout:
+    static = bool(config.static or info.static)
+    try:
+        initial = link_values(info, config.joints)
+    except RequestError as exc:
+        raise ConfigError(f"model {config.name!r}: joints: {exc}") from None
+    layout = ModelLayout(config.name, info, config, static, initial)
+    position, rotation = root_pose(config)
+    if not np.linalg.norm(position) < MAX_DISTANCE:
+        raise ConfigError(f"model {config.name!r}: position {config.position} is beyond {MAX_DISTANCE:g} m "
+                          f"from the origin")
+    poses = forward_kinematics(info, position, rotation, initial) if static else None
+    for index, link in enumerate(info.links):
+        where = layout.where(index)
+        if static:
+            parent, pos, rot = spec.worldbody, poses[index][0], poses[index][1]
+        elif index == 0:
+            parent, pos, rot = spec.worldbody, position, rotation
+        else:
+            parent = spec.body(layout.bodies[link.parent])
+            pos, rot = np.asarray(link.translation, float), np.asarray(link.rotation, float)
+        name = element(config.name, link.name)
+        body = parent.add_body(name=name, pos=pos, quat=quaternion(rot))
+        layout.bodies.append(name)
+        layout.joints.append("" if static else _add_joint(body, link, index, layout, joint_limits, where))
+        if not static:
+            _set_inertia(body, link, where)
+        geoms = []
+        for k, shape in enumerate(link.shapes):
+            geom = add_shape(spec, body, shape, element(config.name, link.name, str(k)), static=static, where=where)
+            if geom is not None:
+                if runtime:
+                    geom.contype = geom.conaffinity = 0  # only the project's pairs collide
+                geoms.append(geom.name)
+        layout.geoms.append(geoms)
+    if not static:
+        _add_sensor_sites(spec, layout)
+    return layout
+
+
+def _add_joint(body: mujoco.MjsBody, link: Link, index: int, layout: ModelLayout, joint_limits: bool,
+               where: str) -> str:
+    kind = link.joint_type
+    if kind == "crawler":
+        raise ConfigError(f"{where}: crawler joints (driven contact surfaces) have no MuJoCo form; "
+                          f"run this model with world.engine: ode")
+    if kind == "free":
+        if index != 0:
+            raise ConfigError(f"{where}: a free joint below the root has no MuJoCo form (only a root may be free)")
+        name = element(layout.name, link.name)
+        body.add_freejoint(name=name)
+        return name
+    if kind not in ("rotate", "slide"):
+        return ""  # fixed: welded to its parent (or to the world at the root)
+    name = element(layout.name, link.joint_label)
+    axis = np.asarray(link.joint_axis, float)
+    joint_type = mujoco.mjtJoint.mjJNT_HINGE if kind == "rotate" else mujoco.mjtJoint.mjJNT_SLIDE
+    joint = body.add_joint(name=name, type=joint_type, axis=axis / max(np.linalg.norm(axis), 1e-12),
+                           armature=float(link.reflected_inertia))
+    lo, hi = float(link.q_lower), float(link.q_upper)
+    if joint_limits and math.isfinite(lo) and math.isfinite(hi) and lo <= hi:
+        joint.limited = mujoco.mjtLimited.mjLIMITED_TRUE
+        joint.range = [lo, hi]
+    else:
+        joint.limited = mujoco.mjtLimited.mjLIMITED_FALSE
+    return name
+
+
+def _set_inertia(body: mujoco.MjsBody, link: Link, where: str) -> None:
+    mass = float(link.mass)
+    if not math.isfinite(mass) or mass <= 0.0:
+        mass = MIN_MASS
+    inertia = np.asarray(link.inertia, float)
+    inertia = (inertia + inertia.T) / 2.0
+    if not np.all(np.isfinite(inertia)):
+        raise ConfigError(f"{where}: inertia is not finite")
+    values, vectors = np.linalg.eigh(inertia)
+    values = np.maximum(values, MIN_INERTIA)
+    inertia = vectors @ np.diag(values) @ vectors.T
+    body.mass = mass
+    body.ipos = np.asarray(link.com, float)
+    body.fullinertia = [inertia[0, 0], inertia[1, 1], inertia[2, 2], inertia[0, 1], inertia[0, 2], inertia[1, 2]]
+    body.explicitinertial = True
+
+
+def _add_sensor_sites(spec: mujoco.MjSpec, layout: ModelLayout) -> None:
+    kinds = {"force": (mujoco.mjtSensor.mjSENS_FORCE, mujoco.mjtSensor.mjSENS_TORQUE),
+             "gyro": (mujoco.mjtSensor.mjSENS_GYRO,), "accel": (mujoco.mjtSensor.mjSENS_ACCELEROMETER,)}
+    for sensor in layout.info.sensors:
+        if sensor.type not in kinds:
+            continue  # range and vision sensors have no values on any engine yet
+        site = element(layout.name, "sensor", sensor.name)
+        spec.body(layout.bodies[sensor.link]).add_site(name=site, pos=np.asarray(sensor.translation, float),
+                                                       quat=quaternion(np.asarray(sensor.rotation, float)))
+        layout.sensors[sensor.name] = site
+        for k, kind in enumerate(kinds[sensor.type]):
+            spec.add_sensor(name=f"{site}/{k}", type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE, objname=site)
+
+
+def write_mjcf(body: Body, path: str) -> str:
+    """``body`` as an MJCF file (root at the origin; a free root gets a free joint); returns the path."""
+    config = ModelConfig(name=body.name or "model", file=body.source, static=body.static)
+    project = Project(path=path, world=WorldConfig(), models=[config], collisions=[])
+    spec, _ = build_spec(project, {config.name: body}, runtime=False)
+    spec.modelname = config.name
+    spec.compile()  # MuJoCo checks what it will be asked to load
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(spec.to_xml())
+    return path

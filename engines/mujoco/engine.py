@@ -1,0 +1,388 @@
+"""The MuJoCo engine: a project's models in one MuJoCo model, stepped tick by tick.
+
+The model is built in memory (build.py) and compiled once per build. A tick is one ``mj_step``
+in ``integrate()``: the held commands go in, MuJoCo finds contacts, solves and integrates; then
+the engine keeps the acceleration-stage sensors and joint efforts of that step and recomputes
+poses and velocities of the new state, so that everything read between ticks describes the state
+now. MuJoCo finds contacts inside its step, so ``collide()`` only checks that the world may step.
+
+Conventions are those of the ODE engine (docs/physics.md): joints in controller order with
+OpenHRP's signs, the root pose is the root link's frame, velocities are world-frame [linear of
+the frame origin, angular]. After every step the engine checks every coordinate and MuJoCo's own
+bad-state warnings; a non-finite or exploding state raises SimulationError naming the model and
+link, and the engine refuses to step until ``reset()`` (the last state read stays readable).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from hrpsim.bodyinfo import Body
+from hrpsim.conventions import MAX_DISTANCE
+from hrpsim.engines.base import Engine, JointCommand, LinkStates, RobotState
+from hrpsim.engines.checks import command_array, rotation, vector
+from hrpsim.engines.mujoco.build import build_spec
+from hrpsim.engines.mujoco.drives import Drives, add_rotor
+from hrpsim.engines.mujoco.geometry import quaternion
+from hrpsim.engines.mujoco.layout import ModelLayout
+from hrpsim.engines.mujoco.sensors import SensorSet
+from hrpsim.errors import ConfigError, NotFound, RequestError, SimulationError
+from hrpsim.project import Project
+
+MAX_LINEAR_SPEED = 1e3  # m/s: beyond this a body is exploding, not moving (as on ODE)
+MAX_ANGULAR_SPEED = 1e4  # rad/s
+MODEL_ERRORS = (ValueError, mujoco.FatalError)
+BAD_STATE_WARNINGS = (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
+                      mujoco.mjtWarning.mjWARN_BADQACC)
+
+log = logging.getLogger("hrpsim.simserver")
+# MuJoCo's warnings go to our log, not to a MUJOCO_LOG.TXT in whatever folder the process runs in.
+mujoco.set_mju_user_warning(lambda message: log.warning("MuJoCo: %s", message))
+
+
+@dataclass
+class _Model:
+    """One model's MuJoCo indices: per link its body id, joint qpos and dof address (-1: none)."""
+
+    layout: ModelLayout
+    bodies: np.ndarray
+    qpos: np.ndarray
+    dofs: np.ndarray
+    controller: np.ndarray  # controller order -> link index
+    free_root: tuple[int, int] | None  # the root's free joint: (qpos address, dof address)
+    joint_names: list[str] = field(default_factory=list)  # controller order
+    joint_qpos: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))  # controller order, 0: none
+    joint_dofs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
+    jointless: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))  # controller indices
+    drives: Drives | None = None
+    sensors: SensorSet | None = None
+
+
+class MujocoEngine(Engine):
+    name = "mujoco"
+
+    def __init__(self, project: Project, bodies: dict[str, Body], **_options: Any) -> None:
+        self.project, self.bodies = project, bodies
+        self.timestep = float(project.world.timestep)
+        self._build()
+
+    def _build(self) -> None:
+        spec, layouts = build_spec(self.project, self.bodies)
+        self.spec = spec  # kept: velocity drives are added to it when a joint first needs one
+        try:
+            self.m = spec.compile()
+        except MODEL_ERRORS as exc:
+            raise ConfigError(f"{self.project.path}: MuJoCo refuses the model: {exc}") from None
+        self.d = mujoco.MjData(self.m)
+        self.models = {name: self._index(layout) for name, layout in layouts.items()}
+        for model in self.models.values():
+            self._place_initial(model)
+        mujoco.mj_forward(self.m, self.d)
+        for name, model in self.models.items():
+            if not model.layout.static:
+                self._attach_drives(name, model)
+        mujoco.mj_forward(self.m, self.d)  # again: the drives' hold constraints are now (in)active
+        self._robots = [name for name, model in self.models.items() if not model.layout.static]
+        self._moving = [self.models[name] for name in self._robots]
+        self._dof_limit = self._speed_limits()
+        self._half_step = self.timestep / 2.0
+        self._external: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
+        self._last_state: dict[str, RobotState] = {}
+        self.time, self.tick, self.failed = 0.0, 0, None
+
+    def _index(self, layout: ModelLayout) -> _Model:
+        m, obj = self.m, mujoco.mjtObj
+        bodies = np.array([mujoco.mj_name2id(m, obj.mjOBJ_BODY, b) for b in layout.bodies], dtype=int)
+        joints = [mujoco.mj_name2id(m, obj.mjOBJ_JOINT, j) if j else -1 for j in layout.joints]
+        qpos = np.array([m.jnt_qposadr[j] if j >= 0 else -1 for j in joints], dtype=int)
+        dofs = np.array([m.jnt_dofadr[j] if j >= 0 else -1 for j in joints], dtype=int)
+        free = None
+        if joints and joints[0] >= 0 and m.jnt_type[joints[0]] == mujoco.mjtJoint.mjJNT_FREE:
+            free = (int(qpos[0]), int(dofs[0]))
+            qpos[0] = dofs[0] = -1
+        controller = np.array([layout.info.link_index(lk.name) for lk in layout.info.joints], dtype=int)
+        model = _Model(layout, bodies, qpos, dofs, controller, free, layout.info.joint_names)
+        model.joint_qpos, model.joint_dofs = np.maximum(qpos[controller], 0), np.maximum(dofs[controller], 0)
+        model.jointless = np.flatnonzero(qpos[controller] < 0)
+        return model
+
+    def _place_initial(self, model: _Model) -> None:
+        values = model.layout.initial_values
+        for index, adr in enumerate(model.qpos):
+            if adr >= 0:
+                self.d.qpos[adr] = values[index]
+        if model.free_root is not None:
+            adr = model.free_root[0]
+            self.d.qpos[adr:adr + 3] = self.m.body_pos[model.bodies[0]]
+            self.d.qpos[adr + 3:adr + 7] = self.m.body_quat[model.bodies[0]]
+
+    def _attach_drives(self, name: str, model: _Model) -> None:
+        layout, links = model.layout, model.layout.info.links
+        joints = [layout.joints[i] if model.qpos[i] >= 0 else "" for i in model.controller]
+        limits = [min(abs(links[i].torque_lower), abs(links[i].torque_upper)) for i in model.controller]
+        initial = np.array([layout.initial_values[i] for i in model.controller])
+        model.drives = Drives(self.m, self.d, name, layout.info.joint_names, joints, initial, limits,
+                              layout.config.drive)
+        model.sensors = SensorSet(self.m, self.d, layout.info, layout.sensors)
+
+    def _add_rotors(self, joints: list[str]) -> None:
+        """Give these joints their velocity drive's rotor: recompile the model keeping the state,
+        then index it again and let new drives and sensors carry on from the old ones."""
+        for joint in joints:
+            add_rotor(self.spec, joint)
+        self.m, self.d = self.spec.recompile(self.m, self.d)
+        old = self.models
+        self.models = {name: self._index(model.layout) for name, model in old.items()}
+        for name, model in self.models.items():
+            if model.layout.static:
+                continue
+            self._attach_drives(name, model)
+            model.drives.take_over(old[name].drives)
+            model.sensors.after_step[:] = old[name].sensors.after_step
+        self._moving = [self.models[name] for name in self._robots]
+        self._dof_limit = self._speed_limits()
+        mujoco.mj_forward(self.m, self.d)
+
+    def _speed_limits(self) -> np.ndarray:
+        limits = np.full(self.m.nv, MAX_ANGULAR_SPEED)
+        for j in range(self.m.njnt):
+            adr, kind = self.m.jnt_dofadr[j], self.m.jnt_type[j]
+            if kind == mujoco.mjtJoint.mjJNT_SLIDE:
+                limits[adr] = MAX_LINEAR_SPEED
+            elif kind == mujoco.mjtJoint.mjJNT_FREE:
+                limits[adr:adr + 3] = MAX_LINEAR_SPEED
+        return limits
+
+    # --- models ---
+
+    @property
+    def robots(self) -> list[str]:
+        return list(self._robots)
+
+    def _model(self, name: str) -> _Model:
+        model = self.models.get(name)
+        if model is None:
+            raise NotFound(f"no model named {name!r} in this world (models: {', '.join(self.models)})")
+        return model
+
+    def _robot(self, name: str) -> _Model:
+        self.require_robot(name)
+        return self.models[name]
+
+    # --- the tick ---
+
+    def collide(self) -> None:
+        """Check that the world may step; the contacts were found at the end of the last step."""
+        if self.failed is not None:
+            raise SimulationError(self.failed)
+
+    def integrate(self) -> None:
+        if self.failed is not None:
+            raise SimulationError(self.failed)
+        for model in self._moving:
+            model.drives.apply()
+        self._apply_external()
+        mujoco.mj_step(self.m, self.d)
+        for model in self._moving:
+            model.drives.record_effort()
+            model.sensors.snapshot()
+        self.tick += 1
+        self.time = self.tick * self.timestep
+        self._guard()
+        # Poses, velocities and gyros of the new state, for reading between ticks.
+        for stage in (mujoco.mj_kinematics, mujoco.mj_comPos, mujoco.mj_comVel, mujoco.mj_sensorVel):
+            stage(self.m, self.d)
+
+    def _guard(self) -> None:
+        d = self.d
+        # MuJoCo restarts its clock when it resets a bad state (after the first step the clock cannot
+        # tell); otherwise check the numbers ourselves. One reduction each on the hot path (NaN fails
+        # the comparisons); the bounds per dof only when some speed is above the lower one.
+        speed = np.abs(d.qvel).max(initial=0.0)
+        clock_kept = self.tick > 1 and abs(d.time - self.time) < self._half_step
+        if (clock_kept and np.abs(d.qpos).max(initial=0.0) < MAX_DISTANCE
+                and (speed < MAX_LINEAR_SPEED or (np.abs(d.qvel) < self._dof_limit).all())):
+            return
+        body = self._bad_body()
+        if body is None:
+            return
+        self.failed = (f"simulation stopped at t={self.time:.6g} s (tick {self.tick}): {self._where(body)} has a "
+                       f"non-finite or exploding state (positions, speeds or accelerations)")
+        log.error("%s", self.failed)
+        raise SimulationError(self.failed)
+
+    def _bad_body(self) -> int | None:
+        """The MuJoCo body of the first bad coordinate, if any."""
+        m, d = self.m, self.d
+        for warning in BAD_STATE_WARNINGS:  # MuJoCo met it in the step and reset its data
+            if d.warning[warning].number:
+                index = int(d.warning[warning].lastinfo)
+                if warning == mujoco.mjtWarning.mjWARN_BADQPOS:
+                    return int(m.jnt_bodyid[int(np.searchsorted(m.jnt_qposadr, index, side="right") - 1)])
+                return int(m.dof_bodyid[index])
+        bad_speed = np.flatnonzero(~(np.abs(d.qvel) < self._dof_limit))  # NaN fails the comparison too
+        if bad_speed.size:
+            return int(m.dof_bodyid[int(bad_speed[0])])
+        bad_position = np.flatnonzero(~(np.abs(d.qpos) < MAX_DISTANCE))
+        if bad_position.size:
+            return int(m.jnt_bodyid[int(np.searchsorted(m.jnt_qposadr, int(bad_position[0]), side="right") - 1)])
+        return None
+
+    def _where(self, body: int) -> str:
+        for model in self.models.values():
+            hits = np.flatnonzero(model.bodies == body)
+            if hits.size:
+                return model.layout.where(int(hits[0]))
+        return f"MuJoCo body {mujoco.mj_id2name(self.m, mujoco.mjtObj.mjOBJ_BODY, body)!r}"
+
+    def _apply_external(self) -> None:
+        for (robot, index), (force, torque) in self._external.items():
+            body = self.models[robot].bodies[index]
+            # MuJoCo applies xfrc at the centre of mass; the force acts at the link origin.
+            lever = self.d.xpos[body] - self.d.xipos[body]
+            self.d.xfrc_applied[body, :3] = force
+            self.d.xfrc_applied[body, 3:] = torque + np.cross(lever, force)
+
+    # --- state and commands ---
+
+    def read(self, robot: str) -> RobotState:
+        model = self._robot(robot)
+        if self.failed is not None and robot in self._last_state:
+            return self._last_state[robot]
+        q, dq = self._joint_arrays(model)
+        position, rotation, velocity = self._root(model)
+        state = RobotState(time=self.time, tick=self.tick, q=q, dq=dq, tau=model.drives.applied(),
+                           root_position=position, root_rotation=rotation, root_velocity=velocity,
+                           sensors=model.sensors.read())
+        self._last_state[robot] = state
+        return state
+
+    def _joint_arrays(self, model: _Model) -> tuple[np.ndarray, np.ndarray]:
+        q, dq = self.d.qpos[model.joint_qpos], self.d.qvel[model.joint_dofs]
+        if model.jointless.size:  # controller joints without a MuJoCo joint (fixed) read 0
+            q[model.jointless] = dq[model.jointless] = 0.0
+        return q, dq
+
+    def root_pose(self, model_name: str) -> tuple[np.ndarray, np.ndarray]:
+        body = self._model(model_name).bodies[0]
+        return self.d.xpos[body].copy(), self.d.xmat[body].reshape(3, 3).copy()
+
+    def _root(self, model: _Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        body = model.bodies[0]
+        return self.d.xpos[body].copy(), self.d.xmat[body].reshape(3, 3).copy(), self._velocity(body)
+
+    def _velocity(self, body: int) -> np.ndarray:
+        """[linear of the body frame's origin, angular], world frame."""
+        out = np.empty(6)
+        mujoco.mj_objectVelocity(self.m, self.d, mujoco.mjtObj.mjOBJ_BODY, int(body), out, 0)
+        return np.concatenate([out[3:], out[:3]])
+
+    def apply(self, robot: str, command: JointCommand) -> None:
+        model = self._robot(robot)
+        names = model.joint_names
+        arrays = [command_array(robot, name, value, names)
+                  for name, value in (("torque", command.torque), ("q_ref", command.q_ref),
+                                      ("dq_ref", command.dq_ref))]
+        if command.modes is not None:
+            if not isinstance(command.modes, dict):
+                raise RequestError(f"robot {robot!r}: 'modes' must be a map joint -> mode")
+            model.drives.check_modes(command.modes)
+            missing = model.drives.without_rotor(command.modes)
+            if missing:
+                self._add_rotors([model.drives.mujoco_joints[i] for i in missing])
+                model = self.models[robot]
+            model.drives.set_modes(command.modes)
+        model.drives.set_arrays(*arrays)
+
+    def drive_modes(self, robot: str) -> list[str]:
+        return list(self._robot(robot).drives.modes)
+
+    def link_states(self, model_name: str) -> LinkStates:
+        model = self._model(model_name)
+        bodies = model.bodies
+        velocities = np.array([self._velocity(b) for b in bodies]) if not model.layout.static else np.zeros(
+            (len(bodies), 6))
+        return LinkStates(self.d.xpos[bodies].copy(), self.d.xquat[bodies].copy(), velocities[:, :3],
+                          velocities[:, 3:])
+
+    def link_values(self, model_name: str) -> tuple[np.ndarray, np.ndarray]:
+        model = self._model(model_name)
+        values = np.where(model.qpos >= 0, self.d.qpos[np.maximum(model.qpos, 0)], 0.0)
+        rates = np.where(model.dofs >= 0, self.d.qvel[np.maximum(model.dofs, 0)], 0.0)
+        return values, rates
+
+    def set_external_force(self, robot: str, link: str, force: Any, torque: Any = (0.0, 0.0, 0.0)) -> None:
+        """A force (at the link origin) and torque, world frame, applied every tick until set to zero."""
+        model = self._robot(robot)
+        try:
+            index = model.layout.info.link_index(link)
+        except KeyError:
+            raise NotFound(f"model {robot!r} has no link {link!r}") from None
+        f = vector(f"{robot}.{link}.force", force, 3)
+        t = vector(f"{robot}.{link}.torque", torque, 3)
+        if not np.any(f) and not np.any(t):
+            self._external.pop((robot, index), None)
+            self.d.xfrc_applied[model.bodies[index]] = 0.0
+        else:
+            self._external[(robot, index)] = (f, t)
+
+    def set_link_data(self, robot: str, *, q: Any = None, dq: Any = None, root_position: Any = None,
+                      root_rotation: Any = None, root_velocity: Any = None) -> None:
+        model = self._robot(robot)
+        names = model.joint_names
+        q_arr, dq_arr = command_array(robot, "q", q, names), command_array(robot, "dq", dq, names)
+        p = None if root_position is None else vector(f"{robot}.root_position", root_position, 3)
+        if p is not None and np.linalg.norm(p) >= MAX_DISTANCE:
+            raise RequestError(f"{robot}.root_position: {p.tolist()} is beyond {MAX_DISTANCE:g} m from the origin")
+        r = None if root_rotation is None else rotation(f"{robot}.root_rotation", root_rotation)
+        v = None if root_velocity is None else vector(f"{robot}.root_velocity", root_velocity, 6)
+        for adrs, values, target in ((model.qpos, q_arr, self.d.qpos), (model.dofs, dq_arr, self.d.qvel)):
+            if values is not None:
+                adr = adrs[model.controller]
+                target[adr[adr >= 0]] = values[adr >= 0]
+        self._place_root(model, p, r, v)
+        if q_arr is not None:
+            model.drives.set_arrays(None, q_arr, None)
+        mujoco.mj_forward(self.m, self.d)
+        model.sensors.snapshot()
+        self._last_state.pop(robot, None)
+
+    def _place_root(self, model: _Model, p: np.ndarray | None, r: np.ndarray | None, v: np.ndarray | None) -> None:
+        body = model.bodies[0]
+        if model.free_root is None:  # a fixed root: move where the model is welded to the world
+            welded = self.spec.body(model.layout.bodies[0])  # in the spec too, for a recompile
+            if p is not None:
+                self.m.body_pos[body] = welded.pos = p
+            if r is not None:
+                self.m.body_quat[body] = welded.quat = quaternion(r)
+            return
+        qadr, dadr = model.free_root
+        if p is not None:
+            self.d.qpos[qadr:qadr + 3] = p
+        if r is not None:
+            self.d.qpos[qadr + 3:qadr + 7] = quaternion(r)
+        if v is not None:
+            rotation = self.d.xmat[body].reshape(3, 3) if r is None else r
+            self.d.qvel[dadr:dadr + 3] = v[:3]
+            self.d.qvel[dadr + 3:dadr + 6] = rotation.T @ v[3:]  # MuJoCo keeps a free body's spin in its frame
+
+    # --- life ---
+
+    def reset(self) -> None:
+        self._build()
+
+    def rebuild(self, project: Project, bodies: dict[str, Body]) -> None:
+        missing = [m.name for m in project.models if m.name not in bodies]
+        if missing:
+            raise ConfigError(f"{project.path}: no body loaded for model(s) {', '.join(missing)}")
+        self.project, self.bodies, self.timestep = project, bodies, float(project.world.timestep)
+        self._build()
+
+    def release(self) -> None:
+        self.close()
+        self.models, self._moving, self._external = {}, [], {}

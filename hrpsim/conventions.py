@@ -1,0 +1,47 @@
+"""Rules every component shares, each written once: drive modes, controller policies, sync modes,
+the controller-period rule, the distance bound, which link pairs never collide, and the rotation
+that turns a Z-axis shape (cylinder, capsule as the model formats write them, along Y) into the
+collision libraries' Z-axis convention. Joint, shape and sensor kinds belong to the data model
+(hrpsim/bodyinfo.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hrpsim.bodyinfo import Body
+
+DRIVE_MODES = ("torque", "high_gain", "velocity")
+POLICIES = ("stop", "hold", "zero")
+RESTART_POLICIES = ("on-failure", "never")  # what ``hrpsim launch`` does when a process it started dies
+RESTARTABLE_SERVICES = ("nameserver", "modelloader", "collision")
+SYNC_MODES = ("lockstep", "realtime")
+
+# m from the origin: ODE's hash space fails an assertion on far larger coordinates, and no robot
+# simulation has a use for them; every engine refuses positions beyond it.
+MAX_DISTANCE = 1e6
+
+# OpenHRP and URDF cylinders/capsules run along their frame's Y (VRML) axis; ODE's and FCL's along Z.
+Z_TO_Y = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
+
+_PERIOD_TOLERANCE = 1e-6
+
+
+def period_ticks(period: float, timestep: float) -> int | None:
+    """Ticks per controller period, or None when the period is not a whole multiple (>= 1) of the
+    time step (OpenHRP's controlTime rule)."""
+    ratio = period / timestep
+    whole = round(ratio)
+    if whole < 1 or abs(ratio - whole) > _PERIOD_TOLERANCE:
+        return None
+    return whole
+
+
+def excluded_link_pairs(body: Body) -> set[tuple[int, int]]:
+    """Link index pairs (low, high) of one body that never collide: a link with its parent, and
+    the pairs the model file excludes."""
+    out = {(min(i, lk.parent), max(i, lk.parent)) for i, lk in enumerate(body.links) if lk.parent >= 0}
+    index = {lk.name: i for i, lk in enumerate(body.links)}
+    for a, b in body.collision_exclusions:
+        if a in index and b in index:
+            out.add((min(index[a], index[b]), max(index[a], index[b])))
+    return out

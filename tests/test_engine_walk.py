@@ -1,0 +1,37 @@
+"""The sample walk on MuJoCo, end to end through ``hrpsim launch`` (nameserver, model loader,
+simulator and controller as processes): upright all along, ending within 5 cm of where the same
+walk ends on ODE (the recorded ODE summary), and the wrist still finds the box."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from controller_helpers import EXAMPLES
+from process_helpers import REPO
+
+pytest.importorskip("mujoco")
+
+ODE_SUMMARY = REPO / "tests" / "data" / "sample_walk_summary.json"
+
+
+def test_the_sample_walk_on_mujoco_ends_where_it_ends_on_ode(tmp_path):
+    summary_file = tmp_path / "summary.json"
+    run_dir = tmp_path / "run"
+    result = subprocess.run(
+        [sys.executable, "-m", "hrpsim", "launch", str(EXAMPLES / "sample_walk_mujoco.yaml"), "--nameserver",
+         "tcp://127.0.0.1:*", "--summary", str(summary_file), "--run-dir", str(run_dir)],
+        cwd=REPO, capture_output=True, text=True, timeout=240)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    summary = json.loads(summary_file.read_text())
+    robot, walker = summary["robots"]["robot"], summary["controllers"]["walker"]
+    assert summary["error"] is None
+    assert summary["sim_time"] == 16.0 and walker["ticks"] == 8000 and walker["missed"] == 0
+    assert robot["min_root_z"] > 0.6  # never fell nor stumbled (standing height 0.67 m)
+    on_ode = json.loads(ODE_SUMMARY.read_text())["robots"]["robot"]["root_end"]
+    assert np.linalg.norm(np.subtract(robot["root_end"][:2], on_ode[:2])) < 0.05
+    assert robot["root_end"][2] == pytest.approx(on_ode[2], abs=0.01)  # standing, not crouched or lying
+    assert "contact: the right wrist feels" in (run_dir / "controller-walker.log").read_text()
