@@ -85,7 +85,8 @@ class ContactGenerator:
         self._joints: list[tuple[ode.ContactJoint, friction.ContactMemory, tuple[float, float, float]]] = []
         self._memory: dict[tuple[LinkKey, LinkKey], list[friction.ContactMemory]] = {}
         self._next_memory: dict[tuple[LinkKey, LinkKey], list[friction.ContactMemory]] = {}
-        self._link_keys: dict[tuple[ode.GeomObject, ode.GeomObject], tuple[LinkKey, LinkKey]] = {}
+        # per pair of geoms: its pair of links, and whether either geom is on a crawler link
+        self._pairs: dict[tuple[ode.GeomObject, ode.GeomObject], tuple[tuple[LinkKey, LinkKey], bool]] = {}
 
     def _indices(self, name: str, links: list[str]) -> frozenset[int] | None:
         model = self.models.get(name)
@@ -106,7 +107,7 @@ class ContactGenerator:
     def release(self) -> None:
         """Destroy this step's contact joints and drop every ODE reference (see World.close)."""
         self.begin_step()
-        self._memory, self._link_keys = {}, {}
+        self._memory, self._pairs = {}, {}
         self.models, self.self_colliding, self._surface = {}, [], None
         self.world = self.space = None
 
@@ -178,7 +179,11 @@ class ContactGenerator:
     def _join(self, contacts: list[ode.Contact], surface: Surface, g1: ode.GeomObject, g2: ode.GeomObject) -> None:
         """Contact joints for this step between the geoms' bodies, with the pair's surface."""
         b1, b2 = g1.getBody(), g2.getBody()
-        crawler = self._crawler_of(g1, 1.0) or self._crawler_of(g2, -1.0)
+        pair = self._pairs.get((g1, g2))
+        if pair is None:
+            pair = self._pairs[(g1, g2)] = (link_pair(g1, g2), self._on_crawler(g1) or self._on_crawler(g2))
+        key, on_crawler = pair
+        crawler = (self._crawler_of(g1, 1.0) or self._crawler_of(g2, -1.0)) if on_crawler else None
         if crawler is not None:
             for contact in contacts:
                 set_surface(contact, surface)
@@ -186,9 +191,6 @@ class ContactGenerator:
                 ode.ContactJoint(self.world, self.group, contact).attach(b1, b2)
             self.count += len(contacts)
             return
-        key = self._link_keys.get((g1, g2))
-        if key is None:
-            key = self._link_keys[(g1, g2)] = link_pair(g1, g2)
         before = self._memory.get(key, ())
         memories = self._next_memory.setdefault(key, [])
         joints, soft = self._joints, surface.mode & SOFTNESS_FLAGS
@@ -205,6 +207,10 @@ class ContactGenerator:
             joints.append((joint, memory, normal))
             memories.append(memory)
         self.count += len(contacts)
+
+    def _on_crawler(self, geom: ode.GeomObject) -> bool:
+        sim = self.models[geom.model_name].links[geom.link_index]
+        return sim.link.joint_type == "crawler" and sim.body is not None
 
     def _crawler_of(self, geom: ode.GeomObject, sign: float) -> tuple[np.ndarray, float, float] | None:
         model = self.models[geom.model_name]
