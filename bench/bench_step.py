@@ -55,9 +55,11 @@ class BareLoop:
                        if js.kind == "hinge"]
         self.root = model.links[0].body
         sensors = world.sensors["robot"]
-        self.force_joints = [m.sim.joint for m in sensors.force]
-        self.gyro_bodies = [m.sim.body for m in sensors.gyro]
-        self.accel = [(m.sim.body, m.offset) for m in sensors.accel]
+        self.force_joints = [sim.joint for _, sim in sensors.force]
+        self.gyro_bodies = [model.links[frame.link].body for frame in sensors.inertial.gyro]
+        self.accel = [(model.links[f.link].body, tuple(p - c for p, c in zip(f.point, model.links[f.link].com,
+                                                                             strict=True)))
+                      for f in sensors.inertial.accel]
 
     def _near_geoms(self, _args: object, g1: ode.GeomObject, g2: ode.GeomObject) -> None:
         b1, b2 = g1.getBody(), g2.getBody()

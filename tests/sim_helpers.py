@@ -240,3 +240,10 @@ def pendulum_urdf_project(folder: Path, *, controller: str, end_time: float, sta
         " deadline: 10.0}\n"
     )
     return path
+
+
+def ode_engine(proj: Project, bodies: dict[str, Body], **options: object):  # -> the ODE engine
+    """The ODE engine built in-process on a project: the one place tests name its class."""
+    from hrpsim.engines.ode.engine import OdeEngine
+
+    return OdeEngine(proj, bodies, **options)  # type: ignore[arg-type]

@@ -6,8 +6,10 @@ every two models with the defaults when a YAML project has no ``collisions`` sec
 naming one model twice turns on that model's self-collision, which never includes a link and
 its parent, nor the link pairs the model excludes. A pair naming links (``links_a``,
 ``links_b``, as GrxUI's link pairs) makes contacts between those links only. Friction always
-uses ODE's pyramid approximation (``Approx1``), so ``mu`` is a coefficient. A crawler link's
-contacts move their surface along (joint axis x contact normal) at the crawler's commanded speed.
+uses ODE's pyramid approximation (``Approx1``), so ``mu`` is a coefficient, turned so that its
+limit is the same in every direction, with static and sliding coefficients remembered per
+contact (:mod:`hrpsim.engines.ode.friction`). A crawler link's contacts move their surface
+along (joint axis x contact normal) at the crawler's commanded speed.
 """
 
 from __future__ import annotations
@@ -19,20 +21,22 @@ import numpy as np
 import ode
 
 from hrpsim.conventions import excluded_link_pairs
+from hrpsim.engines.ode import friction
 from hrpsim.engines.ode import params as odeparams
 from hrpsim.engines.ode import trimesh as odemesh
 from hrpsim.engines.ode.model import OdeModel
 from hrpsim.errors import ConfigError
 from hrpsim.project import CollisionPair
 
-SLIDING_SPEED = 1e-3  # m/s above which a contact counts as sliding (for sliding friction)
+LinkKey = tuple[str, int]  # (model name, link index)
+SOFTNESS_FLAGS = odeparams.CONTACT_BOUNCE | odeparams.CONTACT_SOFT_ERP | odeparams.CONTACT_SOFT_CFM
 
 
 @dataclass
 class Surface:
     mode: int
     mu: float
-    sliding_mu: float | None
+    sliding_mu: float
     bounce: float
     soft_erp: float
     soft_cfm: float
@@ -46,9 +50,9 @@ class Surface:
             mode |= odeparams.CONTACT_SOFT_ERP
         if pair.soft_cfm is not None:
             mode |= odeparams.CONTACT_SOFT_CFM
-        sliding = pair.sliding_friction
-        return cls(mode, float(pair.friction), None if sliding in (None, pair.friction) else float(sliding),
-                   float(pair.restitution), float(pair.soft_erp or 0.0), float(pair.soft_cfm or 0.0))
+        sliding = pair.friction if pair.sliding_friction is None else pair.sliding_friction
+        return cls(mode, float(pair.friction), float(sliding), float(pair.restitution),
+                   float(pair.soft_erp or 0.0), float(pair.soft_cfm or 0.0))
 
 
 class ContactGenerator:
@@ -76,6 +80,13 @@ class ContactGenerator:
         self._excluded = {m.name: excluded_link_pairs(m.info) for m in self.self_colliding}
         self._surface: Surface | None = None
         self.count = 0
+        # Contact joints of the step being taken, with what each will remember, and last step's
+        # memories by pair of geoms.
+        self._joints: list[tuple[ode.ContactJoint, friction.ContactMemory, tuple[float, float, float]]] = []
+        self._memory: dict[tuple[LinkKey, LinkKey], list[friction.ContactMemory]] = {}
+        self._next_memory: dict[tuple[LinkKey, LinkKey], list[friction.ContactMemory]] = {}
+        # per pair of geoms: its pair of links, and whether either geom is on a crawler link
+        self._pairs: dict[tuple[ode.GeomObject, ode.GeomObject], tuple[tuple[LinkKey, LinkKey], bool]] = {}
 
     def _indices(self, name: str, links: list[str]) -> frozenset[int] | None:
         model = self.models.get(name)
@@ -95,14 +106,24 @@ class ContactGenerator:
 
     def release(self) -> None:
         """Destroy this step's contact joints and drop every ODE reference (see World.close)."""
-        self.group.empty()
+        self.begin_step()
+        self._memory, self._pairs = {}, {}
         self.models, self.self_colliding, self._surface = {}, [], None
         self.world = self.space = None
 
+    def _drop_feedback(self) -> None:
+        # pyode frees a joint's feedback buffer through the ODE joint: that must happen before the
+        # group destroys the joint, or freeing it later aborts the process.
+        for joint, _, _ in self._joints:
+            joint.setFeedback(False)
+        self._joints = []
+
+    def __del__(self) -> None:
+        self._drop_feedback()  # freed without release(): before the group goes, whatever the order
+
     def collide(self) -> int:
         """Empty last step's contacts and make this step's; returns how many were made."""
-        self.group.empty()
-        self.count = 0
+        self.begin_step()
         self._error: BaseException | None = None
         self.space.collide(None, self._near_spaces)
         for model in self.self_colliding:
@@ -111,6 +132,16 @@ class ContactGenerator:
         if self._error is not None:  # pyode prints and drops exceptions raised inside its callbacks
             raise self._error
         return self.count
+
+    def begin_step(self) -> None:
+        """Remember what last step's contacts did, then destroy their joints."""
+        friction.harvest(self._joints)
+        self._joints = []
+        for memories in self._next_memory.values():
+            friction.share_patch_force(memories)
+        self.group.empty()
+        self._memory, self._next_memory = self._next_memory, {}
+        self.count = 0
 
     def _near_spaces(self, _args: object, s1: ode.GeomObject, s2: ode.GeomObject) -> None:
         surface = self.surfaces.get((s1.model_name, s2.model_name))
@@ -148,13 +179,38 @@ class ContactGenerator:
     def _join(self, contacts: list[ode.Contact], surface: Surface, g1: ode.GeomObject, g2: ode.GeomObject) -> None:
         """Contact joints for this step between the geoms' bodies, with the pair's surface."""
         b1, b2 = g1.getBody(), g2.getBody()
-        crawler = self._crawler_of(g1, 1.0) or self._crawler_of(g2, -1.0)
-        for contact in contacts:
-            set_surface(contact, surface, b1, b2)
-            if crawler is not None:
+        pair = self._pairs.get((g1, g2))
+        if pair is None:
+            pair = self._pairs[(g1, g2)] = (link_pair(g1, g2), self._on_crawler(g1) or self._on_crawler(g2))
+        key, on_crawler = pair
+        crawler = (self._crawler_of(g1, 1.0) or self._crawler_of(g2, -1.0)) if on_crawler else None
+        if crawler is not None:
+            for contact in contacts:
+                set_surface(contact, surface)
                 drive_surface(contact, surface, *crawler)
-            ode.ContactJoint(self.world, self.group, contact).attach(b1, b2)
-            self.count += 1
+                ode.ContactJoint(self.world, self.group, contact).attach(b1, b2)
+            self.count += len(contacts)
+            return
+        before = self._memory.get(key, ())
+        memories = self._next_memory.setdefault(key, [])
+        joints, soft = self._joints, surface.mode & SOFTNESS_FLAGS
+        mode, mu, sliding_mu = surface.mode, surface.mu, surface.sliding_mu
+        for contact in contacts:
+            if soft:
+                set_softness(contact, surface)
+            position, normal = contact.getContactGeomParams()[:2]
+            remembered = friction.nearest(before, *position) if before else None
+            memory = friction.apply_friction(contact, position, normal, mode, mu, sliding_mu, b1, b2, remembered)
+            joint = ode.ContactJoint(self.world, self.group, contact)
+            joint.attach(b1, b2)
+            joint.setFeedback(True)  # read back in begin_step(): the friction's direction and limit next step
+            joints.append((joint, memory, normal))
+            memories.append(memory)
+        self.count += len(contacts)
+
+    def _on_crawler(self, geom: ode.GeomObject) -> bool:
+        sim = self.models[geom.model_name].links[geom.link_index]
+        return sim.link.joint_type == "crawler" and sim.body is not None
 
     def _crawler_of(self, geom: ode.GeomObject, sign: float) -> tuple[np.ndarray, float, float] | None:
         model = self.models[geom.model_name]
@@ -167,23 +223,34 @@ class ContactGenerator:
         return axis, speed, sign
 
 
+def link_pair(g1: ode.GeomObject, g2: ode.GeomObject) -> tuple[LinkKey, LinkKey]:
+    """The two geoms' links, in a fixed order. Friction memories go by pair of links, not geoms: the
+    collision service names links, and a link's contacts with another form one patch whatever
+    shapes make them."""
+    a, b = (g1.model_name, g1.link_index), (g2.model_name, g2.link_index)
+    return (a, b) if a < b else (b, a)
+
+
 def immovable(body: ode.Body | None) -> bool:
     """A static geom's (no body) or a kinematic body's: contacts cannot move it."""
     return body is None or body.isKinematic()
 
 
-def set_surface(contact: ode.Contact, surface: Surface, b1: ode.Body | None, b2: ode.Body | None) -> None:
-    """The pair's surface parameters on one contact (friction, bounce, softness)."""
+def set_surface(contact: ode.Contact, surface: Surface) -> None:
+    """The pair's surface parameters on one contact (static friction coefficient, bounce, softness)."""
     contact.setMode(surface.mode)
     contact.setMu(surface.mu)
+    set_softness(contact, surface)
+
+
+def set_softness(contact: ode.Contact, surface: Surface) -> None:
+    """The pair's restitution and soft ERP/CFM on one contact (its mode says which apply)."""
     if surface.mode & odeparams.CONTACT_BOUNCE:
         contact.setBounce(surface.bounce)
     if surface.mode & odeparams.CONTACT_SOFT_ERP:
         contact.setSoftERP(surface.soft_erp)
     if surface.mode & odeparams.CONTACT_SOFT_CFM:
         contact.setSoftCFM(surface.soft_cfm)
-    if surface.sliding_mu is not None and _is_sliding(contact, b1, b2):
-        contact.setMu(surface.sliding_mu)
 
 
 def drive_surface(contact: ode.Contact, surface: Surface, axis: np.ndarray, speed: float, sign: float) -> None:
@@ -196,17 +263,5 @@ def drive_surface(contact: ode.Contact, surface: Surface, axis: np.ndarray, spee
     contact.setFDir1(tuple(float(v) for v in direction * (sign / norm)))
     contact.setMotion1(float(speed))
     contact.setMu2(surface.mu)
-
-
-def _is_sliding(contact: ode.Contact, b1: ode.Body | None, b2: ode.Body | None) -> bool:
-    position, normal = contact.getContactGeomParams()[:2]
-    v = np.zeros(3)
-    if b1 is not None:
-        v += b1.getPointVel(position)
-    if b2 is not None:
-        v -= b2.getPointVel(position)
-    normal = np.asarray(normal)
-    tangential = v - normal * (v @ normal)
-    return float(np.linalg.norm(tangential)) > SLIDING_SPEED
 
 

@@ -102,8 +102,7 @@ class RemoteContacts(ContactGenerator):
 
     def collide(self) -> int:
         """Empty last step's contacts, ask the service for this step's, make their joints."""
-        self.group.empty()
-        self.count = 0
+        self.begin_step()
         poses = {m.name: model_link_poses(m) for m in self._moving}
         try:
             records = self.client.call("contacts", poses=poses)
