@@ -295,24 +295,36 @@ def _screenshot(url: str, out: Path) -> np.ndarray:
 
     chromium = shutil.which("chromium")
     assert chromium, "Debian's chromium is missing: make install (scripts/bootstrap.sh) installs it"
-    subprocess.run(
-        [
-            chromium,
-            "--headless=new",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--use-gl=swiftshader",
-            "--enable-unsafe-swiftshader",
-            "--window-size=1000,700",
-            "--virtual-time-budget=10000",
-            f"--user-data-dir={out.parent / ('chromium-' + out.stem)}",
-            f"--screenshot={out}",
-            url,
-        ],
-        capture_output=True,
-        timeout=240,
-        check=True,
-    )
+    for attempt in range(2):  # a headless browser that hangs on a loaded machine gets one more chance
+        try:
+            subprocess.run(
+                [
+                    chromium,
+                    "--headless=new",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--use-gl=swiftshader",
+                    "--enable-unsafe-swiftshader",
+                    # no connections of its own: this machine has no network beyond loopback
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    "--disable-quic",
+                    "--no-first-run",
+                    "--window-size=1000,700",
+                    "--virtual-time-budget=10000",
+                    f"--user-data-dir={out.parent / f'chromium-{out.stem}-{attempt}'}",
+                    f"--screenshot={out}",
+                    url,
+                ],
+                capture_output=True,
+                timeout=150,
+                check=True,
+            )
+            break
+        except subprocess.TimeoutExpired:
+            if attempt:
+                raise
     return matplotlib.image.imread(out)[..., :3]
 
 
