@@ -51,6 +51,7 @@ class ControllerStats:
     policy_applied: str | None = None
     events: list[str] = field(default_factory=list)
     attached: bool = False
+    joined_tick: int | None = None  # the tick of its latest attachment: its turns start there
 
     def event(self, text: str) -> None:
         self.events.append(text)
@@ -68,4 +69,5 @@ class ControllerStats:
             "policy_applied": self.policy_applied,
             "events": list(self.events),
             "attached": self.attached,
+            "joined_tick": self.joined_tick,
         }

@@ -408,7 +408,7 @@ class ControllerHub:
         self._by_name[ctl.name] = ctl
         self._reorder()
         stats = self._stats.setdefault(ctl.name, ControllerStats())
-        stats.attached = True
+        stats.attached, stats.joined_tick = True, ctl.start_tick
         return ctl
 
     # --- commands ---
