@@ -8,6 +8,7 @@ import numpy as np
 
 from hrpsim.bodyinfo import Body
 from hrpsim.controllers.command import Command
+from hrpsim.controllers.services import Services
 from hrpsim.controllers.state import JointIndex, State
 
 
@@ -18,7 +19,9 @@ class Controller:
     arrays follow ``body.joint_names``), ``control(state)`` at each of the controller's ticks,
     and ``stop()`` when the run ends or the controller is interrupted. ``control`` returns a
     :class:`Command`, a numpy array (the torque of every joint), or None (keep the last command).
-    ``self.period``, ``self.timestep`` and ``self.joints`` are set before ``start``.
+    ``self.period``, ``self.timestep`` and ``self.joints`` are set before ``start``;
+    ``self.services.call(name, op, **args)`` reaches the stack's services by name (the simulator's
+    operations, the collision service's ray and scan queries), with a deadline.
     """
 
     period: float = 0.0
@@ -27,6 +30,7 @@ class Controller:
     def __init__(self, **options: Any) -> None:
         self.options = options
         self.joints = JointIndex([])
+        self.services = Services(None)
 
     def start(self, body: Body) -> None:
         """Called once attached, before the first tick."""

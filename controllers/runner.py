@@ -41,6 +41,7 @@ from hrpsim.controllers.base import Controller
 from hrpsim.controllers.command import Command
 from hrpsim.controllers.link import SimulatorLink
 from hrpsim.controllers.options import convert_options, split_options
+from hrpsim.controllers.services import Services
 from hrpsim.controllers.state import JointIndex, State
 from hrpsim.errors import ConfigError, HrpsimError, NotFound, PeerGone, RequestError, Timeout
 from hrpsim.logs import setup_logging
@@ -224,6 +225,7 @@ class ControllerRunner:
     def _start_controller(self, welcome: proto.Welcome) -> JointIndex:
         joints = JointIndex(welcome.joints)
         self.controller.joints = joints
+        self.controller.services = Services(self.options.nameserver)
         self.controller.period = welcome.period
         self.controller.timestep = welcome.timestep
         try:
@@ -296,6 +298,7 @@ class ControllerRunner:
                 self.controller.stop()
             except Exception:
                 log.exception("controller %s raised in stop()", self.options.name)
+            self.controller.services.close()
 
     def _register(self, endpoint: str, sim_name: str) -> None:
         if not self.options.register:

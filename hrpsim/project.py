@@ -23,7 +23,9 @@ from hrpsim.files import read_model
 
 SOLVERS = ("step", "quickstep")
 COLLISION_MODES = ("builtin", "service")
-CAMERA_MODES = ("inline", "process")  # cameras render in the simulator's process, or in one of their own
+# cameras are not rendered unless the project asks (as OpenHRP's ViewSimulator and Choreonoid's vision
+# simulator are opt-in): in the simulator's process, or in one of their own
+CAMERA_MODES = ("off", "inline", "process")
 
 
 ENGINE_NAMES = ("ode", "mujoco", "kinematic")
@@ -52,7 +54,7 @@ class WorldConfig:
     publish_every: int = 10  # ticks between world-state frames on the PUB stream
     command_delay: int = 0  # lockstep: 1 applies the answer to tick k at tick k + 1 (pipelined)
     joint_limits: bool = False  # the models' joint limits as joint stops
-    cameras: str = "inline"  # where vision sensors render: "inline" or "process"
+    cameras: str = "off"  # whether and where vision sensors render: "off", "inline" or "process"
     ode: OdeConfig = field(default_factory=OdeConfig)
     mujoco: dict[str, Any] = field(default_factory=dict)  # settings the MuJoCo engine checks itself
 

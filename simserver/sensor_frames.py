@@ -37,7 +37,7 @@ class SensorFrames:
         sensing = set(bodies) if sensing is None else sensing
         has_range = any(s.type == "range" for name in sensing for s in bodies[name].sensors)
         self.scanner = RangeScanner(bodies, sensing) if has_range else None
-        self.cameras = cameras_of(bodies, sensing)
+        self.cameras = cameras_of(bodies, sensing) if cameras != "off" else {}
         self.renderer: SceneRenderer | None = None
         self.process: RenderProcess | None = None
         if self.cameras:

@@ -105,3 +105,34 @@ def test_the_controller_command_refuses_a_bad_option_naming_it(tmp_path):
     done = subprocess.run([sys.executable, "-m", "hrpsim", "controller", str(path), "--robot", "r",
                            "-o", "steps=lots", "--connect-timeout", "1"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "steps takes a whole number" in done.stderr, done.stderr
+
+
+def test_a_controller_calls_the_simulator_and_a_missing_service_by_name(nameserver, tmp_path):
+    """self.services reaches the stack's services through the nameserver, with a deadline; a name that
+    is not registered is a NotFound naming it."""
+    from controller_helpers import EXAMPLES, Stack, write_controller
+
+    out = tmp_path / "services.txt"
+    asker = write_controller(tmp_path, "asker", f"""
+        from hrpsim.controllers import Controller
+        from hrpsim.errors import NotFound
+
+        class Asker(Controller):
+            def start(self, body):
+                models = self.services.call("simserver", "models")
+                try:
+                    self.services.call("no_such_service", "ping", timeout=2.0)
+                    missing = "answered"
+                except NotFound as exc:
+                    missing = str(exc)
+                open({str(out)!r}, "w").write(repr(sorted(models)) + "\\n" + missing)
+
+            def control(self, state):
+                return None
+    """)
+    with Stack(tmp_path, nameserver, EXAMPLES / "sample_stand.yaml", until=0.02) as stack:
+        stack.controller(asker, name="asker")
+        stack.run()
+    models, missing = out.read_text().splitlines()
+    assert models == "['floor', 'robot']"
+    assert "no_such_service" in missing

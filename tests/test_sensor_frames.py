@@ -68,6 +68,7 @@ def test_a_bad_camera_stops_the_run_naming_the_model_the_sensor_and_the_field(tm
     proj, bodies = known_scene(tmp_path, [camera_sensor("eye", FORWARD, fieldOfView=4.0)])
     bodies["stand"].static = False  # a robot, so that its sensors are delivered
     proj.models[-1].static = False
+    proj.world.cameras = "inline"
     engine = OdeEngine(proj, bodies)
     assert "stand" in engine.robots
     with pytest.raises(SimulationError, match=r"model 'stand' vision sensor 'eye': fieldOfView must be in"):
