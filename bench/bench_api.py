@@ -48,9 +48,26 @@ def _external(until: float, folder: Path) -> float:
     project = folder / "walk.yaml"
     project.write_text(yaml.safe_dump(data))
     summary = folder / "summary.json"
-    subprocess.run([sys.executable, "-m", "hrpsim", "launch", str(project), "--nameserver", "tcp://127.0.0.1:*",
-                    "--summary", str(summary), "--run-dir", str(folder / "run"), "--quiet"],
-                   cwd=REPO, check=True, capture_output=True, timeout=600)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hrpsim",
+            "launch",
+            str(project),
+            "--nameserver",
+            "tcp://127.0.0.1:*",
+            "--summary",
+            str(summary),
+            "--run-dir",
+            str(folder / "run"),
+            "--quiet",
+        ],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
     return json.loads(summary.read_text())["real_time_factor"]
 
 

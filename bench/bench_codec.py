@@ -18,9 +18,17 @@ def humanoid_state() -> dict:
     rng = np.random.default_rng(0)
     sensors = {f"force{i}": rng.normal(size=6) for i in range(4)}
     sensors |= {"gyro": rng.normal(size=3), "accel": rng.normal(size=3)}
-    return {"time": 1.234, "tick": 1234, "q": rng.normal(size=30), "dq": rng.normal(size=30),
-            "tau": rng.normal(size=30), "root_position": rng.normal(size=3), "root_rotation": np.eye(3),
-            "root_velocity": rng.normal(size=6), "sensors": sensors}
+    return {
+        "time": 1.234,
+        "tick": 1234,
+        "q": rng.normal(size=30),
+        "dq": rng.normal(size=30),
+        "tau": rng.normal(size=30),
+        "root_position": rng.normal(size=3),
+        "root_rotation": np.eye(3),
+        "root_velocity": rng.normal(size=6),
+        "sensors": sensors,
+    }
 
 
 def as_lists(value):

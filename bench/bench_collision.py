@@ -50,8 +50,12 @@ BLOCKS = 3
 
 def start_collision(nameserver: str) -> tuple[subprocess.Popen, str]:
     env = {**os.environ, "PYTHONPATH": str(REPO), "HRPSIM_LOG_LEVEL": "WARNING"}
-    proc = subprocess.Popen([sys.executable, "-m", "hrpsim", "run", "collision", "--nameserver", nameserver],
-                            env=env, stdout=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hrpsim", "run", "collision", "--nameserver", nameserver],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 20
     with NameClient(nameserver) as ns:
         while True:
@@ -98,19 +102,28 @@ def query_rates(client: Client, bodies) -> dict[str, float]:
     floor_pairs = [{"body1": "floor", "body2": "robot"}]
     distance = rate(lambda p: client.call("distance", poses={"robot": p}, pairs=floor_pairs), frames)
     local.close()
-    return {"queries_per_s": remote, "inprocess_queries_per_s": inprocess, "distance_queries_per_s": distance,
-            "pairs": float(len(client.call("pairs")))}
+    return {
+        "queries_per_s": remote,
+        "inprocess_queries_per_s": inprocess,
+        "distance_queries_per_s": distance,
+        "pairs": float(len(client.call("pairs"))),
+    }
 
 
 def sample_world(bodies, tmp: str, collision: str = "builtin", nameserver: str | None = None) -> OdeEngine:
     robot = bodies["robot"]
     first = [float(v) for v in SAMPLE_POS.read_text().split("\n", 1)[0].split()[1:]]
     joints = dict(zip(robot.joint_names, first, strict=True))
-    models = [ModelConfig("floor", str(FLOOR), static=True, position=[0.0, 0.0, -0.1]),
-              ModelConfig("robot", str(SAMPLE1), position=[0.0, 0.0, WAIST_HEIGHT + 0.01], joints=joints,
-                          drive="high_gain")]
-    project = Project(path=str(Path(tmp) / "sample.yaml"), world=WorldConfig(timestep=0.001, collision=collision),
-                      models=models, collisions=[CollisionPair("floor", "robot", friction=0.5)])
+    models = [
+        ModelConfig("floor", str(FLOOR), static=True, position=[0.0, 0.0, -0.1]),
+        ModelConfig("robot", str(SAMPLE1), position=[0.0, 0.0, WAIST_HEIGHT + 0.01], joints=joints, drive="high_gain"),
+    ]
+    project = Project(
+        path=str(Path(tmp) / "sample.yaml"),
+        world=WorldConfig(timestep=0.001, collision=collision),
+        models=models,
+        collisions=[CollisionPair("floor", "robot", friction=0.5)],
+    )
     world = OdeEngine(project, bodies, nameserver=nameserver)
     world.apply("robot", JointCommand(q_ref=np.array([joints[n] for n in world.model("robot").joint_names])))
     return world
@@ -132,9 +145,12 @@ def tick_costs(nameserver: str, bodies) -> dict[str, float]:
         service.close()
     ticks = BLOCKS * TICKS_PER_BLOCK
     drift = float(np.linalg.norm(builtin.read("robot").root_position - service.read("robot").root_position))
-    return {"service_tick_ratio": spent["service"] / spent["builtin"],
-            "builtin_tick_ms": spent["builtin"] / ticks * 1e3, "service_tick_ms": spent["service"] / ticks * 1e3,
-            "root_end_difference_mm": drift * 1e3}
+    return {
+        "service_tick_ratio": spent["service"] / spent["builtin"],
+        "builtin_tick_ms": spent["builtin"] / ticks * 1e3,
+        "service_tick_ms": spent["service"] / ticks * 1e3,
+        "root_end_difference_mm": drift * 1e3,
+    }
 
 
 def run() -> dict[str, float]:

@@ -97,8 +97,7 @@ def _in_process() -> dict[str, float]:
         out[f"{e}_inprocess_ticks_per_s"] = statistics.median(rates[e])
         out[f"{e}_inprocess_rt"] = out[f"{e}_inprocess_ticks_per_s"] * timestep
         out[f"{e}_engine_only_rt"] = statistics.median(engine_only[e]) * timestep
-    out["mujoco_over_ode_inprocess"] = statistics.median(
-        rates["mujoco"][i] / rates["ode"][i] for i in range(pairs))
+    out["mujoco_over_ode_inprocess"] = statistics.median(rates["mujoco"][i] / rates["ode"][i] for i in range(pairs))
     return out
 
 
@@ -110,14 +109,31 @@ def _external(engine: str, folder: Path) -> float:
     project.write_text(yaml.safe_dump(data))
     summary = folder / f"{engine}.json"
     try:
-        done = subprocess.run([sys.executable, "-m", "hrpsim", "launch", str(project), "--nameserver",
-                               "tcp://127.0.0.1:*", "--summary", str(summary), "--run-dir", str(folder / engine)],
-                              cwd=REPO, capture_output=True, text=True, timeout=600)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "hrpsim",
+                "launch",
+                str(project),
+                "--nameserver",
+                "tcp://127.0.0.1:*",
+                "--summary",
+                str(summary),
+                "--run-dir",
+                str(folder / engine),
+            ],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
     finally:
         project.unlink()
     if done.returncode != 0:
-        raise RuntimeError(f"the {engine} walk failed (exit {done.returncode}):\n"
-                           f"{done.stdout[-3000:]}{done.stderr[-2000:]}")
+        raise RuntimeError(
+            f"the {engine} walk failed (exit {done.returncode}):\n{done.stdout[-3000:]}{done.stderr[-2000:]}"
+        )
     return float(json.loads(summary.read_text())["real_time_factor"])
 
 

@@ -58,9 +58,25 @@ def scan(paths: list[Path]) -> int:
 @contextmanager
 def modelloader(nameserver: str) -> Iterator[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO), "HRPSIM_LOG_LEVEL": "WARNING"}
-    proc = subprocess.Popen([sys.executable, "-m", "hrpsim", "run", "modelloader", "--nameserver", nameserver,
-                             "--name", "bench-loader", "--model-root", str(MODELS)], env=env, stdout=subprocess.DEVNULL,
-                            start_new_session=True, cwd=tempfile.gettempdir())
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hrpsim",
+            "run",
+            "modelloader",
+            "--nameserver",
+            nameserver,
+            "--name",
+            "bench-loader",
+            "--model-root",
+            str(MODELS),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+        cwd=tempfile.gettempdir(),
+    )
     try:
         deadline = time.monotonic() + 30
         with NameClient(nameserver) as ns:
@@ -79,8 +95,9 @@ def modelloader(nameserver: str) -> Iterator[str]:
 
 def process_ms(args: list[str], rounds: int = 5) -> float:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return median_ms(lambda: subprocess.run([sys.executable, *args], env=env, check=True, capture_output=True,
-                                            timeout=120), rounds)
+    return median_ms(
+        lambda: subprocess.run([sys.executable, *args], env=env, check=True, capture_output=True, timeout=120), rounds
+    )
 
 
 def run() -> dict[str, float]:
@@ -97,8 +114,11 @@ def run() -> dict[str, float]:
         figures["sr1_cold_ms"] = median_ms(lambda: load_body(SR1), 15)
     if importlib.util.find_spec("modelloader.collada") is not None:
         figures["wam_cold_ms"] = median_ms(lambda: load_body(WAM), 5)
-    with nameserver_process() as address, modelloader(address) as endpoint, \
-            Client(endpoint, peer="bench-loader", timeout=60.0) as client:
+    with (
+        nameserver_process() as address,
+        modelloader(address) as endpoint,
+        Client(endpoint, peer="bench-loader", timeout=60.0) as client,
+    ):
 
         def cold() -> None:
             client.call("clear")

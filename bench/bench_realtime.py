@@ -36,9 +36,26 @@ def _project(folder: Path, sync: str, until: float) -> Path:
 
 def _launch(project: Path, folder: Path) -> dict:
     summary = folder / f"{project.stem}.json"
-    subprocess.run([sys.executable, "-m", "hrpsim", "launch", str(project), "--nameserver", "tcp://127.0.0.1:*",
-                    "--summary", str(summary), "--run-dir", str(folder / project.stem), "--quiet"],
-                   cwd=REPO, check=True, capture_output=True, timeout=600)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hrpsim",
+            "launch",
+            str(project),
+            "--nameserver",
+            "tcp://127.0.0.1:*",
+            "--summary",
+            str(summary),
+            "--run-dir",
+            str(folder / project.stem),
+            "--quiet",
+        ],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
     return json.loads(summary.read_text())
 
 

@@ -28,8 +28,12 @@ import psutil
 REPO = Path(__file__).resolve().parents[1]
 MODELS = REPO.parent / "shared" / "models" / "openhrp3" / "model"
 SAMPLE_EVERY_S = 2.0
-ROLES = {"run nameserver": "nameserver", "run modelloader": "modelloader", "run simserver": "simserver",
-         "sample_walk.py": "controller"}  # a marker in the process's command line -> its role
+ROLES = {
+    "run nameserver": "nameserver",
+    "run modelloader": "modelloader",
+    "run simserver": "simserver",
+    "sample_walk.py": "controller",
+}  # a marker in the process's command line -> its role
 
 
 def soak_seconds() -> float:
@@ -75,9 +79,22 @@ def run() -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         proc = subprocess.Popen(
-            [sys.executable, "-m", "hrpsim", "launch", str(walk_project(folder)), "--nameserver",
-             "tcp://127.0.0.1:*", "--run-dir", str(folder / "run"), "--quiet"],
-            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                sys.executable,
+                "-m",
+                "hrpsim",
+                "launch",
+                str(walk_project(folder)),
+                "--nameserver",
+                "tcp://127.0.0.1:*",
+                "--run-dir",
+                str(folder / "run"),
+                "--quiet",
+            ],
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         launcher = psutil.Process(proc.pid)
         series: dict[str, list[tuple[float, float, int]]] = {}
         try:
@@ -93,8 +110,10 @@ def run() -> dict[str, float]:
             proc.wait(60)
         if ended is not None:
             log = "\n".join((folder / "run" / "simserver.log").read_text(errors="replace").splitlines()[-5:])
-            raise RuntimeError(f"the run ended after {time.monotonic() - started:.0f} s (status {ended}), before "
-                               f"the soak's {duration:g} s; the simulator's log ends:\n{log}")
+            raise RuntimeError(
+                f"the run ended after {time.monotonic() - started:.0f} s (status {ended}), before "
+                f"the soak's {duration:g} s; the simulator's log ends:\n{log}"
+            )
     return figures(series, warmup_min=duration / 60.0 / 5)
 
 

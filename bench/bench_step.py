@@ -35,11 +35,13 @@ ROUNDS = 12
 
 def _world() -> OdeEngine:
     floor = ModelConfig(name="floor", file=str(MODELS / "floor.wrl"), static=True, position=[0.0, 0.0, -0.1])
-    robot = ModelConfig(name="robot", file=str(MODELS / "sample1.wrl"), position=[0.0, 0.0, 0.7235],
-                        drive="high_gain")
-    project = Project(path=str(Path(tempfile.gettempdir()) / "bench_step.yaml"),
-                      world=WorldConfig(timestep=TIMESTEP), models=[floor, robot],
-                      collisions=[CollisionPair("floor", "robot", friction=0.5)])
+    robot = ModelConfig(name="robot", file=str(MODELS / "sample1.wrl"), position=[0.0, 0.0, 0.7235], drive="high_gain")
+    project = Project(
+        path=str(Path(tempfile.gettempdir()) / "bench_step.yaml"),
+        world=WorldConfig(timestep=TIMESTEP),
+        models=[floor, robot],
+        collisions=[CollisionPair("floor", "robot", friction=0.5)],
+    )
     return OdeEngine(project, {"floor": load_body(floor.file), "robot": load_body(robot.file)})
 
 
@@ -51,15 +53,19 @@ class BareLoop:
         self.space = world.space
         self.group = ode.JointGroup()
         model = world.model("robot")
-        self.hinges = [(js.joint, js.offset, world.drives["robot"].q_ref[k]) for k, js in enumerate(model.joints)
-                       if js.kind == "hinge"]
+        self.hinges = [
+            (js.joint, js.offset, world.drives["robot"].q_ref[k])
+            for k, js in enumerate(model.joints)
+            if js.kind == "hinge"
+        ]
         self.root = model.links[0].body
         sensors = world.sensors["robot"]
         self.force_joints = [sim.joint for _, sim in sensors.force]
         self.gyro_bodies = [model.links[frame.link].body for frame in sensors.inertial.gyro]
-        self.accel = [(model.links[f.link].body, tuple(p - c for p, c in zip(f.point, model.links[f.link].com,
-                                                                             strict=True)))
-                      for f in sensors.inertial.accel]
+        self.accel = [
+            (model.links[f.link].body, tuple(p - c for p, c in zip(f.point, model.links[f.link].com, strict=True)))
+            for f in sensors.inertial.accel
+        ]
 
     def _near_geoms(self, _args: object, g1: ode.GeomObject, g2: ode.GeomObject) -> None:
         b1, b2 = g1.getBody(), g2.getBody()
@@ -79,10 +85,17 @@ class BareLoop:
             joint.setParam(odeparams.VEL, (target - joint.getAngle() - offset) * inv_dt)
         self.world.step(TIMESTEP)
         root = self.root
-        return ([j.getAngle() for j, _, _ in self.hinges], [j.getAngleRate() for j, _, _ in self.hinges],
-                root.getPosition(), root.getRotation(), root.getLinearVel(), root.getAngularVel(),
-                [j.getFeedback() for j in self.force_joints], [b.getAngularVel() for b in self.gyro_bodies],
-                [b.getRelPointVel(p) for b, p in self.accel])
+        return (
+            [j.getAngle() for j, _, _ in self.hinges],
+            [j.getAngleRate() for j, _, _ in self.hinges],
+            root.getPosition(),
+            root.getRotation(),
+            root.getLinearVel(),
+            root.getAngularVel(),
+            [j.getFeedback() for j in self.force_joints],
+            [b.getAngularVel() for b in self.gyro_bodies],
+            [b.getRelPointVel(p) for b, p in self.accel],
+        )
 
 
 def _time_block(tick, n: int) -> float:

@@ -57,12 +57,23 @@ RAW_CONTROLLER = Path(__file__).resolve().parent / "tick_raw_controller.py"
 def _project(robots: int, controlled: int, *, delay: int = 0) -> Project:
     models = [{"name": "floor", "file": str(MODELS / "floor.wrl"), "static": True, "position": [0, 0, -0.1]}]
     for i in range(robots):
-        models.append({"name": f"robot{i}", "file": str(MODELS / "sample1.wrl"), "position": [0, 2.0 * i, 0.7235],
-                       "drive": "torque" if i < controlled else "high_gain"})
-    data = {"world": {"timestep": TIMESTEP, "command_delay": delay}, "models": models,
-            "controllers": [{"name": f"pd{i}", "robot": f"robot{i}", "command": "external", "policy": "stop",
-                             "deadline": 10.0} for i in range(controlled)],
-            "collisions": [{"a": "floor", "b": f"robot{i}", "friction": 0.5} for i in range(robots)]}
+        models.append(
+            {
+                "name": f"robot{i}",
+                "file": str(MODELS / "sample1.wrl"),
+                "position": [0, 2.0 * i, 0.7235],
+                "drive": "torque" if i < controlled else "high_gain",
+            }
+        )
+    data = {
+        "world": {"timestep": TIMESTEP, "command_delay": delay},
+        "models": models,
+        "controllers": [
+            {"name": f"pd{i}", "robot": f"robot{i}", "command": "external", "policy": "stop", "deadline": 10.0}
+            for i in range(controlled)
+        ],
+        "collisions": [{"a": "floor", "b": f"robot{i}", "friction": 0.5} for i in range(robots)],
+    }
     return parse_project(data, str(Path(tempfile.gettempdir()) / "bench_tick.yaml"))
 
 
@@ -86,25 +97,57 @@ class _Loop:
 class External(_Loop):
     """A world served by the real hub and loop, its controllers as separate processes."""
 
-    def __init__(self, project: Project, nameserver: str, cache: dict, ctx: zmq.Context, *,
-                 raw: bool = False, work_us: float = 0.0) -> None:
+    def __init__(
+        self,
+        project: Project,
+        nameserver: str,
+        cache: dict,
+        ctx: zmq.Context,
+        *,
+        raw: bool = False,
+        work_us: float = 0.0,
+    ) -> None:
         self.world = _world(project, cache)
         self.hub = ControllerHub(self.world, project, context=ctx)
         self.loop = TickLoop(self.world, self.hub)
-        self.reg = Registration("simserver", "simserver", self.hub.endpoint, nameserver=nameserver,
-                                metadata={"controllers": self.hub.endpoint, "controllers_ipc": self.hub.ipc_endpoint,
-                                          "host": host_identity(), "robots": self.world.robots})
+        self.reg = Registration(
+            "simserver",
+            "simserver",
+            self.hub.endpoint,
+            nameserver=nameserver,
+            metadata={
+                "controllers": self.hub.endpoint,
+                "controllers_ipc": self.hub.ipc_endpoint,
+                "host": host_identity(),
+                "robots": self.world.robots,
+            },
+        )
         self.reg.start()
         env = {**os.environ, "PYTHONPATH": str(REPO), "HRPSIM_LOG_LEVEL": "WARNING"}
 
         def argv(c: ControllerConfig) -> list[str]:
             if raw:
                 return [str(RAW_CONTROLLER), nameserver, c.name, c.robot]
-            return [str(CONTROLLER), "--robot", c.robot, "--name", c.name, "--nameserver", nameserver,
-                    "--reconnect-wait", "0", "--spin-us", SPIN_US, "-o", f"work_us={work_us}"]
+            return [
+                str(CONTROLLER),
+                "--robot",
+                c.robot,
+                "--name",
+                c.name,
+                "--nameserver",
+                nameserver,
+                "--reconnect-wait",
+                "0",
+                "--spin-us",
+                SPIN_US,
+                "-o",
+                f"work_us={work_us}",
+            ]
 
-        self.procs = [subprocess.Popen([sys.executable, *argv(c)], env=env, stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.DEVNULL) for c in project.controllers]
+        self.procs = [
+            subprocess.Popen([sys.executable, *argv(c)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for c in project.controllers
+        ]
         missing = self.hub.wait_for_controllers([c.name for c in project.controllers], 60.0)
         if missing:
             self.close()
@@ -148,8 +191,9 @@ def _ratio(inproc: _Loop, ext: External) -> tuple[float, list[float], list[float
     return statistics.median(ratios), in_rates, ext_rates
 
 
-def _lockstep(nameserver: str, cache: dict, ctx: zmq.Context, *, raw: bool = False, delay: int = 0,
-              work_us: float = 0.0) -> dict[str, float]:
+def _lockstep(
+    nameserver: str, cache: dict, ctx: zmq.Context, *, raw: bool = False, delay: int = 0, work_us: float = 0.0
+) -> dict[str, float]:
     inproc = InProcess(_project(1, 1), cache, work_us=work_us)
     ext = External(_project(1, 1, delay=delay), nameserver, cache, ctx, raw=raw, work_us=work_us)
     try:
@@ -158,9 +202,13 @@ def _lockstep(nameserver: str, cache: dict, ctx: zmq.Context, *, raw: bool = Fal
     finally:
         ext.close()
         inproc.close()
-    return {"ratio": ratio, "ticks_per_s_inprocess": statistics.median(in_rates),
-            "ticks_per_s_external": statistics.median(ext_rates), "rtt_p50_us": rtt["rtt_p50_us"],
-            "rtt_p99_us": rtt["rtt_p99_us"]}
+    return {
+        "ratio": ratio,
+        "ticks_per_s_inprocess": statistics.median(in_rates),
+        "ticks_per_s_external": statistics.median(ext_rates),
+        "rtt_p50_us": rtt["rtt_p50_us"],
+        "rtt_p99_us": rtt["rtt_p99_us"],
+    }
 
 
 def _scaling(nameserver: str, cache: dict, ctx: zmq.Context) -> dict[str, float]:

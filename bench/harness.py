@@ -46,10 +46,18 @@ def machine() -> str:
 
 
 def section(name: str, doc: str, figures: dict[str, float], command: str) -> str:
-    lines = [f"## {name}", "", doc.strip().splitlines()[0] if doc.strip() else "", "",
-             f"- date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
-             f"- machine: {machine()}", f"- command: `{command}`", "",
-             "| figure | value |", "|---|---:|"]
+    lines = [
+        f"## {name}",
+        "",
+        doc.strip().splitlines()[0] if doc.strip() else "",
+        "",
+        f"- date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
+        f"- machine: {machine()}",
+        f"- command: `{command}`",
+        "",
+        "| figure | value |",
+        "|---|---:|",
+    ]
     lines += [f"| `{name}.{k}` | {v:.4g} |" for k, v in figures.items()]
     rest = doc.strip().splitlines()[1:]
     if rest:

@@ -21,9 +21,22 @@ def nameserver_process() -> Iterator[str]:
     with tempfile.TemporaryDirectory() as tmp:
         endpoint = Path(tmp) / "ns.endpoint"
         env = {**os.environ, "PYTHONPATH": str(REPO), "HRPSIM_LOG_LEVEL": "WARNING"}
-        proc = subprocess.Popen([sys.executable, "-m", "hrpsim", "run", "nameserver", "--bind", "tcp://127.0.0.1:*",
-                                 "--endpoint-file", str(endpoint)], env=env, stdout=subprocess.DEVNULL,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "hrpsim",
+                "run",
+                "nameserver",
+                "--bind",
+                "tcp://127.0.0.1:*",
+                "--endpoint-file",
+                str(endpoint),
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         try:
             deadline = time.monotonic() + 15
             while not endpoint.exists():

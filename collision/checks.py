@@ -85,5 +85,3 @@ def check_body(body: Body) -> None:
     if problems:
         head = f"body {body.name!r} cannot be used for collision queries"
         raise ModelError(f"{head}: {problems[0]}" if len(problems) == 1 else head, problems)
-
-

@@ -15,9 +15,7 @@ from hrpsim.kinematics import forward_kinematics
 from hrpsim.transforms import pose
 
 
-def link_poses(
-    body: Body, root: np.ndarray | None = None, joints: Mapping[str, float] | None = None
-) -> np.ndarray:
+def link_poses(body: Body, root: np.ndarray | None = None, joints: Mapping[str, float] | None = None) -> np.ndarray:
     """World poses (n_links, 4, 4) of every link; joints by name (a joint not named stays at 0; a
     mimic joint follows its master). ``root`` is the root link's world pose (4x4), as a project
     places a model; without it the root sits at its own offset in the file."""
@@ -29,6 +27,7 @@ def link_poses(
     if root is None:
         root = pose(body.links[0].translation, body.links[0].rotation)
     root = np.asarray(root, dtype=np.float64)
-    frames = forward_kinematics(body, root[:3, 3], root[:3, :3],
-                                [values.get(link.joint_label, 0.0) for link in body.links])
+    frames = forward_kinematics(
+        body, root[:3, 3], root[:3, :3], [values.get(link.joint_label, 0.0) for link in body.links]
+    )
     return np.array([pose(p, r) for p, r in frames]).reshape(len(body.links), 4, 4)

@@ -43,8 +43,9 @@ def _separation(scene: Scene, pair: LinkPair) -> float:
 
 def _link_separation(scene: Scene, pair: LinkPair):
     first, second = scene.bodies[pair.body1], scene.bodies[pair.body2]
-    return link_separation(first.fcl_links[pair.link1], first.poses[pair.link1],
-                           second.fcl_links[pair.link2], second.poses[pair.link2])
+    return link_separation(
+        first.fcl_links[pair.link1], first.poses[pair.link1], second.fcl_links[pair.link2], second.poses[pair.link2]
+    )
 
 
 def distances(scene: Scene, pairs: dict[LinkPair, float]) -> list[dict[str, Any]]:
@@ -71,16 +72,30 @@ def distances(scene: Scene, pairs: dict[LinkPair, float]) -> list[dict[str, Any]
     return out
 
 
-def ray(scene: Scene, origin: np.ndarray, direction: np.ndarray, max_distance: float,
-        bodies: list[str] | None) -> dict[str, Any]:
+def ray(
+    scene: Scene, origin: np.ndarray, direction: np.ndarray, max_distance: float, bodies: list[str] | None
+) -> dict[str, Any]:
     hits = rays.cast(scene, origin[None, :], direction[None, :], max_distance, bodies)
     hit = bool(np.isfinite(hits.distance[0]))
-    return {"hit": hit, "distance": float(hits.distance[0]), "body": hits.body[0], "link": hits.link[0],
-            "point": hits.point[0], "normal": hits.normal[0]}
+    return {
+        "hit": hit,
+        "distance": float(hits.distance[0]),
+        "body": hits.body[0],
+        "link": hits.link[0],
+        "point": hits.point[0],
+        "normal": hits.normal[0],
+    }
 
 
-def scan(scene: Scene, pose: np.ndarray, angle_range: float, step: float, max_distance: float,
-         bodies: list[str] | None, skip_links: Collection[tuple[str, int]] = ()) -> dict[str, Any]:
+def scan(
+    scene: Scene,
+    pose: np.ndarray,
+    angle_range: float,
+    step: float,
+    max_distance: float,
+    bodies: list[str] | None,
+    skip_links: Collection[tuple[str, int]] = (),
+) -> dict[str, Any]:
     """A range sensor's scan from ``pose`` (4x4, world); ``skip_links``: (body, link index) pairs the
     beams pass through (the sensor's own link)."""
     angles, local = rays.scan_directions(angle_range, step)

@@ -160,8 +160,10 @@ class Scene:
         except (TypeError, ValueError):
             raise RequestError(f"poses[{name!r}]: not an array of numbers") from None
         if arr.shape != (n, 4, 4):
-            raise RequestError(f"poses[{name!r}]: body {name!r} has {n} links, so its poses must have shape "
-                               f"({n}, 4, 4), got {arr.shape}")
+            raise RequestError(
+                f"poses[{name!r}]: body {name!r} has {n} links, so its poses must have shape "
+                f"({n}, 4, 4), got {arr.shape}"
+            )
         bad = ~np.isfinite(arr).all(axis=(1, 2))
         if bad.any():
             links = [entry.body.links[i].name for i in np.flatnonzero(bad)]
@@ -208,8 +210,10 @@ class Scene:
         if i == j:
             raise RequestError(f"pair {entry.name}/{names[i]} with itself: a link cannot collide with itself")
         if (min(i, j), max(i, j)) in entry.adjacent:
-            raise RequestError(f"pair {entry.name}/{names[i]} - {entry.name}/{names[j]}: adjacent links of one "
-                               "body (joined by a joint) cannot be a collision pair")
+            raise RequestError(
+                f"pair {entry.name}/{names[i]} - {entry.name}/{names[j]}: adjacent links of one "
+                "body (joined by a joint) cannot be a collision pair"
+            )
 
     def add_pair(self, body1: Any, link1: Any, body2: Any, link2: Any, tolerance: Any = 0.0) -> list[LinkPair]:
         tol = checked_tolerance(tolerance)
@@ -235,8 +239,9 @@ class Scene:
         out: dict[LinkPair, float] = {}
         for k, spec in enumerate(given):
             if not isinstance(spec, dict) or "body1" not in spec or "body2" not in spec:
-                raise RequestError(f"pairs[{k}] must be a map with body1, body2 (and link1, link2: '' for all "
-                                   f"links), got {spec!r}")
+                raise RequestError(
+                    f"pairs[{k}] must be a map with body1, body2 (and link1, link2: '' for all links), got {spec!r}"
+                )
             unknown = set(spec) - {"body1", "link1", "body2", "link2", "tolerance"}
             if unknown:
                 raise RequestError(f"pairs[{k}]: unknown field(s) {', '.join(sorted(map(str, unknown)))}")
@@ -246,8 +251,12 @@ class Scene:
         return out
 
     def describe(self, pair: LinkPair) -> dict[str, Any]:
-        return {"body1": pair.body1, "link1": self.bodies[pair.body1].link_names[pair.link1],
-                "body2": pair.body2, "link2": self.bodies[pair.body2].link_names[pair.link2]}
+        return {
+            "body1": pair.body1,
+            "link1": self.bodies[pair.body1].link_names[pair.link1],
+            "body2": pair.body2,
+            "link2": self.bodies[pair.body2].link_names[pair.link2],
+        }
 
     # --- broad phase ---
 
@@ -280,8 +289,10 @@ class Scene:
         grouped: dict[tuple[str, str], list[tuple[int, int, int]]] = {}
         for row, p in enumerate(pairs):
             grouped.setdefault((p.body1, p.body2), []).append((row, p.link1, p.link2))
-        groups = {key: tuple(np.array(col, dtype=np.intp) for col in zip(*items, strict=True))
-                  for key, items in grouped.items()}
+        groups = {
+            key: tuple(np.array(col, dtype=np.intp) for col in zip(*items, strict=True))
+            for key, items in grouped.items()
+        }
         layout = _PairLayout(pairs, groups, {b for key in groups for b in key})
         self._layout_cache = layout
         return layout
@@ -307,5 +318,3 @@ def checked_tolerance(value: Any) -> float:
 
 def _adjacent_links(body: Body) -> set[tuple[int, int]]:
     return {(min(i, lk.parent), max(i, lk.parent)) for i, lk in enumerate(body.links) if lk.parent >= 0}
-
-

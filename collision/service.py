@@ -59,8 +59,13 @@ class CollisionService(Service):
 
     # --- bodies and pairs ---
 
-    def add_body(self, name: str, body: dict[str, Any] | None = None, file: str | None = None,
-                 options: dict[str, Any] | None = None) -> dict[str, Any]:
+    def add_body(
+        self,
+        name: str,
+        body: dict[str, Any] | None = None,
+        file: str | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """Add a body by BodyInfo (wire form) or by model file (through the modelloader)."""
         if (body is None) == (file is None):
             raise RequestError("add_body: give exactly one of 'body' (BodyInfo wire form) or 'file' (a model path)")
@@ -105,8 +110,9 @@ class CollisionService(Service):
         self.scene.set_poses(poses)
         return len(poses)
 
-    def add_pair(self, body1: str, body2: str, link1: str | None = "", link2: str | None = "",
-                 tolerance: float = 0.0) -> dict[str, Any]:
+    def add_pair(
+        self, body1: str, body2: str, link1: str | None = "", link2: str | None = "", tolerance: float = 0.0
+    ) -> dict[str, Any]:
         added = self.scene.add_pair(body1, link1, body2, link2, tolerance)
         return {"added": len(added), "total": len(self.scene.pairs)}
 
@@ -127,23 +133,32 @@ class CollisionService(Service):
         self.scene.set_poses(poses)
         return chosen
 
-    def contacts(self, poses: dict[str, Any] | None = None, pairs: list[dict[str, Any]] | None = None,
-                 max_contacts: int = 0) -> list[dict[str, Any]]:
+    def contacts(
+        self, poses: dict[str, Any] | None = None, pairs: list[dict[str, Any]] | None = None, max_contacts: int = 0
+    ) -> list[dict[str, Any]]:
         """Contact points of the defined (or given) pairs; ``max_contacts`` caps each geom pair (0: ODE's)."""
         if isinstance(max_contacts, bool) or not isinstance(max_contacts, int) or max_contacts < 0:
             raise RequestError(f"max_contacts must be an integer >= 0, got {max_contacts!r}")
         return queries.contacts(self.scene, self._prepare(poses, pairs), max_contacts)
 
-    def intersect(self, poses: dict[str, Any] | None = None,
-                  pairs: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    def intersect(
+        self, poses: dict[str, Any] | None = None, pairs: list[dict[str, Any]] | None = None
+    ) -> list[dict[str, Any]]:
         return queries.intersecting(self.scene, self._prepare(poses, pairs))
 
-    def distance(self, poses: dict[str, Any] | None = None,
-                 pairs: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    def distance(
+        self, poses: dict[str, Any] | None = None, pairs: list[dict[str, Any]] | None = None
+    ) -> list[dict[str, Any]]:
         return queries.distances(self.scene, self._prepare(poses, pairs))
 
-    def ray(self, origin: Any, direction: Any, max_distance: float = DEFAULT_MAX_DISTANCE,
-            bodies: list[str] | None = None, poses: dict[str, Any] | None = None) -> dict[str, Any]:
+    def ray(
+        self,
+        origin: Any,
+        direction: Any,
+        max_distance: float = DEFAULT_MAX_DISTANCE,
+        bodies: list[str] | None = None,
+        poses: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         start = checks.array("origin", origin, (3,))
         unit = checks.unit_vector("direction", direction)
         limit = checks.number("max_distance", max_distance, positive=True)
@@ -151,8 +166,15 @@ class CollisionService(Service):
         self.scene.set_poses(poses)
         return queries.ray(self.scene, start, unit, limit, targets)
 
-    def scan(self, pose: Any, angle_range: float, step: float, max_distance: float = DEFAULT_MAX_DISTANCE,
-             bodies: list[str] | None = None, poses: dict[str, Any] | None = None) -> dict[str, Any]:
+    def scan(
+        self,
+        pose: Any,
+        angle_range: float,
+        step: float,
+        max_distance: float = DEFAULT_MAX_DISTANCE,
+        bodies: list[str] | None = None,
+        poses: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         frame = checks.rigid_pose("pose", pose)
         span = checks.number("angle_range", angle_range, minimum=0.0)
         pitch = checks.number("step", step, positive=True)
@@ -171,10 +193,10 @@ class CollisionService(Service):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="hrpsim run collision",
-                                     description="Run the collision detector service (contacts, distance, rays).")
-    parser.add_argument("--nameserver", help="nameserver address (default: $HRPSIM_NAMESERVER or "
-                        "tcp://127.0.0.1:2809)")
+    parser = argparse.ArgumentParser(
+        prog="hrpsim run collision", description="Run the collision detector service (contacts, distance, rays)."
+    )
+    parser.add_argument("--nameserver", help="nameserver address (default: $HRPSIM_NAMESERVER or tcp://127.0.0.1:2809)")
     parser.add_argument("--bind", default=DEFAULT_BIND, help=f"address to bind (default {DEFAULT_BIND})")
     parser.add_argument("--name", default=DEFAULT_NAME, help=f"name to register (default {DEFAULT_NAME!r})")
     args = parser.parse_args(argv)

@@ -26,15 +26,18 @@ class Command:
         self.modes: dict[str, str] = {}
         self.sensors: dict[str, bool] = {}
 
-    def set(self, joint: str, *, torque: float | None = None, q_ref: float | None = None,
-            dq_ref: float | None = None) -> Command:
+    def set(
+        self, joint: str, *, torque: float | None = None, q_ref: float | None = None, dq_ref: float | None = None
+    ) -> Command:
         i = self._joints.index(joint)
         for key, value in (("torque", torque), ("q_ref", q_ref), ("dq_ref", dq_ref)):
             if value is not None:
                 arr = getattr(self, key)
                 if arr is None:
-                    raise RequestError(f"set the whole {key} array before setting {joint}'s {key} "
-                                       "(the simulator needs one value per joint)")
+                    raise RequestError(
+                        f"set the whole {key} array before setting {joint}'s {key} "
+                        "(the simulator needs one value per joint)"
+                    )
                 arr[i] = value
         return self
 
@@ -57,5 +60,10 @@ class Command:
 
     def fields(self) -> dict[str, Any]:
         """Keyword arguments for :func:`hrpsim.tick.command`."""
-        return {"torque": self.torque, "q_ref": self.q_ref, "dq_ref": self.dq_ref, "modes": self.modes or None,
-                "sensors": self.sensors or None}
+        return {
+            "torque": self.torque,
+            "q_ref": self.q_ref,
+            "dq_ref": self.dq_ref,
+            "modes": self.modes or None,
+            "sensors": self.sensors or None,
+        }

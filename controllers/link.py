@@ -23,8 +23,9 @@ MAX_WELCOME_BYTES = 64 * 1024 * 1024  # the welcome carries the robot's body, me
 
 
 class SimulatorLink:
-    def __init__(self, endpoint: str, *, context: zmq.Context | None = None, peer: str = "simulator",
-                 spin_s: float = 0.0) -> None:
+    def __init__(
+        self, endpoint: str, *, context: zmq.Context | None = None, peer: str = "simulator", spin_s: float = 0.0
+    ) -> None:
         self.endpoint = endpoint
         self.spin_s = spin_s  # how long receive() busy-polls before sleeping (lower latency, more CPU)
         self.peer = peer
@@ -41,13 +42,22 @@ class SimulatorLink:
         self._sock.connect(endpoint)
         self._connected = False
 
-    def attach(self, controller: str, robot: str, *, period: float | None, timeout: float,
-               policy: str | None = None, deadline: float | None = None,
-               default_name: bool = False) -> proto.Welcome:
+    def attach(
+        self,
+        controller: str,
+        robot: str,
+        *,
+        period: float | None,
+        timeout: float,
+        policy: str | None = None,
+        deadline: float | None = None,
+        default_name: bool = False,
+    ) -> proto.Welcome:
         """Say hello and return the welcome; RequestError if the simulator refuses (message says why).
         The welcome's ``controller`` is the name the simulator attached it under."""
-        self._sock.send(proto.hello(controller, robot, period=period, policy=policy, deadline=deadline,
-                                    default_name=default_name))
+        self._sock.send(
+            proto.hello(controller, robot, period=period, policy=policy, deadline=deadline, default_name=default_name)
+        )
         deadline_at = time.monotonic() + timeout
         while True:
             msg = self.receive(max(0.0, deadline_at - time.monotonic()))
@@ -56,8 +66,10 @@ class SimulatorLink:
             if msg is None or msg["type"] == proto.WELCOME or (msg["type"] == proto.ERROR and msg.get("tick") is None):
                 break
         if msg is None:
-            raise Timeout(f"no welcome from the {self.peer} at {self.endpoint} within {timeout:g} s"
-                          + ("" if self._connected else " (never connected: is the simulator running?)"))
+            raise Timeout(
+                f"no welcome from the {self.peer} at {self.endpoint} within {timeout:g} s"
+                + ("" if self._connected else " (never connected: is the simulator running?)")
+            )
         if msg["type"] == proto.ERROR:
             # the simulator's own exception type (RequestError, ...) with the field it refused
             raise proto.error_of(msg, prefix=f"the {self.peer} at {self.endpoint} refused controller {controller!r}: ")
@@ -116,5 +128,7 @@ class SimulatorLink:
             elif event == zmq.EVENT_DISCONNECTED and self._connected:
                 raise PeerGone(f"the {self.peer} at {self.endpoint} went away (its connection dropped)")
             elif event == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
-                raise AccessDenied(f"the {self.peer} at {self.endpoint} refused this process's key: attaching "
-                                   "needs a key on its allow-list with the controller role (docs/security.md)")
+                raise AccessDenied(
+                    f"the {self.peer} at {self.endpoint} refused this process's key: attaching "
+                    "needs a key on its allow-list with the controller role (docs/security.md)"
+                )

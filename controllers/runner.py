@@ -89,24 +89,31 @@ def controller_class(spec: str) -> type[Controller]:
     module = importlib.util.module_from_spec(module_spec)
     sys.path.insert(0, str(path.resolve().parent))
     module_spec.loader.exec_module(module)
-    classes = [c for c in vars(module).values()
-               if inspect.isclass(c) and issubclass(c, Controller) and c is not Controller
-               and c.__module__ == module.__name__]
+    classes = [
+        c
+        for c in vars(module).values()
+        if inspect.isclass(c) and issubclass(c, Controller) and c is not Controller and c.__module__ == module.__name__
+    ]
     if class_name:
         cls = getattr(module, class_name, None)
         if not (inspect.isclass(cls) and issubclass(cls, Controller)):
-            raise ConfigError(f"{path} has no Controller subclass named {class_name!r} "
-                              f"(it has: {', '.join(c.__name__ for c in classes) or 'none'})")
+            raise ConfigError(
+                f"{path} has no Controller subclass named {class_name!r} "
+                f"(it has: {', '.join(c.__name__ for c in classes) or 'none'})"
+            )
     elif len(classes) == 1:
         cls = classes[0]
     else:
-        raise ConfigError(f"{path} defines {len(classes)} Controller subclasses "
-                          f"({', '.join(c.__name__ for c in classes) or 'none'}): name one as {path}:ClassName")
+        raise ConfigError(
+            f"{path} defines {len(classes)} Controller subclasses "
+            f"({', '.join(c.__name__ for c in classes) or 'none'}): name one as {path}:ClassName"
+        )
     return cls
 
 
-def find_controller_endpoint(robot: str, *, nameserver: str | None, simserver: str | None,
-                             timeout: float, exclude: str = "") -> tuple[str, str]:
+def find_controller_endpoint(
+    robot: str, *, nameserver: str | None, simserver: str | None, timeout: float, exclude: str = ""
+) -> tuple[str, str]:
     """(simserver name, controller endpoint) of the simserver that has ``robot``, waiting up to ``timeout``."""
     deadline = time.monotonic() + timeout
     last_problem = "no simserver is registered"
@@ -114,19 +121,26 @@ def find_controller_endpoint(robot: str, *, nameserver: str | None, simserver: s
         while True:
             try:
                 entries = [ns.resolve(simserver)] if simserver else ns.list(kind="simserver")
-                live = [e for e in entries if exclude not in (e["metadata"].get("controllers"),
-                                                              e["metadata"].get("controllers_ipc"))]
+                live = [
+                    e
+                    for e in entries
+                    if exclude not in (e["metadata"].get("controllers"), e["metadata"].get("controllers_ipc"))
+                ]
                 found = _pick_simserver(live, robot)
                 if found is not None:
                     return found
-                last_problem = (f"no registered simserver offers controllers for robot {robot!r} "
-                                f"(simservers: {', '.join(e['name'] for e in entries) or 'none'})")
+                last_problem = (
+                    f"no registered simserver offers controllers for robot {robot!r} "
+                    f"(simservers: {', '.join(e['name'] for e in entries) or 'none'})"
+                )
             except (NotFound, Timeout) as exc:
                 last_problem = str(exc)
             if time.monotonic() >= deadline:
-                raise NotFound(f"cannot find a simulator for robot {robot!r} through the nameserver at "
-                               f"{ns.address}: {last_problem}. Start the simulator first, or pass "
-                               "--nameserver / $HRPSIM_NAMESERVER")
+                raise NotFound(
+                    f"cannot find a simulator for robot {robot!r} through the nameserver at "
+                    f"{ns.address}: {last_problem}. Start the simulator first, or pass "
+                    "--nameserver / $HRPSIM_NAMESERVER"
+                )
             time.sleep(0.1)
 
 
@@ -142,7 +156,7 @@ def _pick_simserver(entries: list[dict[str, Any]], robot: str) -> tuple[str, str
 def _nearest_endpoint(metadata: dict[str, Any]) -> str:
     """The simulator's ipc endpoint when it runs on this host (no TCP stack in the way), else its tcp one."""
     ipc = metadata.get("controllers_ipc")
-    if isinstance(ipc, str) and metadata.get("host") == host_identity() and Path(ipc[len("ipc://"):]).exists():
+    if isinstance(ipc, str) and metadata.get("host") == host_identity() and Path(ipc[len("ipc://") :]).exists():
         return ipc
     return metadata["controllers"]
 
@@ -177,8 +191,7 @@ class ControllerRunner:
                     status = self._session(timeout)
                 except PeerGone as exc:
                     self._dead_endpoint = getattr(exc, "endpoint", "")
-                    log.warning("%s; waiting up to %g s for a simulator to come back",
-                                exc, self.options.reconnect_wait)
+                    log.warning("%s; waiting up to %g s for a simulator to come back", exc, self.options.reconnect_wait)
                     self._stop_controller()
                     first = False
                     continue
@@ -201,18 +214,30 @@ class ControllerRunner:
 
     def _session(self, timeout: float) -> int:
         opts = self.options
-        sim_name, endpoint = find_controller_endpoint(opts.robot, nameserver=opts.nameserver,
-                                                      simserver=opts.simserver, timeout=timeout,
-                                                      exclude=self._dead_endpoint)
+        sim_name, endpoint = find_controller_endpoint(
+            opts.robot,
+            nameserver=opts.nameserver,
+            simserver=opts.simserver,
+            timeout=timeout,
+            exclude=self._dead_endpoint,
+        )
         link = SimulatorLink(endpoint, peer=f"simserver {sim_name!r}", spin_s=opts.spin_s)
         try:
-            welcome = link.attach(opts.name, opts.robot, period=opts.period, timeout=timeout,
-                                  default_name=opts.default_name)
+            welcome = link.attach(
+                opts.name, opts.robot, period=opts.period, timeout=timeout, default_name=opts.default_name
+            )
             if welcome.controller != opts.name:
                 log.info("attached under the project's name %r for robot %s", welcome.controller, opts.robot)
                 opts.name, opts.default_name = welcome.controller, False
-            log.info("attached %s to robot %s of simserver %s at %s (period %g s, policy %s)",
-                     opts.name, opts.robot, sim_name, endpoint, welcome.period, welcome.policy)
+            log.info(
+                "attached %s to robot %s of simserver %s at %s (period %g s, policy %s)",
+                opts.name,
+                opts.robot,
+                sim_name,
+                endpoint,
+                welcome.period,
+                welcome.policy,
+            )
             joints = self._start_controller(welcome)
             self._register(endpoint, sim_name)
             return self._serve(link, joints)
@@ -280,15 +305,17 @@ class ControllerRunner:
             link.send_command(state.tick, torque=np.asarray(result, dtype=np.float64))
 
     def _on_error(self, link: SimulatorLink, msg: dict[str, Any]) -> None:
-        log.warning("the simulator reports (field %r, tick %s): %s", msg.get("field"), msg.get("tick"),
-                    msg.get("message"))
+        log.warning(
+            "the simulator reports (field %r, tick %s): %s", msg.get("field"), msg.get("tick"), msg.get("message")
+        )
         if msg.get("fatal") and msg.get("field") == "controller":  # replaced: going back would evict the other
             raise RequestError(f"{msg.get('message')}; this one stops (give each controller its own --name)")
         if msg.get("fatal"):
             log.warning("detached by the simulator; attaching again")
             self._serving = False
-            link.attach(self.options.name, self.options.robot, period=self.options.period,
-                        timeout=self.options.connect_timeout)
+            link.attach(
+                self.options.name, self.options.robot, period=self.options.period, timeout=self.options.connect_timeout
+            )
             self._serving = True
 
     def _stop_controller(self) -> None:
@@ -305,8 +332,12 @@ class ControllerRunner:
             return
         self._unregister()
         self._registration = Registration(
-            self.options.name, "controller", endpoint, nameserver=self.options.nameserver,
-            metadata={"robot": self.options.robot, "simserver": sim_name})
+            self.options.name,
+            "controller",
+            endpoint,
+            nameserver=self.options.nameserver,
+            metadata={"robot": self.options.robot, "simserver": sim_name},
+        )
         self._registration.start()
 
     def _unregister(self) -> None:
@@ -315,18 +346,35 @@ class ControllerRunner:
             self._registration = None
 
 
-def run_controller(controller: Controller, *, robot: str, name: str | None = None, period: float | None = None,
-                   nameserver: str | None = None, simserver: str | None = None, connect_timeout: float = 15.0,
-                   reconnect_wait: float = 10.0, spin_s: float = 0.0, install_signals: bool = True,
-                   default_name: str | None = None) -> int:
+def run_controller(
+    controller: Controller,
+    *,
+    robot: str,
+    name: str | None = None,
+    period: float | None = None,
+    nameserver: str | None = None,
+    simserver: str | None = None,
+    connect_timeout: float = 15.0,
+    reconnect_wait: float = 10.0,
+    spin_s: float = 0.0,
+    install_signals: bool = True,
+    default_name: str | None = None,
+) -> int:
     """Run ``controller`` on ``robot`` until the run ends; returns the exit status (see the module doc).
 
     Without ``name`` the controller attaches under the project's entry for its robot when the project
     has exactly one free entry for it, else under ``default_name`` (its file's name) or its class name."""
-    options = RunOptions(robot=robot, name=name or default_name or type(controller).__name__,
-                         default_name=not name, period=period,
-                         nameserver=nameserver_address(nameserver), simserver=simserver,
-                         connect_timeout=connect_timeout, reconnect_wait=reconnect_wait, spin_s=spin_s)
+    options = RunOptions(
+        robot=robot,
+        name=name or default_name or type(controller).__name__,
+        default_name=not name,
+        period=period,
+        nameserver=nameserver_address(nameserver),
+        simserver=simserver,
+        connect_timeout=connect_timeout,
+        reconnect_wait=reconnect_wait,
+        spin_s=spin_s,
+    )
     runner = ControllerRunner(controller, options)
     if install_signals:
         for signum in (signal.SIGINT, signal.SIGTERM):
@@ -342,24 +390,46 @@ def _parser(*, with_spec: bool = True) -> argparse.ArgumentParser:
     if with_spec:
         p.add_argument("spec", metavar="FILE.py[:Class]", help="the controller: a Python file and optionally a class")
     robot = os.environ.get(ENV_ROBOT)
-    p.add_argument("--robot", required=robot is None, default=robot,
-                   help=f"the model (robot) to attach to (default: ${ENV_ROBOT})")
-    p.add_argument("--name", default=os.environ.get(ENV_NAME),
-                   help=f"controller name (default: ${ENV_NAME}, else the project's controller for the robot, "
-                   "else the file's name); the project's settings for that name apply")
-    p.add_argument("--period", type=float, help="control period in seconds (default: the project's, else the "
-                   "time step); a whole multiple of the time step")
+    p.add_argument(
+        "--robot", required=robot is None, default=robot, help=f"the model (robot) to attach to (default: ${ENV_ROBOT})"
+    )
+    p.add_argument(
+        "--name",
+        default=os.environ.get(ENV_NAME),
+        help=f"controller name (default: ${ENV_NAME}, else the project's controller for the robot, "
+        "else the file's name); the project's settings for that name apply",
+    )
+    p.add_argument(
+        "--period",
+        type=float,
+        help="control period in seconds (default: the project's, else the "
+        "time step); a whole multiple of the time step",
+    )
     p.add_argument("--nameserver", help="nameserver address (default: $HRPSIM_NAMESERVER or tcp://127.0.0.1:2809)")
     p.add_argument("--simserver", help="registered name of the simserver (default: the one that has the robot)")
     p.add_argument("--connect-timeout", type=float, default=15.0, help="seconds to wait for the simulator")
-    p.add_argument("--reconnect-wait", type=float, default=10.0,
-                   help="seconds to wait for a simulator that went away to come back (0: exit at once)")
-    p.add_argument("--spin-us", type=float, default=0.0,
-                   help="busy-poll this many microseconds for the next state before sleeping: a shorter round "
-                   "trip for a core's worth of CPU (default 0)")
-    p.add_argument("--option", "-o", action="append", default=[], metavar="KEY=VALUE",
-                   help="keyword option for the controller's constructor (repeatable), converted to the type "
-                   "its parameter declares (int, float, bool, str, Path)")
+    p.add_argument(
+        "--reconnect-wait",
+        type=float,
+        default=10.0,
+        help="seconds to wait for a simulator that went away to come back (0: exit at once)",
+    )
+    p.add_argument(
+        "--spin-us",
+        type=float,
+        default=0.0,
+        help="busy-poll this many microseconds for the next state before sleeping: a shorter round "
+        "trip for a core's worth of CPU (default 0)",
+    )
+    p.add_argument(
+        "--option",
+        "-o",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="keyword option for the controller's constructor (repeatable), converted to the type "
+        "its parameter declares (int, float, bool, str, Path)",
+    )
     return p
 
 
@@ -394,11 +464,18 @@ def run_main(cls: type[Controller], argv: list[str] | None = None) -> int:
 
 def _run_parsed(controller: Controller, args: argparse.Namespace, default_name: str) -> int:
     try:
-        return run_controller(controller, robot=args.robot, name=args.name, default_name=default_name,
-                              period=args.period,
-                              nameserver=args.nameserver, simserver=args.simserver,
-                              connect_timeout=args.connect_timeout, reconnect_wait=args.reconnect_wait,
-                              spin_s=args.spin_us * 1e-6)
+        return run_controller(
+            controller,
+            robot=args.robot,
+            name=args.name,
+            default_name=default_name,
+            period=args.period,
+            nameserver=args.nameserver,
+            simserver=args.simserver,
+            connect_timeout=args.connect_timeout,
+            reconnect_wait=args.reconnect_wait,
+            spin_s=args.spin_us * 1e-6,
+        )
     except HrpsimError as exc:
         log.error("%s", exc)
         return EXIT_REFUSED

@@ -27,14 +27,15 @@ class Services:
         """Call ``op`` of the service registered as ``service``, waiting ``timeout`` s at most."""
         client = self._clients.get(service)
         if client is None:
-            client = self._clients[service] = Client(self._endpoint(service, timeout), peer=service,
-                                                     timeout=timeout)
+            client = self._clients[service] = Client(self._endpoint(service, timeout), peer=service, timeout=timeout)
         return client.call(op, timeout=timeout, **args)
 
     def _endpoint(self, service: str, timeout: float) -> str:
         if self.nameserver is None:
-            raise NotFound(f"no nameserver to find service {service!r} through: this controller runs without "
-                           "one (in process, from Python); call the engine or the Simulation directly")
+            raise NotFound(
+                f"no nameserver to find service {service!r} through: this controller runs without "
+                "one (in process, from Python); call the engine or the Simulation directly"
+            )
         with NameClient(self.nameserver, timeout=timeout) as ns:
             return ns.resolve(service)["endpoint"]
 

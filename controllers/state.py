@@ -45,8 +45,18 @@ class State:
     and ``{"time", "color" | "mono" | "depth" ...}`` (see docs/sensors.md).
     """
 
-    __slots__ = ("_joints", "dq", "q", "root_position", "root_rotation", "root_velocity", "sensors", "tau",
-                 "tick", "time")
+    __slots__ = (
+        "_joints",
+        "dq",
+        "q",
+        "root_position",
+        "root_rotation",
+        "root_velocity",
+        "sensors",
+        "tau",
+        "tick",
+        "time",
+    )
 
     def __init__(self, msg: dict[str, Any], joints: JointIndex) -> None:
         self._joints = joints
@@ -72,8 +82,9 @@ class State:
         try:
             return self.sensors[name]
         except KeyError:
-            raise NotFound(f"no sensor reading named {name!r} in this state; readings: "
-                           f"{', '.join(sorted(self.sensors)) or 'none'}") from None
+            raise NotFound(
+                f"no sensor reading named {name!r} in this state; readings: {', '.join(sorted(self.sensors)) or 'none'}"
+            ) from None
 
     def __repr__(self) -> str:
         return f"State(tick={self.tick}, time={self.time:.4f}, joints={len(self._joints)})"

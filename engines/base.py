@@ -61,9 +61,17 @@ class RobotState:
 
     def to_wire(self) -> dict[str, Any]:
         """The fields of the tick protocol's ``state`` message."""
-        return {"time": self.time, "tick": self.tick, "q": self.q, "dq": self.dq, "tau": self.tau,
-                "root_position": self.root_position, "root_rotation": self.root_rotation,
-                "root_velocity": self.root_velocity, "sensors": self.sensors}
+        return {
+            "time": self.time,
+            "tick": self.tick,
+            "q": self.q,
+            "dq": self.dq,
+            "tau": self.tau,
+            "root_position": self.root_position,
+            "root_rotation": self.root_rotation,
+            "root_velocity": self.root_velocity,
+            "sensors": self.sensors,
+        }
 
     @classmethod
     def from_wire(cls, msg: dict[str, Any]) -> RobotState:
@@ -173,15 +181,24 @@ class Engine(ABC):
         """Per link (link order) its joint value and rate now (0 for links without a joint)."""
 
     @abstractmethod
-    def set_link_data(self, robot: str, *, q: Any = None, dq: Any = None, root_position: Any = None,
-                      root_rotation: Any = None, root_velocity: Any = None) -> None:
+    def set_link_data(
+        self,
+        robot: str,
+        *,
+        q: Any = None,
+        dq: Any = None,
+        root_position: Any = None,
+        root_rotation: Any = None,
+        root_velocity: Any = None,
+    ) -> None:
         """Put the robot into a configuration; unset quantities keep their values."""
 
     def set_external_force(self, robot: str, link: str, force: Any, torque: Any = (0.0, 0.0, 0.0)) -> None:
         raise RequestError(f"the {self.name} engine does not apply external forces")
 
-    def forward_kinematics(self, robot: str, q: Any = None, root_position: Any = None,
-                           root_rotation: Any = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    def forward_kinematics(
+        self, robot: str, q: Any = None, root_position: Any = None, root_rotation: Any = None
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
         """World poses of every link for the given joints/root (default: the current ones), moving nothing."""
         body = self.body(robot)
         values, _ = self.link_values(robot)
@@ -226,8 +243,10 @@ def engine_class(name: str) -> type[Engine]:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ConfigError(f"world.engine: the {name} engine is not installed here ({exc}); "
-                          f"install it with: pip install 'hrpsim[{name}]'") from None
+        raise ConfigError(
+            f"world.engine: the {name} engine is not installed here ({exc}); "
+            f"install it with: pip install 'hrpsim[{name}]'"
+        ) from None
     return getattr(module, class_name)
 
 

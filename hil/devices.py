@@ -60,8 +60,7 @@ class RobotDevices:
             steps = np.divide(q, self._resolution, out=np.zeros_like(q), where=self._resolution > 0)
             q = np.where(self._resolution > 0, np.round(steps) * self._resolution, q)
         q = self._noisy("q", q)
-        sensors = {name: self._noisy(self._sensor_types.get(name, ""), value)
-                   for name, value in state.sensors.items()}
+        sensors = {name: self._noisy(self._sensor_types.get(name, ""), value) for name, value in state.sensors.items()}
         return dataclasses.replace(state, q=q, sensors=sensors)
 
     def _noisy(self, kind: str, values: np.ndarray) -> np.ndarray:
@@ -114,5 +113,8 @@ def _encoder_resolution(body: Body, config: DeviceConfig) -> np.ndarray | None:
 
 def devices_of(project_models: list, bodies: dict[str, Body], timestep: float) -> dict[str, RobotDevices]:
     """The device models of every robot the project gives ``devices`` to."""
-    return {m.name: RobotDevices(bodies[m.name], m.devices, timestep)
-            for m in project_models if m.devices is not None and m.name in bodies}
+    return {
+        m.name: RobotDevices(bodies[m.name], m.devices, timestep)
+        for m in project_models
+        if m.devices is not None and m.name in bodies
+    }

@@ -32,18 +32,33 @@ log = logging.getLogger("hrpsim.hil")
 def stand_in_project(project: Project, robot: str, *, lockstep: bool) -> Project:
     """The project reduced to one robot and its controllers, paced as hardware is."""
     world = dataclasses.replace(project.world, sync="lockstep" if lockstep else "realtime", engine="kinematic")
-    return dataclasses.replace(project, world=world, models=[project.model(robot)],
-                               controllers=[c for c in project.controllers if c.robot == robot], collisions=[])
+    return dataclasses.replace(
+        project,
+        world=world,
+        models=[project.model(robot)],
+        controllers=[c for c in project.controllers if c.robot == robot],
+        collisions=[],
+    )
 
 
-def make_stand_in(project: Project, robot: str, body: Body, *, replay: Motion | None = None,
-                  lockstep: bool = False, until: float | None = None, name: str = "hil",
-                  nameserver: str | None = None, bind: str | None = None) -> SimServer:
+def make_stand_in(
+    project: Project,
+    robot: str,
+    body: Body,
+    *,
+    replay: Motion | None = None,
+    lockstep: bool = False,
+    until: float | None = None,
+    name: str = "hil",
+    nameserver: str | None = None,
+    bind: str | None = None,
+) -> SimServer:
     reduced = stand_in_project(project, robot, lockstep=lockstep)
     engine = KinematicEngine(reduced, {robot: body}, motion=replay)
     options = {} if bind is None else {"bind": bind}
-    return SimServer(reduced, nameserver=nameserver, until=until, name=name, engine=engine,
-                     metadata={"hil": True}, **options)
+    return SimServer(
+        reduced, nameserver=nameserver, until=until, name=name, engine=engine, metadata={"hil": True}, **options
+    )
 
 
 def _body(project: Project, robot: str, nameserver: str | None, local: bool) -> Body:
@@ -63,8 +78,12 @@ def _body(project: Project, robot: str, nameserver: str | None, local: bool) -> 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="hrpsim run hil", description=__doc__.split("\n\n")[0])
-    p.add_argument("--project", required=True, type=Path, help="project file: the robot's model, placement, "
-                   "time step and controllers")
+    p.add_argument(
+        "--project",
+        required=True,
+        type=Path,
+        help="project file: the robot's model, placement, time step and controllers",
+    )
     p.add_argument("--robot", required=True, help="the model to stand in for")
     p.add_argument("--replay", type=Path, help="play back joint angles from this motion table instead")
     p.add_argument("--lockstep", action="store_true", help="wait for controllers instead of the wall clock")
@@ -72,8 +91,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--start", action="store_true", help="start at once instead of waiting for 'start'")
     p.add_argument("--name", default="hil", help="name to register (default hil)")
     p.add_argument("--nameserver", help="nameserver address (default $HRPSIM_NAMESERVER or port 2809)")
-    p.add_argument("--local-loader", action="store_true", help="load the model in this process even when a "
-                   "modelloader is registered")
+    p.add_argument(
+        "--local-loader",
+        action="store_true",
+        help="load the model in this process even when a modelloader is registered",
+    )
     args = p.parse_args(argv)
     setup_logging("hil")
     try:
@@ -82,8 +104,16 @@ def main(argv: list[str] | None = None) -> int:
             raise ConfigError(f"{args.project}: no model named {args.robot!r}")
         body = _body(project, args.robot, args.nameserver, args.local_loader)
         replay = read_motion(args.replay, joints=len(body.joints)) if args.replay else None
-        stand_in = make_stand_in(project, args.robot, body, replay=replay, lockstep=args.lockstep,
-                                 until=args.until, name=args.name, nameserver=args.nameserver)
+        stand_in = make_stand_in(
+            project,
+            args.robot,
+            body,
+            replay=replay,
+            lockstep=args.lockstep,
+            until=args.until,
+            name=args.name,
+            nameserver=args.nameserver,
+        )
     except HrpsimError as exc:
         log.error("%s", exc)
         return 2

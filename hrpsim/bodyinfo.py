@@ -225,6 +225,7 @@ class Body:
 
 # --- wire form: nested dicts of plain values and numpy arrays (the codec carries arrays) ---
 
+
 def _to_wire(obj: Any) -> Any:
     if dataclasses.is_dataclass(obj):
         return {f.name: _to_wire(getattr(obj, f.name)) for f in dataclasses.fields(obj)}

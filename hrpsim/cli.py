@@ -14,8 +14,10 @@ import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "launch": ("hrpsim.launcher", "start and supervise the stack of a project file"),
-    "run": ("", "run one component by hand: " + ", ".join(
-        ["nameserver", "modelloader", "simserver", "collision", "hil"])),
+    "run": (
+        "",
+        "run one component by hand: " + ", ".join(["nameserver", "modelloader", "simserver", "collision", "hil"]),
+    ),
     "ns": ("hrpsim.nameserver.cli", "query the nameserver (ns list)"),
     "model": ("hrpsim.modelloader.cli", "inspect or convert a model file (model info, model convert)"),
     "controller": ("hrpsim.controllers.runner", "run a controller program against a simulator"),
@@ -41,9 +43,12 @@ COMPONENTS: dict[str, str] = {
 def _usage() -> str:
     lines = ["usage: hrpsim COMMAND [ARGS...]", "", "commands:"]
     lines += [f"  {name:<11} {help_}" for name, (_, help_) in COMMANDS.items()]
-    lines += ["", "hrpsim COMMAND --help for each command's options. Every command also takes --keys DIR",
-              "(CurveZMQ keys: hrpsim keys new DIR), --key NAME (which pair in DIR) and --insecure",
-              "(bind beyond loopback without keys, on a closed network)."]
+    lines += [
+        "",
+        "hrpsim COMMAND --help for each command's options. Every command also takes --keys DIR",
+        "(CurveZMQ keys: hrpsim keys new DIR), --key NAME (which pair in DIR) and --insecure",
+        "(bind beyond loopback without keys, on a closed network).",
+    ]
     return "\n".join(lines)
 
 
@@ -102,8 +107,9 @@ def _dispatch(argv: list[str]) -> int:
     command, rest = argv[0], argv[1:]
     if command == "run":
         if not rest or rest[0] not in COMPONENTS:
-            print(f"usage: hrpsim run {{{','.join(COMPONENTS)}}} [--nameserver ADDR] [--bind ADDR] ...",
-                  file=sys.stderr)
+            print(
+                f"usage: hrpsim run {{{','.join(COMPONENTS)}}} [--nameserver ADDR] [--bind ADDR] ...", file=sys.stderr
+            )
             return 2
         return _call(COMPONENTS[rest[0]], rest[1:])
     if command not in COMMANDS:

@@ -55,8 +55,11 @@ class Client:
         self._sock.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)  # a model's body is the largest reply
         connect_securely(self._sock)
         self._monitor = self._sock.get_monitor_socket(
-            zmq.EVENT_DISCONNECTED | zmq.EVENT_CONNECTED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
-            | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL)
+            zmq.EVENT_DISCONNECTED
+            | zmq.EVENT_CONNECTED
+            | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+            | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+        )
         self._connected_once = False
         self._refused: str | None = None  # why the peer refused our key, once it has
         try:
@@ -112,10 +115,15 @@ class Client:
                 raise self._remote_error(reply.error or {"type": reply.error_type, "message": reply.error_message}, op)
             if self._disconnected():
                 raise PeerGone(f"{self.peer} at {self.endpoint} went away while answering {op!r}")
-            if (not self._connected_once and self.connect_timeout is not None
-                    and limit - remaining >= self.connect_timeout):
-                raise PeerGone(f"{self.peer} at {self.endpoint} does not accept connections (waited "
-                               f"{self.connect_timeout:g} s for {op!r}): is it running?")
+            if (
+                not self._connected_once
+                and self.connect_timeout is not None
+                and limit - remaining >= self.connect_timeout
+            ):
+                raise PeerGone(
+                    f"{self.peer} at {self.endpoint} does not accept connections (waited "
+                    f"{self.connect_timeout:g} s for {op!r}): is it running?"
+                )
 
     def _read_reply(self):
         frames = self._sock.recv_multipart()
@@ -144,8 +152,10 @@ class Client:
 
     def _note_event(self, event: dict[str, Any]) -> bool:
         if event["event"] in (zmq.EVENT_HANDSHAKE_FAILED_AUTH, zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL):
-            self._refused = (f"{self.peer} at {self.endpoint} refused this process's key (or it speaks "
-                             "without keys): is the key on its allow-list, and do both sides use --keys?")
+            self._refused = (
+                f"{self.peer} at {self.endpoint} refused this process's key (or it speaks "
+                "without keys): is the key on its allow-list, and do both sides use --keys?"
+            )
         if self._refused is not None:  # every later call too: the refusal does not go away by itself
             raise AccessDenied(self._refused)
         if event["event"] == zmq.EVENT_CONNECTED:

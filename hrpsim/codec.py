@@ -163,9 +163,7 @@ class Codec:
         if len(frame) > MAX_MESSAGE_BYTES:
             raise ProtocolError(f"message of {len(frame)} bytes exceeds the limit of {MAX_MESSAGE_BYTES}")
         try:
-            return msgpack.unpackb(
-                frame, ext_hook=_decode_ext, raw=False, strict_map_key=False
-            )
+            return msgpack.unpackb(frame, ext_hook=_decode_ext, raw=False, strict_map_key=False)
         except ProtocolError:
             raise
         except Exception as exc:  # msgpack raises many types for garbage; all mean the same here

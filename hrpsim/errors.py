@@ -33,8 +33,12 @@ class Problem(str):
     def from_wire(cls, data: Any) -> Problem:
         if isinstance(data, dict):
             line, column = data.get("line"), data.get("column")
-            return cls(str(data.get("text", "")), file=str(data.get("file") or ""),
-                       line=line if isinstance(line, int) else None, column=column if isinstance(column, int) else None)
+            return cls(
+                str(data.get("text", "")),
+                file=str(data.get("file") or ""),
+                line=line if isinstance(line, int) else None,
+                column=column if isinstance(column, int) else None,
+            )
         return cls(str(data))
 
 
@@ -132,8 +136,17 @@ class RecordingError(HrpsimError):
 # Remote error replies carry the type's name; the client turns known names back into types.
 ERROR_TYPES: dict[str, type[HrpsimError]] = {
     cls.__name__: cls
-    for cls in (ProtocolError, Timeout, PeerGone, NotFound, RequestError, ConfigError, ModelError, SimulationError,
-                AccessDenied)
+    for cls in (
+        ProtocolError,
+        Timeout,
+        PeerGone,
+        NotFound,
+        RequestError,
+        ConfigError,
+        ModelError,
+        SimulationError,
+        AccessDenied,
+    )
 }
 
 

@@ -91,16 +91,20 @@ class _Reader:
             if prop == "isRobot":
                 model["static"] = value.lower() != "true"
             elif prop == "controller" and value:
-                self.notes.append(f"model {name!r}: GrxUI controller {value!r} is an OpenHRP RT component that "
-                                  "hrpsim cannot start; add a `controllers:` entry for an hrpsim controller")
+                self.notes.append(
+                    f"model {name!r}: GrxUI controller {value!r} is an OpenHRP RT component that "
+                    "hrpsim cannot start; add a `controllers:` entry for an hrpsim controller"
+                )
             elif field == "translation" and head and (v := self.number_list(prop, value, pline, 3)):
                 model["position"] = v
                 roots.add(head)
             elif field == "rotation" and head and (v := self.number_list(prop, value, pline, 4)):
                 model["rotation"] = v
             elif field in ("angle", "mode") and head not in ("", "view") and known is not None and head not in known:
-                self.notes.append(f"{self.path}:{pline}: model {name!r} has no joint {head!r}: "
-                                  f"property {prop!r} ignored, as GrxUI ignores it")
+                self.notes.append(
+                    f"{self.path}:{pline}: model {name!r} has no joint {head!r}: "
+                    f"property {prop!r} ignored, as GrxUI ignores it"
+                )
             elif field == "angle" and head and (v := self.number_list(prop, value, pline, 1)):
                 model["joints"][head] = v[0]
             elif field == "mode" and head and head != "view":
@@ -145,8 +149,10 @@ class _Reader:
             return None
         kind = props.get("jointType", ("piston", line))
         if kind[0].lower() not in EXTRA_JOINT_TYPES:
-            self.bad(kind[1], f"extra joint {joint['name']!r}: unknown jointType {kind[0]!r} "
-                              f"(known: {', '.join(EXTRA_JOINT_TYPES)})")
+            self.bad(
+                kind[1],
+                f"extra joint {joint['name']!r}: unknown jointType {kind[0]!r} (known: {', '.join(EXTRA_JOINT_TYPES)})",
+            )
             return None
         joint["type"] = EXTRA_JOINT_TYPES[kind[0].lower()]
         for prop, key in (("jointAxis", "axis"), ("link1LocalPos", "point1"), ("link2LocalPos", "point2")):
@@ -158,8 +164,10 @@ class _Reader:
         line, name = item.sourceline or 0, item.get("name", "")
         if kind == RTS_ITEM:
             count = sum(1 for prop, _, _ in _properties(item) if prop == "connection")
-            self.notes.append(f"{self.path}:{line}: RT system {name!r} ({count} port connections between OpenHRP "
-                              "RT components) not carried over: hrpsim controllers talk to the simulator directly")
+            self.notes.append(
+                f"{self.path}:{line}: RT system {name!r} ({count} port connections between OpenHRP "
+                "RT components) not carried over: hrpsim controllers talk to the simulator directly"
+            )
         elif kind not in WINDOW_ITEMS:
             self.notes.append(f"{self.path}:{line}: item {name!r} ({kind}) has no hrpsim counterpart; not carried over")
 

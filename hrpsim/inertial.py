@@ -56,8 +56,9 @@ class SensorFrame:
 
 
 class InertialSensors:
-    def __init__(self, body: Body, motion: LinkMotion, timestep: float, gravity: np.ndarray,
-                 *, links: set[int] | None = None) -> None:
+    def __init__(
+        self, body: Body, motion: LinkMotion, timestep: float, gravity: np.ndarray, *, links: set[int] | None = None
+    ) -> None:
         """``links``: the links the engine can measure (others' sensors read nothing)."""
         self.motion = motion
         self.dt = timestep
@@ -76,12 +77,14 @@ class InertialSensors:
     def read(self, out: dict[str, np.ndarray]) -> None:
         motion = self.motion
         for frame in self.gyro:
-            out[frame.name] = frame.output(list(to_link(motion.rotation(frame.link),
-                                                        *motion.angular_velocity(frame.link))))
+            out[frame.name] = frame.output(
+                list(to_link(motion.rotation(frame.link), *motion.angular_velocity(frame.link)))
+            )
         inv_dt, (gx, gy, gz) = 1.0 / self.dt, self.gravity
         for k, frame in enumerate(self.accel):
             vx, vy, vz = motion.point_velocity(frame.link, frame.point)
             px, py, pz = self._previous[k]
-            acceleration = to_link(motion.rotation(frame.link), (vx - px) * inv_dt - gx, (vy - py) * inv_dt - gy,
-                                   (vz - pz) * inv_dt - gz)
+            acceleration = to_link(
+                motion.rotation(frame.link), (vx - px) * inv_dt - gx, (vy - py) * inv_dt - gy, (vz - pz) * inv_dt - gz
+            )
             out[frame.name] = frame.output(list(acceleration))

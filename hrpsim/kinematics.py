@@ -42,8 +42,11 @@ def link_values(body: Body, joints: Mapping[str, float] | None = None) -> list[f
 def mimic_masters(body: Body) -> dict[int, int]:
     """{mimic link index: its master's link index} for every mimic joint whose master is known."""
     by_label = {lk.joint_label: i for i, lk in enumerate(body.links)}
-    return {i: by_label[lk.mimic.joint] for i, lk in enumerate(body.links)
-            if lk.mimic is not None and lk.mimic.joint in by_label}
+    return {
+        i: by_label[lk.mimic.joint]
+        for i, lk in enumerate(body.links)
+        if lk.mimic is not None and lk.mimic.joint in by_label
+    }
 
 
 def follow_mimics(body: Body, values: list[float] | np.ndarray, rates: list[float] | np.ndarray | None = None) -> None:

@@ -103,16 +103,24 @@ class Launch:
         endpoint_file = self.run_dir / f"{attempt}.endpoint"
         endpoint_file.unlink(missing_ok=True)  # a run directory used before holds the last run's address
         argv = [*HRPSIM, "run", "nameserver", "--bind", bind, "--endpoint-file", str(endpoint_file)]
-        child = Child(attempt, argv, self.run_dir / f"{attempt}.log", env=self.child_env(),
-                      policy=self._service_policy("nameserver"))
+        child = Child(
+            attempt,
+            argv,
+            self.run_dir / f"{attempt}.log",
+            env=self.child_env(),
+            policy=self._service_policy("nameserver"),
+        )
         self.sup.start(child)
         if not wait_until(lambda: endpoint_file.exists() or not child.running, self.args.startup_timeout):
-            raise LaunchError(f"nameserver did not come up within {self.args.startup_timeout:g} s "
-                              f"(bind {bind}); its log:\n{child.tail()}")
+            raise LaunchError(
+                f"nameserver did not come up within {self.args.startup_timeout:g} s "
+                f"(bind {bind}); its log:\n{child.tail()}"
+            )
         if not endpoint_file.exists():
             child.expected_exit = True
-            raise LaunchError(f"nameserver exited with status {child.returncode} (bind {bind}); "
-                              f"its log:\n{child.tail()}")
+            raise LaunchError(
+                f"nameserver exited with status {child.returncode} (bind {bind}); its log:\n{child.tail()}"
+            )
         self.nameserver = endpoint_file.read_text().strip()
         child.argv[child.argv.index(bind)] = self.nameserver  # a restart binds the address everyone knows
         child.request_stop = lambda: self._quit(self.nameserver)
@@ -132,8 +140,13 @@ class Launch:
 
     def start_service(self, component: str, extra: list[str] | None = None) -> None:
         argv = [*HRPSIM, "run", component, "--nameserver", self.nameserver, *(extra or [])]
-        child = Child(component, argv, self.run_dir / f"{component}.log", env=self.child_env(),
-                      policy=self._service_policy(component))
+        child = Child(
+            component,
+            argv,
+            self.run_dir / f"{component}.log",
+            env=self.child_env(),
+            policy=self._service_policy(component),
+        )
         self.sup.start(child)
         entry = self.wait_registered(child, component)
         self.endpoints[component] = entry["endpoint"]
@@ -171,10 +184,21 @@ class Launch:
         argv = shlex.split(ctl.command)
         if argv and argv[0] in ("python", "python3"):
             argv[0] = sys.executable  # the interpreter hrpsim runs in, with its packages
-        env = {**self.child_env(), **ctl.env, "HRPSIM_ROBOT": ctl.robot, "HRPSIM_CONTROLLER_NAME": ctl.name,
-               "HRPSIM_PERIOD": repr(ctl.period)}
-        child = Child(ctl.name, argv, self.run_dir / f"controller-{ctl.name}.log", cwd=ctl.cwd, env=env,
-                      policy=RestartPolicy(ctl.restart, ctl.restarts))
+        env = {
+            **self.child_env(),
+            **ctl.env,
+            "HRPSIM_ROBOT": ctl.robot,
+            "HRPSIM_CONTROLLER_NAME": ctl.name,
+            "HRPSIM_PERIOD": repr(ctl.period),
+        }
+        child = Child(
+            ctl.name,
+            argv,
+            self.run_dir / f"controller-{ctl.name}.log",
+            cwd=ctl.cwd,
+            env=env,
+            policy=RestartPolicy(ctl.restart, ctl.restarts),
+        )
         child.request_stop = lambda: self.sup.signal_group(child, signal.SIGINT)
         self.sup.start(child)
         self.wait_registered(child, ctl.name)
@@ -185,15 +209,19 @@ class Launch:
             while time.monotonic() < deadline:
                 self.check_interrupted()
                 if not child.running:
-                    raise LaunchError(f"{child.name} exited with status {child.returncode} before registering "
-                                      f"as {name!r}; the end of its log ({child.log_path}):\n{child.tail()}")
+                    raise LaunchError(
+                        f"{child.name} exited with status {child.returncode} before registering "
+                        f"as {name!r}; the end of its log ({child.log_path}):\n{child.tail()}"
+                    )
                 try:
                     return ns.resolve(name)
                 except NotFound:
                     time.sleep(0.05)
-        raise LaunchError(f"{child.name} did not register as {name!r} with the nameserver at {self.nameserver} "
-                          f"within {self.args.startup_timeout:g} s; the end of its log ({child.log_path}):\n"
-                          f"{child.tail()}")
+        raise LaunchError(
+            f"{child.name} did not register as {name!r} with the nameserver at {self.nameserver} "
+            f"within {self.args.startup_timeout:g} s; the end of its log ({child.log_path}):\n"
+            f"{child.tail()}"
+        )
 
     @staticmethod
     def _quit(endpoint: str) -> None:
@@ -277,8 +305,10 @@ class Launch:
     def _idle(self) -> dict[str, Any]:
         """A project without models: the stack stays up until --until seconds or a signal."""
         names = ", ".join(c.name for c in self.sup.children)
-        self.sup.echo(f"launch: running {names} (no models, so no simulation); "
-                      + (f"stopping after {self.args.until:g} s" if self.args.until else "Ctrl-C stops"))
+        self.sup.echo(
+            f"launch: running {names} (no models, so no simulation); "
+            + (f"stopping after {self.args.until:g} s" if self.args.until else "Ctrl-C stops")
+        )
         start = time.monotonic()
         while self.args.until is None or time.monotonic() - start < self.args.until:
             self.check_interrupted()
@@ -299,11 +329,16 @@ class Launch:
             if child.name == "simserver":
                 raise LaunchError(f"{what}; the end of its log ({child.log_path}):\n{child.tail()}")
             if self.sup.schedule_restart(child):
-                self.sup.echo(f"launch: {what}; restart {child.restarts} of {child.policy.max_restarts} "
-                              f"in {child.policy.delay(child.restarts):g} s")
+                self.sup.echo(
+                    f"launch: {what}; restart {child.restarts} of {child.policy.max_restarts} "
+                    f"in {child.policy.delay(child.restarts):g} s"
+                )
             else:
-                why = "its restart policy is never" if child.policy.restart == "never" else \
-                    f"it was restarted {child.restarts} times already"
+                why = (
+                    "its restart policy is never"
+                    if child.policy.restart == "never"
+                    else f"it was restarted {child.restarts} times already"
+                )
                 self.sup.echo(f"launch: {what}; not restarted ({why}); the run goes on without it")
         for child in self.sup.due_restarts():
             self.sup.echo(f"launch: restarted {child.name} (pid {child.pid})")
@@ -324,8 +359,10 @@ class Progress:
             return
         self.last = now
         end = f" / {self.end_time:.2f}" if self.end_time else ""
-        text = (f"launch: sim time {status.get('time', 0.0):.3f}{end} s, real-time factor "
-                f"{status.get('real_time_factor') or 0.0:.2f}, ticks {status.get('tick', 0)}")
+        text = (
+            f"launch: sim time {status.get('time', 0.0):.3f}{end} s, real-time factor "
+            f"{status.get('real_time_factor') or 0.0:.2f}, ticks {status.get('tick', 0)}"
+        )
         if self.tty:
             sys.stdout.write("\r" + text + "   ")
             sys.stdout.flush()
@@ -350,17 +387,31 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("project", help="project file (YAML)")
     parser.add_argument("--until", type=float, help="stop at this simulation time (default: the project's end_time)")
     parser.add_argument("--summary", type=Path, help="write the run summary (JSON) to this file")
-    parser.add_argument("--nameserver", help=f"address for the nameserver this launch starts (default "
-                        f"${ENV_NAMESERVER} or {DEFAULT_NAMESERVER}; 'tcp://127.0.0.1:*' for a free port)")
+    parser.add_argument(
+        "--nameserver",
+        help=f"address for the nameserver this launch starts (default "
+        f"${ENV_NAMESERVER} or {DEFAULT_NAMESERVER}; 'tcp://127.0.0.1:*' for a free port)",
+    )
     parser.add_argument("--join", metavar="ADDR", help="use a nameserver that is already running at ADDR")
     parser.add_argument("--run-dir", type=Path, help="where logs go (default runs/PROJECT-TIME-PID)")
-    parser.add_argument("--startup-timeout", type=float, default=60.0,
-                        help="seconds each component has to register (default 60)")
+    parser.add_argument(
+        "--startup-timeout", type=float, default=60.0, help="seconds each component has to register (default 60)"
+    )
     parser.add_argument("--quiet", action="store_true", help="do not echo the components' output")
-    parser.add_argument("--record", type=Path, metavar="FILE.mcap",
-                        help="record every tick to this MCAP file (overrides the project's record:)")
-    parser.add_argument("--view", type=int, nargs="?", const=8080, metavar="PORT",
-                        help="open the browser view of the run on this port (default 8080)")
+    parser.add_argument(
+        "--record",
+        type=Path,
+        metavar="FILE.mcap",
+        help="record every tick to this MCAP file (overrides the project's record:)",
+    )
+    parser.add_argument(
+        "--view",
+        type=int,
+        nargs="?",
+        const=8080,
+        metavar="PORT",
+        help="open the browser view of the run on this port (default 8080)",
+    )
     args = parser.parse_args(argv)
     if args.until is not None and args.until <= 0:
         parser.error("--until must be positive")
@@ -404,10 +455,20 @@ def _launch(args: argparse.Namespace) -> int:
         exits = launch.sup.stop_all()
     if summary.get("wall_time") is None:
         summary["wall_time"] = time.monotonic() - started
-    summary["launch"] = {"nameserver": launch.nameserver, "run_dir": str(launch.run_dir),
-                         "components": {c.name: {"pid": c.pid, "exit_status": exits.get(c.name),
-                                                 "restarts": c.restarts, "lost": c.lost, "log": str(c.log_path)}
-                                        for c in launch.sup.children}}
+    summary["launch"] = {
+        "nameserver": launch.nameserver,
+        "run_dir": str(launch.run_dir),
+        "components": {
+            c.name: {
+                "pid": c.pid,
+                "exit_status": exits.get(c.name),
+                "restarts": c.restarts,
+                "lost": c.lost,
+                "log": str(c.log_path),
+            }
+            for c in launch.sup.children
+        },
+    }
     if args.summary:
         args.summary.parent.mkdir(parents=True, exist_ok=True)
         args.summary.write_text(json.dumps(summary, indent=2) + "\n")

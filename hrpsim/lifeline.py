@@ -30,8 +30,12 @@ class Lifeline:
     @classmethod
     def start(cls) -> Lifeline:
         read_fd, write_fd = os.pipe()  # not inherited by other children (close_fds, non-inheritable)
-        watchdog = subprocess.Popen([sys.executable, "-m", "hrpsim.lifeline", str(read_fd)], pass_fds=(read_fd,),
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+        watchdog = subprocess.Popen(
+            [sys.executable, "-m", "hrpsim.lifeline", str(read_fd)],
+            pass_fds=(read_fd,),
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         os.close(read_fd)
         return cls(write_fd, watchdog)
 

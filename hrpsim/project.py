@@ -152,8 +152,15 @@ class ExtraJointConfig:
     point2: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
 
     def as_extra_joint(self) -> ExtraJoint:
-        return ExtraJoint(self.name, self.link1, self.link2, self.type, np.asarray(self.axis, float),
-                          np.asarray(self.point1, float), np.asarray(self.point2, float))
+        return ExtraJoint(
+            self.name,
+            self.link1,
+            self.link2,
+            self.type,
+            np.asarray(self.axis, float),
+            np.asarray(self.point1, float),
+            np.asarray(self.point2, float),
+        )
 
 
 @dataclass
@@ -188,8 +195,11 @@ class Project:
     def service_restart(self, name: str) -> RestartConfig:
         """The restart settings of a service (nameserver, modelloader, collision): the project's or the default."""
         entry = self.services.get(name)
-        return RestartConfig(**{k: v for k, v in entry.items() if k in ("restart", "restarts")}) \
-            if isinstance(entry, dict) else RestartConfig()
+        return (
+            RestartConfig(**{k: v for k, v in entry.items() if k in ("restart", "restarts")})
+            if isinstance(entry, dict)
+            else RestartConfig()
+        )
 
     def model(self, name: str) -> ModelConfig:
         for m in self.models:
@@ -201,7 +211,7 @@ class Project:
         """The pairs that collide, whatever the engine (see ``only_listed_pairs``)."""
         if self.collisions or self.only_listed_pairs:
             return list(self.collisions)
-        return [CollisionPair(a.name, b.name) for i, a in enumerate(self.models) for b in self.models[i + 1:]]
+        return [CollisionPair(a.name, b.name) for i, a in enumerate(self.models) for b in self.models[i + 1 :]]
 
     def to_wire(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -305,8 +315,11 @@ def _fields(cls: type) -> set[str]:
 def _world(c: _Checker, data: dict[str, Any]) -> WorldConfig:
     for key, engine in MOVED_WORLD_KEYS.items():
         if key in data:
-            c.bad(f"world.{key}", f"moved to world.{engine}.{key} (engine-specific settings live under "
-                  f"their engine's key: world: {{engine: {engine}, {engine}: {{{key}: ...}}}})")
+            c.bad(
+                f"world.{key}",
+                f"moved to world.{engine}.{key} (engine-specific settings live under "
+                f"their engine's key: world: {{engine: {engine}, {engine}: {{{key}: ...}}}})",
+            )
     c.unknown("world", {k: v for k, v in data.items() if k not in MOVED_WORLD_KEYS}, _fields(WorldConfig))
     w = WorldConfig()
     for key in ("timestep", "end_time"):
@@ -314,8 +327,12 @@ def _world(c: _Checker, data: dict[str, Any]) -> WorldConfig:
             setattr(w, key, v)
     if "gravity" in data and (g := c.vector("world.gravity", data["gravity"], 3)) is not None:
         w.gravity = g
-    for key, choices in (("sync", SYNC_MODES), ("collision", COLLISION_MODES), ("engine", ENGINE_NAMES),
-                          ("cameras", CAMERA_MODES)):
+    for key, choices in (
+        ("sync", SYNC_MODES),
+        ("collision", COLLISION_MODES),
+        ("engine", ENGINE_NAMES),
+        ("cameras", CAMERA_MODES),
+    ):
         if key in data and (v := c.choice(f"world.{key}", data[key], choices)) is not None:
             setattr(w, key, v)
     if "publish_every" in data:
@@ -423,8 +440,9 @@ def _devices(c: _Checker, key: str, data: dict[str, Any]) -> DeviceConfig:
             c.bad(f"{key}.latency.{name}", f"must be a whole number of ticks >= 0, got {value!r}")
         else:
             setattr(d, f"{name}_latency", value)
-    d.saturate_torque = "saturate_torque" in data and c.boolean(f"{key}.saturate_torque",
-                                                                 data["saturate_torque"]) is True
+    d.saturate_torque = (
+        "saturate_torque" in data and c.boolean(f"{key}.saturate_torque", data["saturate_torque"]) is True
+    )
     drop = c.number(f"{key}.drop_commands", data.get("drop_commands", 0.0))
     if drop is not None and not 0.0 <= drop < 1.0:
         c.bad(f"{key}.drop_commands", f"must be a probability in [0, 1), got {drop}")
@@ -445,9 +463,14 @@ def _controller(c: _Checker, i: int, data: Any, folder: Path, timestep: float) -
         c.bad(f"{key}.{k}", "required: a non-empty string" + (" (FILE.py or FILE.py:Class)" if k == "file" else ""))
     if missing:
         return None
-    ctl = ControllerConfig(name=data["name"], robot=data["robot"], command=str(data.get("command", "")),
-                           in_process=in_process, options=dict(c.mapping(f"{key}.options", data.get("options"))),
-                           period=timestep)
+    ctl = ControllerConfig(
+        name=data["name"],
+        robot=data["robot"],
+        command=str(data.get("command", "")),
+        in_process=in_process,
+        options=dict(c.mapping(f"{key}.options", data.get("options"))),
+        period=timestep,
+    )
     if in_process:
         path, _, cls = data["file"].partition(":")
         ctl.file = str((folder / path).resolve()) + (f":{cls}" if cls else "")
@@ -551,8 +574,9 @@ def _cross_check(c: _Checker, p: Project) -> None:
         if ctl.robot not in names:
             c.bad(f"controllers[{i}].robot", f"no model named {ctl.robot!r} (models: {', '.join(names)})")
         if period_ticks(ctl.period, p.world.timestep) is None:
-            c.bad(f"controllers[{i}].period",
-                  f"{ctl.period} is not a whole multiple of world.timestep {p.world.timestep}")
+            c.bad(
+                f"controllers[{i}].period", f"{ctl.period} is not a whole multiple of world.timestep {p.world.timestep}"
+            )
     for i, pair in enumerate(p.collisions):
         for side in ("a", "b"):
             if getattr(pair, side) not in names:
@@ -571,15 +595,15 @@ def _empty_sections(c: _Checker, data: dict[str, Any]) -> None:
     than read as 'no models' or 'default world'."""
     for section in SECTIONS:
         if section in data and data[section] is None:
-            c.bad(section, "is empty (nothing follows the key; is the file cut short?): "
-                  "give its entries or remove the key")
+            c.bad(
+                section,
+                "is empty (nothing follows the key; is the file cut short?): give its entries or remove the key",
+            )
     for section in ("models", "controllers", "collisions", "extra_joints"):
         items = data.get(section)
         for i, item in enumerate(items if isinstance(items, list) else []):
             if item is None:
                 c.bad(f"{section}[{i}]", "is an empty entry (a '-' with nothing after it)")
-
-
 
 
 def _keys(c: _Checker, data: Any, folder: Path) -> str | None:
@@ -598,8 +622,10 @@ def _notes(data: dict[str, Any], project: Project) -> list[str]:
     """What the project says that will have no effect, for the launcher to tell the user."""
     world = data.get("world") if isinstance(data.get("world"), dict) else {}
     if not project.models and "end_time" in world:
-        return ["world.end_time has no effect in a project without models: nothing is simulated, so the "
-                "stack runs until Ctrl-C or `hrpsim launch --until SECONDS`"]
+        return [
+            "world.end_time has no effect in a project without models: nothing is simulated, so the "
+            "stack runs until Ctrl-C or `hrpsim launch --until SECONDS`"
+        ]
     return []
 
 
@@ -608,17 +634,21 @@ def parse_project(data: Any, path: str) -> Project:
     c = _Checker(path)
     folder = Path(path).resolve().parent
     if data is None:
-        raise ConfigError(f"{path}: the project file is empty; it needs at least a 'world' or a 'models' "
-                          "section (see examples/box_drop.yaml)")
+        raise ConfigError(
+            f"{path}: the project file is empty; it needs at least a 'world' or a 'models' "
+            "section (see examples/box_drop.yaml)"
+        )
     data = c.mapping("(top level)", data)
     c.unknown("", data, SECTIONS)
     _empty_sections(c, data)
     project = Project(path=str(Path(path).resolve()))
     project.world = _world(c, c.mapping("world", data.get("world")))
-    for section, parse in (("models", lambda i, d: _model(c, i, d, folder)),
-                           ("controllers", lambda i, d: _controller(c, i, d, folder, project.world.timestep)),
-                           ("collisions", lambda i, d: _collision(c, i, d)),
-                           ("extra_joints", lambda i, d: _extra_joint(c, i, d))):
+    for section, parse in (
+        ("models", lambda i, d: _model(c, i, d, folder)),
+        ("controllers", lambda i, d: _controller(c, i, d, folder, project.world.timestep)),
+        ("collisions", lambda i, d: _collision(c, i, d)),
+        ("extra_joints", lambda i, d: _extra_joint(c, i, d)),
+    ):
         items = data.get(section) or []
         if not isinstance(items, list):
             c.bad(section, "must be a list")

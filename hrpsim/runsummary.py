@@ -17,8 +17,15 @@ def upright(rotation: Any) -> bool:
 
 
 def empty_summary(**known: Any) -> dict[str, Any]:
-    summary: dict[str, Any] = {"sim_time": None, "wall_time": None, "real_time_factor": None, "ticks": 0,
-                               "robots": {}, "controllers": {}, "error": None}
+    summary: dict[str, Any] = {
+        "sim_time": None,
+        "wall_time": None,
+        "real_time_factor": None,
+        "ticks": 0,
+        "robots": {},
+        "controllers": {},
+        "error": None,
+    }
     summary.update(known)
     return summary
 
@@ -43,14 +50,19 @@ def _xyz(v: Any) -> str:
 
 
 def format_summary(s: dict[str, Any]) -> str:
-    lines = ["", "run summary",
-             f"  sim time {_num(s.get('sim_time'))} s, wall time {_num(s.get('wall_time'), '.2f')} s, "
-             f"real-time factor {_num(s.get('real_time_factor'), '.2f')}, ticks {s.get('ticks', 0)}"]
+    lines = [
+        "",
+        "run summary",
+        f"  sim time {_num(s.get('sim_time'))} s, wall time {_num(s.get('wall_time'), '.2f')} s, "
+        f"real-time factor {_num(s.get('real_time_factor'), '.2f')}, ticks {s.get('ticks', 0)}",
+    ]
     for name, r in (s.get("robots") or {}).items():
         fell = fallen(r)
         verdict = "" if fell is None else (", FELL" if fell else ", stayed up")
-        lines.append(f"  robot {name}: root {_xyz(r.get('root_start'))} -> {_xyz(r.get('root_end'))}, "
-                     f"lowest root z {_num(r.get('min_root_z'))} m{verdict}")
+        lines.append(
+            f"  robot {name}: root {_xyz(r.get('root_start'))} -> {_xyz(r.get('root_end'))}, "
+            f"lowest root z {_num(r.get('min_root_z'))} m{verdict}"
+        )
     for name, c in (s.get("controllers") or {}).items():
         rtt = f"p50 {_num(c.get('rtt_p50_us'), '.0f')} us, p99 {_num(c.get('rtt_p99_us'), '.0f')} us"
         lines.append(f"  controller {name}: {c.get('ticks', 0)} ticks, round trip {rtt}, missed {c.get('missed', 0)}")

@@ -46,8 +46,15 @@ log = logging.getLogger("hrpsim.service")
 Operation = Callable[..., Any]
 
 
-def bind_router(context: zmq.Context, bind: str, who: str, *, mandatory: bool = False,
-                domain: str = "service", max_message: int = DEFAULT_MAX_REQUEST) -> tuple[zmq.Socket, str]:
+def bind_router(
+    context: zmq.Context,
+    bind: str,
+    who: str,
+    *,
+    mandatory: bool = False,
+    domain: str = "service",
+    max_message: int = DEFAULT_MAX_REQUEST,
+) -> tuple[zmq.Socket, str]:
     """A ROUTER bound to ``bind`` with hrpsim's limits, and the endpoint peers should use.
     ``mandatory``: sending to a peer that is gone raises instead of dropping silently.
     ``domain``: which keys may connect (hrpsim.security), when keys are set.
@@ -97,8 +104,11 @@ class _Params:
         if not self.extra_ok:
             unknown = set(args).difference(self.known)
             if unknown:
-                raise RequestError(f"{op}: unknown argument(s) {', '.join(sorted(unknown))}; "
-                                   f"it takes {', '.join(sorted(self.known)) or 'none'}", field=min(unknown))
+                raise RequestError(
+                    f"{op}: unknown argument(s) {', '.join(sorted(unknown))}; "
+                    f"it takes {', '.join(sorted(self.known)) or 'none'}",
+                    field=min(unknown),
+                )
 
 
 class Service:
@@ -120,8 +130,9 @@ class Service:
         self.name = name
         self._codec = codec
         self._ctx = context or zmq.Context.instance()
-        self.socket, self.endpoint = bind_router(self._ctx, bind, f"{self.kind} {name!r}",
-                                                 max_message=self.max_request_bytes)
+        self.socket, self.endpoint = bind_router(
+            self._ctx, bind, f"{self.kind} {name!r}", max_message=self.max_request_bytes
+        )
         self._connections = ConnectionBound(self.socket, max_connections(), f"{self.kind} {name!r}")
         self._stopping = threading.Event()
         self._ops: dict[str, Operation] = {"ping": self._ping, "quit": self._quit}
@@ -246,8 +257,13 @@ class Service:
         return fn(**args)
 
     def _ping(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "version": PROTOCOL_VERSION, "pid": os.getpid(),
-                "time": time.time()}
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "version": PROTOCOL_VERSION,
+            "pid": os.getpid(),
+            "time": time.time(),
+        }
 
     def _quit(self) -> bool:
         self.stop()

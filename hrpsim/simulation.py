@@ -35,8 +35,13 @@ from hrpsim.simserver.run_summary import RootTracker
 class Simulation:
     """One project's world, stepped by the caller. Close it (or use ``with``) to release the engine."""
 
-    def __init__(self, project: str | Path | Project, *, bodies: dict[str, Body] | None = None,
-                 observers: list[Observer] | None = None) -> None:
+    def __init__(
+        self,
+        project: str | Path | Project,
+        *,
+        bodies: dict[str, Body] | None = None,
+        observers: list[Observer] | None = None,
+    ) -> None:
         self.project = project if isinstance(project, Project) else load_project(project)
         self.bodies = bodies if bodies is not None else load_bodies(self.project, None, local=True)
         self.engine = make_engine(self.project, self.bodies)
@@ -78,13 +83,21 @@ class Simulation:
         """The robot's state now, as a controller receives it."""
         return State(self.engine.read(robot).to_wire(), JointIndex(self.engine.body(robot).joint_names))
 
-    def command(self, robot: str, *, torque: Any = None, q_ref: Any = None, dq_ref: Any = None,
-                modes: dict[str, str] | None = None) -> None:
+    def command(
+        self,
+        robot: str,
+        *,
+        torque: Any = None,
+        q_ref: Any = None,
+        dq_ref: Any = None,
+        modes: dict[str, str] | None = None,
+    ) -> None:
         """Hold these commands (full-length arrays, controller order) and drive modes from now on."""
         self.engine.apply(robot, JointCommand(torque=torque, q_ref=q_ref, dq_ref=dq_ref, modes=modes))
 
-    def attach(self, controller: Controller, *, robot: str, name: str | None = None,
-               period: float | None = None) -> None:
+    def attach(
+        self, controller: Controller, *, robot: str, name: str | None = None, period: float | None = None
+    ) -> None:
         """Run ``controller`` (a Controller subclass instance) at its turns from the next tick on."""
         self.hub.attach_local(controller, name=name or type(controller).__name__, robot=robot, period=period)
 
@@ -103,10 +116,16 @@ class Simulation:
         self.loop.begin()
 
     def summary(self) -> dict[str, Any]:
-        return empty_summary(sim_time=self.engine.time, wall_time=self.loop.elapsed_wall(),
-                             real_time_factor=self.loop.real_time_factor(), ticks=self.engine.tick,
-                             robots=self._roots.robots(), controllers=self.hub.summary(), error=self.loop.error,
-                             engine=self.engine.name)
+        return empty_summary(
+            sim_time=self.engine.time,
+            wall_time=self.loop.elapsed_wall(),
+            real_time_factor=self.loop.real_time_factor(),
+            ticks=self.engine.tick,
+            robots=self._roots.robots(),
+            controllers=self.hub.summary(),
+            error=self.loop.error,
+            engine=self.engine.name,
+        )
 
     def close(self) -> None:
         self.hub.close()

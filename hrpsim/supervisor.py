@@ -104,8 +104,13 @@ class Supervisor:
         child.log_path.parent.mkdir(parents=True, exist_ok=True)
         try:
             child.popen = subprocess.Popen(
-                child.argv, cwd=child.cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, start_new_session=True,
+                child.argv,
+                cwd=child.cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
         except OSError as exc:
             raise OSError(f"cannot start {child.name} ({' '.join(child.argv)}): {exc.strerror}") from None
@@ -115,8 +120,7 @@ class Supervisor:
         if child not in self.children:
             self.children.append(child)
         self._width = max(self._width, len(child.name))
-        child._pump = threading.Thread(target=self._pump_output, args=(child,), daemon=True,
-                                       name=f"log-{child.name}")
+        child._pump = threading.Thread(target=self._pump_output, args=(child,), daemon=True, name=f"log-{child.name}")
         child._pump.start()
         log.info("started %s (pid %d): %s", child.name, child.pid, " ".join(child.argv))
         return child
@@ -143,8 +147,11 @@ class Supervisor:
     def died(self) -> list[Child]:
         """Children that exited on their own while they were expected to run, not yet dealt with
         (a restart scheduled or given up)."""
-        return [c for c in self.children if c.returncode is not None and not c.expected_exit
-                and c.restart_at is None and not c.lost]
+        return [
+            c
+            for c in self.children
+            if c.returncode is not None and not c.expected_exit and c.restart_at is None and not c.lost
+        ]
 
     def schedule_restart(self, child: Child) -> bool:
         """Apply the child's policy to its exit: schedule its restart (True) or mark it lost."""
@@ -157,8 +164,13 @@ class Supervisor:
 
     def due_restarts(self) -> list[Child]:
         """Children whose restart delay is over: started again here, the caller re-wires them."""
-        due = [c for c in self.children if c.restart_at is not None and time.monotonic() >= c.restart_at
-               and (c.ready_to_restart is None or c.ready_to_restart())]
+        due = [
+            c
+            for c in self.children
+            if c.restart_at is not None
+            and time.monotonic() >= c.restart_at
+            and (c.ready_to_restart is None or c.ready_to_restart())
+        ]
         for child in due:
             child.restart_at = None
             if child._pump is not None:

@@ -42,11 +42,18 @@ TO_SIMULATOR = (HELLO, COMMAND, BYE)
 TO_CONTROLLER = (WELCOME, STATE, ERROR, BYE)
 COMMAND_ARRAYS = ("torque", "q_ref", "dq_ref")
 COMMAND_FIELDS = frozenset(("v", "type", "tick", "joints", "modes", "sensors", *COMMAND_ARRAYS))
-STATE_ARRAYS = {"q": (-1,), "dq": (-1,), "tau": (-1,), "root_position": (3,), "root_rotation": (3, 3),
-                "root_velocity": (6,)}
+STATE_ARRAYS = {
+    "q": (-1,),
+    "dq": (-1,),
+    "tau": (-1,),
+    "root_position": (3,),
+    "root_rotation": (3, 3),
+    "root_velocity": (6,),
+}
 
 
 # --- framing ---
+
 
 def encode(msg_type: str, **fields: Any) -> bytes:
     """One message frame of ``msg_type`` with ``fields``."""
@@ -73,6 +80,7 @@ def decode(frame: bytes, *, expect: tuple[str, ...]) -> dict[str, Any]:
 
 # --- hello / welcome ---
 
+
 @dataclass(frozen=True)
 class Hello:
     controller: str
@@ -84,10 +92,25 @@ class Hello:
     default_name: bool = False  # the name was not chosen: the project's entry for the robot may take its place
 
 
-def hello(controller: str, robot: str, *, period: float | None = None, policy: str | None = None,
-          deadline: float | None = None, default_name: bool = False) -> bytes:
-    return encode(HELLO, controller=controller, robot=robot, period=period, pid=os.getpid(), policy=policy,
-                  deadline=deadline, default_name=default_name)
+def hello(
+    controller: str,
+    robot: str,
+    *,
+    period: float | None = None,
+    policy: str | None = None,
+    deadline: float | None = None,
+    default_name: bool = False,
+) -> bytes:
+    return encode(
+        HELLO,
+        controller=controller,
+        robot=robot,
+        period=period,
+        pid=os.getpid(),
+        policy=policy,
+        deadline=deadline,
+        default_name=default_name,
+    )
 
 
 def _name(msg: dict[str, Any], key: str) -> str:
@@ -106,23 +129,36 @@ def _optional_positive(msg: dict[str, Any], key: str) -> float | None:
     value = msg.get(key)
     if value is None:
         return None
-    if (isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0
-            or value > MAX_SECONDS):
-        raise RequestError(f"hello field {key!r} must be a positive number of seconds up to {MAX_SECONDS:g}, "
-                           f"or nil; got {value!r}", field=key)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value <= 0
+        or value > MAX_SECONDS
+    ):
+        raise RequestError(
+            f"hello field {key!r} must be a positive number of seconds up to {MAX_SECONDS:g}, or nil; got {value!r}",
+            field=key,
+        )
     return float(value)
 
 
 def parse_hello(msg: dict[str, Any]) -> Hello:
     policy = msg.get("policy")
     if policy is not None and policy not in POLICIES:
-        raise RequestError(f"hello field 'policy' must be one of {', '.join(POLICIES)} or nil, got {policy!r}",
-                           field="policy")
+        raise RequestError(
+            f"hello field 'policy' must be one of {', '.join(POLICIES)} or nil, got {policy!r}", field="policy"
+        )
     pid = msg.get("pid", 0)
-    return Hello(controller=_name(msg, "controller"), robot=_name(msg, "robot"),
-                 period=_optional_positive(msg, "period"), pid=pid if isinstance(pid, int) else 0,
-                 policy=policy, deadline=_optional_positive(msg, "deadline"),
-                 default_name=msg.get("default_name") is True)
+    return Hello(
+        controller=_name(msg, "controller"),
+        robot=_name(msg, "robot"),
+        period=_optional_positive(msg, "period"),
+        pid=pid if isinstance(pid, int) else 0,
+        policy=policy,
+        deadline=_optional_positive(msg, "deadline"),
+        default_name=msg.get("default_name") is True,
+    )
 
 
 @dataclass(frozen=True)
@@ -143,13 +179,15 @@ class Welcome:
 
 def parse_welcome(msg: dict[str, Any]) -> Welcome:
     try:
-        return Welcome(**{k: msg[k] for k in Welcome.__dataclass_fields__ if k != "end_time"},
-                       end_time=msg.get("end_time"))
+        return Welcome(
+            **{k: msg[k] for k in Welcome.__dataclass_fields__ if k != "end_time"}, end_time=msg.get("end_time")
+        )
     except KeyError as exc:
         raise ProtocolError(f"welcome message lacks field {exc.args[0]!r}") from None
 
 
 # --- state ---
+
 
 def state(state_fields: dict[str, Any]) -> bytes:
     """The state frame of one robot: ``state_fields`` is ``World.state(robot)``."""
@@ -171,6 +209,7 @@ def check_state(msg: dict[str, Any], n_joints: int) -> dict[str, Any]:
 
 # --- command ---
 
+
 @dataclass
 class Command:
     """A validated command, expanded to full-length arrays (None: leave that quantity unchanged).
@@ -188,16 +227,32 @@ class Command:
     received: dict[str, Any] = field(default_factory=dict, repr=False)  # the message's fields as sent
 
 
-def command(tick: int, *, torque: Any = None, q_ref: Any = None, dq_ref: Any = None,
-            modes: dict[str, str] | None = None, joints: list[str] | None = None,
-            sensors: dict[str, bool] | None = None) -> bytes:
-    return encode(COMMAND, **command_fields(tick, torque=torque, q_ref=q_ref, dq_ref=dq_ref, modes=modes,
-                                            joints=joints, sensors=sensors))
+def command(
+    tick: int,
+    *,
+    torque: Any = None,
+    q_ref: Any = None,
+    dq_ref: Any = None,
+    modes: dict[str, str] | None = None,
+    joints: list[str] | None = None,
+    sensors: dict[str, bool] | None = None,
+) -> bytes:
+    return encode(
+        COMMAND,
+        **command_fields(tick, torque=torque, q_ref=q_ref, dq_ref=dq_ref, modes=modes, joints=joints, sensors=sensors),
+    )
 
 
-def command_fields(tick: int, *, torque: Any = None, q_ref: Any = None, dq_ref: Any = None,
-                   modes: dict[str, str] | None = None, joints: list[str] | None = None,
-                   sensors: dict[str, bool] | None = None) -> dict[str, Any]:
+def command_fields(
+    tick: int,
+    *,
+    torque: Any = None,
+    q_ref: Any = None,
+    dq_ref: Any = None,
+    modes: dict[str, str] | None = None,
+    joints: list[str] | None = None,
+    sensors: dict[str, bool] | None = None,
+) -> dict[str, Any]:
     """A command message's fields (what :func:`parse_command` reads), before framing."""
     fields: dict[str, Any] = {"tick": tick}
     for key, value in (("torque", torque), ("q_ref", q_ref), ("dq_ref", dq_ref)):
@@ -220,8 +275,9 @@ def _joint_indices(msg: dict[str, Any], joint_names: list[str], index_of: dict[s
         raise RequestError("command field 'joints' must be a list of joint names", field="joints")
     unknown = [n for n in names if n not in index_of]
     if unknown:
-        raise RequestError(f"command field 'joints': unknown joint {unknown[0]!r} (joints: {', '.join(joint_names)})",
-                           field="joints")
+        raise RequestError(
+            f"command field 'joints': unknown joint {unknown[0]!r} (joints: {', '.join(joint_names)})", field="joints"
+        )
     if len(set(names)) != len(names):
         raise RequestError("command field 'joints' names a joint twice", field="joints")
     return np.array([index_of[n] for n in names], dtype=np.intp)
@@ -230,14 +286,14 @@ def _joint_indices(msg: dict[str, Any], joint_names: list[str], index_of: dict[s
 def _values(key: str, value: Any, indices: np.ndarray, joint_names: list[str]) -> np.ndarray:
     if isinstance(value, np.ndarray):
         if value.dtype.kind not in "iuf" or value.ndim != 1:
-            raise RequestError(f"command field {key!r} must be a 1-D numeric array, got {value.dtype} {value.shape}",
-                               field=key)
+            raise RequestError(
+                f"command field {key!r} must be a 1-D numeric array, got {value.dtype} {value.shape}", field=key
+            )
         arr = value.astype(np.float64, copy=False)
     elif isinstance(value, list) and all(isinstance(x, int | float) and not isinstance(x, bool) for x in value):
         arr = np.array(value, dtype=np.float64)
     else:
-        raise RequestError(f"command field {key!r} must be an array of numbers, got {type(value).__name__}",
-                           field=key)
+        raise RequestError(f"command field {key!r} must be an array of numbers, got {type(value).__name__}", field=key)
     if arr.shape[0] != len(indices):
         raise RequestError(
             f"command field {key!r} has {arr.shape[0]} values, expected {len(indices)} "
@@ -247,24 +303,31 @@ def _values(key: str, value: Any, indices: np.ndarray, joint_names: list[str]) -
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
         i = int(bad[0])
-        raise RequestError(f"command field {key}[{i}] (joint {joint_names[indices[i]]}) is {arr[i]}: "
-                           "values must be finite", field=f"{key}[{i}]")
+        raise RequestError(
+            f"command field {key}[{i}] (joint {joint_names[indices[i]]}) is {arr[i]}: values must be finite",
+            field=f"{key}[{i}]",
+        )
     return arr
 
 
-def parse_command(msg: dict[str, Any], *, joint_names: list[str], index_of: dict[str, int],
-                  expected_tick: int | None) -> Command:
+def parse_command(
+    msg: dict[str, Any], *, joint_names: list[str], index_of: dict[str, int], expected_tick: int | None
+) -> Command:
     """Check a command against the robot's joints and the tick it answers; RequestError naming the field."""
     extra = set(msg) - COMMAND_FIELDS
     if extra:
-        raise RequestError(f"command has unknown field {sorted(extra)[0]!r} "
-                           f"(known: {', '.join(sorted(COMMAND_FIELDS - {'v', 'type'}))})", field=sorted(extra)[0])
+        raise RequestError(
+            f"command has unknown field {sorted(extra)[0]!r} "
+            f"(known: {', '.join(sorted(COMMAND_FIELDS - {'v', 'type'}))})",
+            field=sorted(extra)[0],
+        )
     tick = msg.get("tick")
     if not isinstance(tick, int) or isinstance(tick, bool):
         raise RequestError(f"command field 'tick' must be an integer, got {tick!r}", field="tick")
     if expected_tick is not None and tick != expected_tick:
-        raise RequestError(f"command field 'tick' is {tick}, expected {expected_tick} (answer the latest state)",
-                           field="tick")
+        raise RequestError(
+            f"command field 'tick' is {tick}, expected {expected_tick} (answer the latest state)", field="tick"
+        )
     indices = _joint_indices(msg, joint_names, index_of)
     cmd = Command(tick=tick, indices=indices)
     for key in COMMAND_ARRAYS:
@@ -272,15 +335,19 @@ def parse_command(msg: dict[str, Any], *, joint_names: list[str], index_of: dict
             setattr(cmd, key, _values(key, msg[key], indices, joint_names))
     modes = msg.get("modes") or {}
     if not isinstance(modes, dict):
-        raise RequestError(f"command field 'modes' must be a map joint -> mode, got {type(modes).__name__}",
-                           field="modes")
+        raise RequestError(
+            f"command field 'modes' must be a map joint -> mode, got {type(modes).__name__}", field="modes"
+        )
     for joint, mode in modes.items():
         if joint not in index_of:
-            raise RequestError(f"command field 'modes': unknown joint {joint!r} (joints: {', '.join(joint_names)})",
-                               field="modes")
+            raise RequestError(
+                f"command field 'modes': unknown joint {joint!r} (joints: {', '.join(joint_names)})", field="modes"
+            )
         if mode not in DRIVE_MODES:
-            raise RequestError(f"command field 'modes.{joint}': unknown mode {mode!r} "
-                               f"(modes: {', '.join(DRIVE_MODES)})", field=f"modes.{joint}")
+            raise RequestError(
+                f"command field 'modes.{joint}': unknown mode {mode!r} (modes: {', '.join(DRIVE_MODES)})",
+                field=f"modes.{joint}",
+            )
     cmd.modes = dict(modes)
     cmd.sensors = _sensor_switches(msg.get("sensors"))
     cmd.received = {k: v for k, v in msg.items() if k not in ("v", "type")}
@@ -293,15 +360,18 @@ def _sensor_switches(value: Any) -> dict[str, bool]:
     if value is None:
         return {}
     if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, bool) for k, v in value.items()):
-        raise RequestError(f"command field 'sensors' must be a map sensor name -> true/false, got {value!r}",
-                           field="sensors")
+        raise RequestError(
+            f"command field 'sensors' must be a map sensor name -> true/false, got {value!r}", field="sensors"
+        )
     return dict(value)
 
 
 # --- error / bye ---
 
-def error(message: str, *, field_name: str = "", tick: int | None = None, fatal: bool = False,
-          kind: str = "RequestError") -> bytes:
+
+def error(
+    message: str, *, field_name: str = "", tick: int | None = None, fatal: bool = False, kind: str = "RequestError"
+) -> bytes:
     """An error for a controller. ``fatal``: the simulator has detached it (send hello to attach again).
     ``kind`` is the error's type name, as in an error reply: the SDK rebuilds that exception."""
     return encode(ERROR, kind=kind, field=field_name, message=message, tick=tick, fatal=fatal)
@@ -315,8 +385,10 @@ def error_for(exc: HrpsimError, *, default_field: str = "", tick: int | None = N
 def error_of(msg: dict[str, Any], prefix: str = "") -> HrpsimError:
     """A received error message as the exception the simulator raised (RequestError, ...), its
     message after ``prefix``."""
-    return error_from_wire({"type": msg.get("kind") or "RequestError", "message": msg.get("message", ""),
-                            "field": msg.get("field") or ""}, prefix)
+    return error_from_wire(
+        {"type": msg.get("kind") or "RequestError", "message": msg.get("message", ""), "field": msg.get("field") or ""},
+        prefix,
+    )
 
 
 def bye(reason: str) -> bytes:

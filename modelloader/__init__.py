@@ -28,8 +28,10 @@ def load_body(path: str | Path, *, lenient: bool = False) -> Body:
     path = Path(os.path.abspath(os.fspath(path)))
     suffix = path.suffix.lower()
     if suffix not in FORMATS:
-        raise ModelError(f"{path}: unknown model format {suffix or '(no suffix)'!r}; known: "
-                         + ", ".join(f"{s} ({m.rsplit('.', 1)[-1]})" for s, (m, _, _) in FORMATS.items()))
+        raise ModelError(
+            f"{path}: unknown model format {suffix or '(no suffix)'!r}; known: "
+            + ", ".join(f"{s} ({m.rsplit('.', 1)[-1]})" for s, (m, _, _) in FORMATS.items())
+        )
     module_name, function, has_lenient = FORMATS[suffix]
     try:
         module = importlib.import_module(module_name)

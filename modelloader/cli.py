@@ -18,8 +18,10 @@ USAGE = "usage: hrpsim model {info,convert} ..."
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
-        print(f"{USAGE}\n\n  info FILE [--json] [--lenient]   what the loader reads from a model file\n"
-              "  convert ...                       convert a model file (hrpsim model convert --help)")
+        print(
+            f"{USAGE}\n\n  info FILE [--json] [--lenient]   what the loader reads from a model file\n"
+            "  convert ...                       convert a model file (hrpsim model convert --help)"
+        )
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
     if command == "info":
@@ -31,11 +33,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def info_main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="hrpsim model info", description="Show what the loader reads from a "
-                                     "model file (.wrl OpenHRP VRML97, .urdf, .dae/.zae COLLADA).")
+    parser = argparse.ArgumentParser(
+        prog="hrpsim model info",
+        description="Show what the loader reads from a model file (.wrl OpenHRP VRML97, .urdf, .dae/.zae COLLADA).",
+    )
     parser.add_argument("file", help="the model file")
-    parser.add_argument("--json", action="store_true", help="print JSON (name, root, links, joints, dof, mass, "
-                        "sensors, extra_joints, ...)")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON (name, root, links, joints, dof, mass, sensors, extra_joints, ...)",
+    )
     parser.add_argument("--lenient", action="store_true", help="load despite problems, reporting them as warnings")
     args = parser.parse_args(argv)
     from hrpsim.modelloader import load_body  # the readers are imported only when a file is read
@@ -64,10 +71,12 @@ def summary(body: Body) -> dict[str, Any]:
         "dof": body.dof,
         "mass": body.total_mass,
         "static": body.static,
-        "sensors": [{"name": s.name, "type": s.type, "id": s.id, "link": body.links[s.link].name}
-                    for s in body.sensors],
-        "extra_joints": [{"name": e.name, "link1": e.link1, "link2": e.link2, "type": e.type}
-                         for e in body.extra_joints],
+        "sensors": [
+            {"name": s.name, "type": s.type, "id": s.id, "link": body.links[s.link].name} for s in body.sensors
+        ],
+        "extra_joints": [
+            {"name": e.name, "link1": e.link1, "link2": e.link2, "type": e.type} for e in body.extra_joints
+        ],
         "files": list(body.metadata.get("files", [])),
         "warnings": list(body.metadata.get("warnings", [])),
     }
@@ -75,8 +84,10 @@ def summary(body: Body) -> dict[str, Any]:
 
 def tree(body: Body) -> str:
     """A short readable tree: links with joint types, ids and masses; then sensors and extra joints."""
-    lines = [f"{body.name}  ({body.format}, {len(body.links)} links, {body.dof} dof, "
-             f"{body.total_mass:.6g} kg{', static' if body.static else ''})  {body.source}"]
+    lines = [
+        f"{body.name}  ({body.format}, {len(body.links)} links, {body.dof} dof, "
+        f"{body.total_mass:.6g} kg{', static' if body.static else ''})  {body.source}"
+    ]
 
     def walk(index: int, depth: int) -> None:
         link = body.links[index]

@@ -83,8 +83,10 @@ class _UnpackBudget:
         return data
 
     def _refuse(self, member: str) -> None:
-        raise ModelError(f"{self.path}!{member}: the archive unpacks to more than {self.limit} bytes "
-                         f"(the limit for a .zae); not read")
+        raise ModelError(
+            f"{self.path}!{member}: the archive unpacks to more than {self.limit} bytes "
+            f"(the limit for a .zae); not read"
+        )
 
 
 def _zae_root(archive: zipfile.ZipFile, names: list[str], path: Path, budget: _UnpackBudget) -> str:
@@ -106,8 +108,7 @@ def _manifest(data: bytes, path: Path) -> etree._Element:
     declare entities (the way to expand a few bytes into gigabytes), so it is refused."""
     where = Path(f"{path}!manifest.xml")
     if b"<!DOCTYPE" in data.upper():
-        raise ModelError(f"{where}: declares a DOCTYPE, which a .zae manifest must not; "
-                         "it should hold only <dae_root>")
+        raise ModelError(f"{where}: declares a DOCTYPE, which a .zae manifest must not; it should hold only <dae_root>")
     return parse_xml(data, where, "COLLADA manifest")
 
 
@@ -461,7 +462,12 @@ class _ColladaReader:
                 counts[kind] = sensor_id + 1
                 body.sensors.append(
                     Sensor(
-                        spec.name, kind, sensor_id, index, pose[:3, 3].copy(), pose[:3, :3].copy(),
+                        spec.name,
+                        kind,
+                        sensor_id,
+                        index,
+                        pose[:3, 3].copy(),
+                        pose[:3, :3].copy(),
                         sensor_params(spec.definition, kind),
                     )
                 )

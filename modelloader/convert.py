@@ -24,11 +24,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("input", help="model file to read")
     parser.add_argument("output", help="file to write: .urdf or .xml (MJCF)")
     parser.add_argument("--lenient", action="store_true", help="let the VRML reader skip what it can")
-    parser.add_argument("--file-urls", action="store_true",
-                        help="name mesh files by absolute file:// urls (for ROS tools) instead of relative paths")
-    parser.add_argument("--floating-joint", action="store_true",
-                        help="hold a free root to a world link by a floating joint, which MuJoCo needs to leave "
-                             "it free (PyBullet then fixes it; by default the root is the file's own)")
+    parser.add_argument(
+        "--file-urls",
+        action="store_true",
+        help="name mesh files by absolute file:// urls (for ROS tools) instead of relative paths",
+    )
+    parser.add_argument(
+        "--floating-joint",
+        action="store_true",
+        help="hold a free root to a world link by a floating joint, which MuJoCo needs to leave "
+        "it free (PyBullet then fixes it; by default the root is the file's own)",
+    )
     args = parser.parse_args(argv)
     output = Path(args.output)
     if output.suffix.lower() not in (".urdf", ".xml"):
@@ -59,8 +65,10 @@ def _write_mjcf(body: Body, output: Path) -> int:
     try:
         from hrpsim.engines.mujoco.build import write_mjcf
     except ImportError as exc:
-        print(f"hrpsim model convert: MJCF needs MuJoCo ({exc}); install it with: pip install 'hrpsim[mujoco]'",
-              file=sys.stderr)
+        print(
+            f"hrpsim model convert: MJCF needs MuJoCo ({exc}); install it with: pip install 'hrpsim[mujoco]'",
+            file=sys.stderr,
+        )
         return 1
     try:
         write_mjcf(body, str(output))

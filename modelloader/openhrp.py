@@ -91,16 +91,21 @@ class _BodyBuilder:
         self.problems.extend(duplicate_ids([(s.type, s.name, s.id, str(w)) for s, w in self.sensors]))
         body.extra_joints = [e for e in (self._extra_joint(n) for n in self.extra_nodes) if e is not None]
         body.static = len(self.links) == 1 and self.links[0].joint_type == "fixed"
-        body.metadata = {"files": list(self.loader.files), "file_sha256": dict(self.loader.digests),
-                         "humanoid": humanoid_info}
+        body.metadata = {
+            "files": list(self.loader.files),
+            "file_sha256": dict(self.loader.digests),
+            "humanoid": humanoid_info,
+        }
         return self._verdict(body)
 
     def _humanoid(self, parsed: ParsedFile) -> tuple[str, dict[str, object]]:
         """Walk the model's Humanoid; its name and descriptive fields."""
         humanoids = _find_top_level(parsed.statements, ("Humanoid",))
         if not humanoids:
-            self.problems.append(f"{parsed.path}: no Humanoid node: an OpenHRP model is a Humanoid with Joints "
-                                 "(a lenient load reads the whole scene as one fixed link)")
+            self.problems.append(
+                f"{parsed.path}: no Humanoid node: an OpenHRP model is a Humanoid with Joints "
+                "(a lenient load reads the whole scene as one fixed link)"
+            )
             self._scene_as_link(parsed, Path(parsed.path).stem)
             return Path(parsed.path).stem, {}
         humanoid = humanoids[0]
@@ -111,9 +116,11 @@ class _BodyBuilder:
             self._visit(child, np.eye(4), None)
         if not self.links:
             self.problems.append(f"{humanoid.where}: Humanoid {name!r} has no Joint in humanoidBody")
-        return name, {"name": self.fields.string(humanoid, "name"),
-                      "version": self.fields.string(humanoid, "version"),
-                      "info": self.fields.strings(humanoid, "info")}
+        return name, {
+            "name": self.fields.string(humanoid, "name"),
+            "version": self.fields.string(humanoid, "version"),
+            "info": self.fields.strings(humanoid, "info"),
+        }
 
     def _verdict(self, body: Body) -> Body:
         if self.problems and not self.lenient:
@@ -139,8 +146,10 @@ class _BodyBuilder:
     def _visit(self, node: Node, transform: np.ndarray, link: int | None) -> None:
         self.visits += 1
         if self.visits > MAX_NODE_VISITS:
-            raise ModelError(f"{node.where}: the model expands (through USE, PROTO or Inline) to more than "
-                             f"{MAX_NODE_VISITS} nodes; refusing to read further")
+            raise ModelError(
+                f"{node.where}: the model expands (through USE, PROTO or Inline) to more than "
+                f"{MAX_NODE_VISITS} nodes; refusing to read further"
+            )
         kind = node.type
         if kind == "Joint":
             self._joint(node, transform, link)
@@ -176,7 +185,7 @@ class _BodyBuilder:
         else:
             choices = self.fields.nodes(node, "choice")
             which = self.fields.int(node, "whichChoice", -1)
-            chosen = choices[which:which + 1] if 0 <= which < len(choices) else []
+            chosen = choices[which : which + 1] if 0 <= which < len(choices) else []
         for child in chosen:
             self._visit(child, transform, link)
 
@@ -222,11 +231,16 @@ class _BodyBuilder:
         if not node.def_name:
             self.notes.append(f"{node.where}: Joint without a DEF name: called {name!r}")
         if parent is None and self.links:
-            self.problems.append(f"{node.where}: Joint {name!r} is a second root: a model has one root Joint "
-                                 f"({self.links[0].name!r})")
+            self.problems.append(
+                f"{node.where}: Joint {name!r} is a second root: a model has one root Joint ({self.links[0].name!r})"
+            )
         local = self._finite_pose(node, transform, f"Joint {name!r}")
-        link = Link(name=name, parent=-1 if parent is None else parent, translation=local[:3, 3].copy(),
-                    rotation=local[:3, :3].copy())
+        link = Link(
+            name=name,
+            parent=-1 if parent is None else parent,
+            translation=local[:3, 3].copy(),
+            rotation=local[:3, :3].copy(),
+        )
         link.joint_type = self._joint_type(node, name)
         link.joint_id = f.int(node, "jointId", -1)
         link.joint_axis = self._joint_axis(node, link.joint_type)
@@ -248,8 +262,10 @@ class _BodyBuilder:
         frame = _rigid(transform) @ pose(f.vector(node, "translation", (0, 0, 0)), f.rotation(node, "rotation"))
         if np.all(np.isfinite(frame)):
             return frame
-        self.problems.append(f"{node.where}: {what}: translation or rotation is not finite "
-                             f"(translation {frame[:3, 3].tolist()}); read as zero")
+        self.problems.append(
+            f"{node.where}: {what}: translation or rotation is not finite "
+            f"(translation {frame[:3, 3].tolist()}); read as zero"
+        )
         return _rigid(transform) if np.all(np.isfinite(transform)) else np.eye(4)
 
     def _joint_type(self, node: Node, name: str) -> str:
@@ -257,8 +273,10 @@ class _BodyBuilder:
         kind = written.strip().lower()
         if kind in JOINT_TYPES:
             return kind
-        self.problems.append(f"{node.where_of('jointType')}: Joint {name!r}: unknown jointType {written!r} "
-                             f"(known: {', '.join(JOINT_TYPES)}); read as free")
+        self.problems.append(
+            f"{node.where_of('jointType')}: Joint {name!r}: unknown jointType {written!r} "
+            f"(known: {', '.join(JOINT_TYPES)}); read as free"
+        )
         return "free"
 
     def _joint_axis(self, node: Node, joint_type: str) -> np.ndarray:
@@ -268,14 +286,16 @@ class _BodyBuilder:
             sign = -1.0 if letter.startswith("-") else 1.0
             if letter.lstrip("+-") in _AXIS_LETTERS:
                 return sign * np.array(_AXIS_LETTERS[letter.lstrip("+-")])
-            self.problems.append(f"{node.where_of('jointAxis')}: {node.label}: jointAxis {value[0]!r} is not "
-                                 "X, Y, Z or a vector")
+            self.problems.append(
+                f"{node.where_of('jointAxis')}: {node.label}: jointAxis {value[0]!r} is not X, Y, Z or a vector"
+            )
             return np.array([0.0, 0.0, 1.0])
         axis = self.fields.vector(node, "jointAxis", (0.0, 0.0, 1.0))
         norm = float(np.linalg.norm(axis))
         if not np.isfinite(norm) or (norm < 1e-12 and joint_type in ("rotate", "slide")):
-            self.problems.append(f"{node.where_of('jointAxis')}: {node.label}: jointAxis {axis.tolist()} has no "
-                                 "direction")
+            self.problems.append(
+                f"{node.where_of('jointAxis')}: {node.label}: jointAxis {axis.tolist()} has no direction"
+            )
             return np.array([0.0, 0.0, 1.0])
         return axis / norm if norm > 1e-12 else axis
 
@@ -307,8 +327,10 @@ class _BodyBuilder:
         elif moments.size == 3:
             inertia = np.diag(moments)
         else:
-            self.problems.append(f"{node.where_of('momentsOfInertia')}: {node.label}: momentsOfInertia needs 9 "
-                                 f"numbers (a 3x3 tensor), got {moments.size}")
+            self.problems.append(
+                f"{node.where_of('momentsOfInertia')}: {node.label}: momentsOfInertia needs 9 "
+                f"numbers (a 3x3 tensor), got {moments.size}"
+            )
             inertia = np.zeros((3, 3))
         if not np.isfinite(mass) or mass < 0:
             self.problems.append(f"{node.where_of('mass')}: {node.label}: mass {mass} is not a non-negative number")
@@ -320,8 +342,10 @@ class _BodyBuilder:
         elif mass == 0.0 and np.any(inertia):
             # OpenHRP and Choreonoid load this too, so a warning: the inertia without its mass
             # still adds to the link's, which is rarely what the author meant.
-            self.notes.append(f"{node.where_of('mass')}: {node.label}: mass 0 with a non-zero momentsOfInertia; "
-                              "the inertia is kept (give the segment's mass, or zero its inertia)")
+            self.notes.append(
+                f"{node.where_of('mass')}: {node.label}: mass 0 with a non-zero momentsOfInertia; "
+                "the inertia is kept (give the segment's mass, or zero its inertia)"
+            )
         if not np.all(np.isfinite(com)):
             self.problems.append(f"{node.where_of('centerOfMass')}: {node.label}: centerOfMass is not finite")
             com = np.zeros(3)
@@ -335,14 +359,22 @@ class _BodyBuilder:
         sensor_type = SENSOR_PROTOS[node.type]
         name = node.def_name or self.fields.string(node, "name") or f"{sensor_type}{len(self.sensors)}"
         if link is None:
-            self.problems.append(f"{node.where}: sensor {name!r} ({node.type}) is outside any Joint: "
-                                 "put it in the children of the Joint it is mounted on")
+            self.problems.append(
+                f"{node.where}: sensor {name!r} ({node.type}) is outside any Joint: "
+                "put it in the children of the Joint it is mounted on"
+            )
             return
         f = self.fields
         pose = self._finite_pose(node, transform, f"sensor {name!r}")
-        sensor = Sensor(name=name, type=sensor_type, id=f.int(node, "sensorId", -1), link=link,
-                        translation=pose[:3, 3].copy(), rotation=pose[:3, :3].copy(),
-                        params=sensor_params(sensor_type, node, f))
+        sensor = Sensor(
+            name=name,
+            type=sensor_type,
+            id=f.int(node, "sensorId", -1),
+            link=link,
+            translation=pose[:3, 3].copy(),
+            rotation=pose[:3, :3].copy(),
+            params=sensor_params(sensor_type, node, f),
+        )
         self.sensors.append((sensor, node.where))
 
     def _extra_joint(self, node: Node) -> ExtraJoint | None:
@@ -357,13 +389,20 @@ class _BodyBuilder:
         written = f.string(node, "jointType", "xyz")
         kind = written.strip().lower()
         if kind not in EXTRA_JOINT_TYPES:
-            self.problems.append(f"{node.where_of('jointType')}: ExtraJoint {name!r}: unknown jointType {written!r} "
-                                 f"(known: {', '.join(EXTRA_JOINT_TYPES)})")
+            self.problems.append(
+                f"{node.where_of('jointType')}: ExtraJoint {name!r}: unknown jointType {written!r} "
+                f"(known: {', '.join(EXTRA_JOINT_TYPES)})"
+            )
             return None
-        return ExtraJoint(name=name, link1=link1, link2=link2, type=kind,
-                          axis=f.vector(node, "jointAxis", (1.0, 0.0, 0.0)),
-                          point1=f.vector(node, "link1LocalPos", (0, 0, 0)),
-                          point2=f.vector(node, "link2LocalPos", (0, 0, 0)))
+        return ExtraJoint(
+            name=name,
+            link1=link1,
+            link2=link2,
+            type=kind,
+            axis=f.vector(node, "jointAxis", (1.0, 0.0, 0.0)),
+            point1=f.vector(node, "link1LocalPos", (0, 0, 0)),
+            point2=f.vector(node, "link2LocalPos", (0, 0, 0)),
+        )
 
     # --- after the walk ---
 
@@ -380,16 +419,19 @@ class _BodyBuilder:
                 link.joint_id = -1
             elif link.joint_id >= 0:
                 if link.joint_id in owners:
-                    self.problems.append(f"{where}: Joint {link.name!r}: jointId {link.joint_id} repeats that of "
-                                         f"{owners[link.joint_id]!r}")
+                    self.problems.append(
+                        f"{where}: Joint {link.name!r}: jointId {link.joint_id} repeats that of "
+                        f"{owners[link.joint_id]!r}"
+                    )
                 else:
                     owners[link.joint_id] = link.name
         if owners:
             missing = sorted(set(range(max(owners) + 1)) - set(owners))
             if missing:
                 where = self.link_where[0].file
-                self.problems.append(f"{where}: jointIds must run 0..{max(owners)} without gaps; missing "
-                                     f"{', '.join(map(str, missing))}")
+                self.problems.append(
+                    f"{where}: jointIds must run 0..{max(owners)} without gaps; missing {', '.join(map(str, missing))}"
+                )
 
 
 def transform_matrix(node: Node, fields: FieldReader) -> np.ndarray:

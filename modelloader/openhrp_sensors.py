@@ -72,6 +72,7 @@ def duplicate_ids(sensors: list[tuple[str, str, int, str]]) -> list[str]:
             continue
         first = seen.setdefault((sensor_type, sensor_id), name)
         if first != name:
-            problems.append(f"{where}: sensor {name!r}: {sensor_type} sensorId {sensor_id} is already used by "
-                            f"{first!r}")
+            problems.append(
+                f"{where}: sensor {name!r}: {sensor_type} sensorId {sensor_id} is already used by {first!r}"
+            )
     return problems

@@ -39,8 +39,9 @@ OPTIONS: dict[str, type] = {"lenient": bool}
 class ModelLoaderService(Service):
     kind = "modelloader"
 
-    def __init__(self, name: str = "modelloader", *, cache_size: int = 64, roots: tuple[Path, ...] = (),
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, name: str = "modelloader", *, cache_size: int = 64, roots: tuple[Path, ...] = (), **kwargs: Any
+    ) -> None:
         self.cache = BodyCache(cache_size)
         self.policy = ReadPolicy(roots=roots or (Path.cwd().resolve(),))
         super().__init__(name, **kwargs)
@@ -66,8 +67,13 @@ class ModelLoaderService(Service):
         body = load_body(local, **opts)
         wire = body.to_wire()
         self.cache.put(key, wire, _digests(body.metadata))
-        log.info("loaded %s (%s, %d links) in %.0f ms", local, body.name, len(body.links),
-                 (time.perf_counter() - started) * 1000)
+        log.info(
+            "loaded %s (%s, %d links) in %.0f ms",
+            local,
+            body.name,
+            len(body.links),
+            (time.perf_counter() - started) * 1000,
+        )
         return wire
 
     def clear(self) -> int:
@@ -114,8 +120,9 @@ def _digests(metadata: dict[str, Any]) -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="hrpsim run modelloader",
-                                     description="Serve model files (.wrl, .urdf, .dae, .zae) as BodyInfo.")
+    parser = argparse.ArgumentParser(
+        prog="hrpsim run modelloader", description="Serve model files (.wrl, .urdf, .dae, .zae) as BodyInfo."
+    )
     parser.add_argument("--nameserver", help="nameserver address (default: $HRPSIM_NAMESERVER or tcp://127.0.0.1:2809)")
     parser.add_argument("--bind", default=DEFAULT_BIND, help=f"address to bind (default {DEFAULT_BIND})")
     parser.add_argument("--name", default="modelloader", help="name to register (default modelloader)")
@@ -124,8 +131,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     setup_logging("modelloader")
     try:
-        service = ModelLoaderService(args.name, bind=args.bind, nameserver=args.nameserver,
-                                     cache_size=args.cache_size, roots=model_roots(args.model_root))
+        service = ModelLoaderService(
+            args.name,
+            bind=args.bind,
+            nameserver=args.nameserver,
+            cache_size=args.cache_size,
+            roots=model_roots(args.model_root),
+        )
         print(f"modelloader {args.name!r} bound to {service.endpoint}", flush=True)
         service.serve_forever()
     except HrpsimError as exc:  # cannot bind, or the nameserver cannot be reached to register

@@ -129,9 +129,12 @@ class _UrdfReader:
         tensor = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]], dtype=np.float64)
         why = inertia_problem(tensor)
         if why:  # PyBullet reads only the diagonal and urdfdom does not look: the file loads there
-            self.problems.warn(element, f"{why}: its nearest positive semi-definite tensor used (negative "
-                                        "eigenvalues set to 0); give the tensor about the centre of mass in "
-                                        "the <origin> frame")
+            self.problems.warn(
+                element,
+                f"{why}: its nearest positive semi-definite tensor used (negative "
+                "eigenvalues set to 0); give the tensor about the centre of mass in "
+                "the <origin> frame",
+            )
             tensor = nearest_inertia(tensor)
         # the inertial frame may be rotated; BodyInfo keeps the tensor in the link frame
         link.inertia = rotation @ tensor @ rotation.T
@@ -235,8 +238,11 @@ class _UrdfReader:
                 multiplier, offset = multiplier * source.mimic.multiplier, multiplier * source.mimic.offset + offset
                 source = joint_links.get(source.mimic.joint)
             if source is None or source.joint_type not in ("rotate", "slide"):
-                self.problems.warn(where, f"mimic names {link.mimic.joint!r}, not a movable joint of this file: "
-                                          "the joint is read as an independent one")
+                self.problems.warn(
+                    where,
+                    f"mimic names {link.mimic.joint!r}, not a movable joint of this file: "
+                    "the joint is read as an independent one",
+                )
                 link.mimic = None
             elif source.mimic is not None:
                 self.problems.add(where, f"mimic joints {sorted(seen)} mimic each other in a circle")

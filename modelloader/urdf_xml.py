@@ -91,8 +91,9 @@ def _only_undeclared_prefixes(parser: etree.XMLParser) -> bool:
 
 
 def _parse_undeclared(data: bytes, problems: Problems) -> etree._Element:
-    parser = etree.XMLParser(remove_comments=True, resolve_entities=False, no_network=True, huge_tree=True,
-                             recover=True)
+    parser = etree.XMLParser(
+        remove_comments=True, resolve_entities=False, no_network=True, huge_tree=True, recover=True
+    )
     root = etree.fromstring(data, parser)
     for error in parser.error_log:
         problems.warnings.append(f"{problems.path}:{error.line}: {error.message}; read with the prefix as written")

@@ -139,14 +139,23 @@ def elevation_grid(heights: np.ndarray, nx: int, nz: int, dx: float, dz: float, 
     return vertices.astype(np.float64), tris.astype(np.int32)
 
 
-def extrusion(cross: np.ndarray, spine: np.ndarray, scales: np.ndarray, orientations: list[np.ndarray],
-              *, begin_cap: bool = True, end_cap: bool = True, ccw: bool = True) -> Mesh:
+def extrusion(
+    cross: np.ndarray,
+    spine: np.ndarray,
+    scales: np.ndarray,
+    orientations: list[np.ndarray],
+    *,
+    begin_cap: bool = True,
+    end_cap: bool = True,
+    ccw: bool = True,
+) -> Mesh:
     """VRML Extrusion: ``cross`` (K, 2) in the XZ plane swept along ``spine`` (S, 3)."""
     if len(cross) < 2 or len(spine) < 2:
         return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int32)
     if len(cross) * len(spine) > MAX_SWEEP_VERTICES:
-        raise GeometryError(f"{len(cross)} cross-section points x {len(spine)} spine points is more than "
-                            f"{MAX_SWEEP_VERTICES} vertices")
+        raise GeometryError(
+            f"{len(cross)} cross-section points x {len(spine)} spine points is more than {MAX_SWEEP_VERTICES} vertices"
+        )
     frames = _spine_frames(spine)
     k, s = len(cross), len(spine)
     rings = []
@@ -234,6 +243,7 @@ def _unit(v: np.ndarray) -> np.ndarray:
 
 # --- primitives as meshes ---
 
+
 def box_mesh(size: np.ndarray) -> Mesh:
     hx, hy, hz = np.asarray(size, dtype=np.float64) / 2.0
     vertices = np.array([[x, y, z] for x in (-hx, hx) for y in (-hy, hy) for z in (-hz, hz)])
@@ -248,8 +258,13 @@ def sphere_mesh(radius: float, segments: int = 16, rings: int = 8) -> Mesh:
         phi = math.pi * r / rings
         for s in range(segments):
             theta = 2 * math.pi * s / segments
-            vertices.append([radius * math.sin(phi) * math.sin(theta), radius * math.cos(phi),
-                             radius * math.sin(phi) * math.cos(theta)])
+            vertices.append(
+                [
+                    radius * math.sin(phi) * math.sin(theta),
+                    radius * math.cos(phi),
+                    radius * math.sin(phi) * math.cos(theta),
+                ]
+            )
     vertices.append([0.0, -radius, 0.0])
     bottom = len(vertices) - 1
     tris = []
@@ -275,10 +290,12 @@ def cylinder_mesh(bottom_radius: float, top_radius: float, height: float, segmen
     nxt = (np.arange(segments) + 1) % segments
     cur = np.arange(segments)
     c_low, c_high = 2 * segments, 2 * segments + 1
-    tris = np.concatenate([
-        np.stack([cur, nxt, nxt + segments], 1),
-        np.stack([cur, nxt + segments, cur + segments], 1),
-        np.stack([np.full(segments, c_low), nxt, cur], 1),
-        np.stack([np.full(segments, c_high), cur + segments, nxt + segments], 1),
-    ])
+    tris = np.concatenate(
+        [
+            np.stack([cur, nxt, nxt + segments], 1),
+            np.stack([cur, nxt + segments, cur + segments], 1),
+            np.stack([np.full(segments, c_low), nxt, cur], 1),
+            np.stack([np.full(segments, c_high), cur + segments, nxt + segments], 1),
+        ]
+    )
     return vertices, tris.astype(np.int32)

@@ -115,8 +115,9 @@ def _primitive(geometry: Node, transform: np.ndarray, fields: FieldReader) -> Sh
         radius, height = fields.float(geometry, "bottomRadius", 1.0), fields.float(geometry, "height", 2.0)
         mesh = (radius, 0.0, height)
     if rigid and abs(scales[0] - scales[2]) <= _TOLERANCE * max(1.0, scales.max()):
-        return Shape(kind.lower(), translation=offset, rotation=rotation, radius=radius * scales[0],
-                     height=height * scales[1])
+        return Shape(
+            kind.lower(), translation=offset, rotation=rotation, radius=radius * scales[0], height=height * scales[1]
+        )
     return _mesh_shape(cylinder_mesh(*mesh), transform)
 
 
@@ -140,8 +141,12 @@ def _polygon_mesh(geometry: Node, fields: FieldReader) -> Mesh:
     if geometry.type == "ElevationGrid":
         return elevation_grid(
             fields.numbers(geometry, "height"),
-            fields.int(geometry, "xDimension", 0), fields.int(geometry, "zDimension", 0),
-            fields.float(geometry, "xSpacing", 1.0), fields.float(geometry, "zSpacing", 1.0), ccw=ccw)
+            fields.int(geometry, "xDimension", 0),
+            fields.int(geometry, "zDimension", 0),
+            fields.float(geometry, "xSpacing", 1.0),
+            fields.float(geometry, "zSpacing", 1.0),
+            ccw=ccw,
+        )
     return _extrusion(geometry, fields, ccw)
 
 
@@ -155,9 +160,15 @@ def _extrusion(geometry: Node, fields: FieldReader, ccw: bool) -> Mesh:
     turns = []
     for axis_angle in orientation.reshape(-1, 4) if orientation.size else np.array([[0, 0, 1, 0.0]]):
         turns.append(axis_angle_matrix(axis_angle[:3], axis_angle[3]))
-    return extrusion(cross.reshape(-1, 2), spine.reshape(-1, 3), scale.reshape(-1, 2), turns,
-                     begin_cap=fields.bool(geometry, "beginCap", True),
-                     end_cap=fields.bool(geometry, "endCap", True), ccw=ccw)
+    return extrusion(
+        cross.reshape(-1, 2),
+        spine.reshape(-1, 3),
+        scale.reshape(-1, 2),
+        turns,
+        begin_cap=fields.bool(geometry, "beginCap", True),
+        end_cap=fields.bool(geometry, "endCap", True),
+        ccw=ccw,
+    )
 
 
 def _mesh_shape(mesh: Mesh, transform: np.ndarray) -> Shape | None:

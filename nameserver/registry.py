@@ -65,8 +65,9 @@ class Registry:
             del self._entries[name]
         return gone
 
-    def register(self, name: Any, kind: Any, endpoint: Any, owner: Any, metadata: Any,
-                 peer: str = "") -> dict[str, Any]:
+    def register(
+        self, name: Any, kind: Any, endpoint: Any, owner: Any, metadata: Any, peer: str = ""
+    ) -> dict[str, Any]:
         name, kind = _text("name", name), _text("kind", kind)
         endpoint, owner = _text("endpoint", endpoint), _text("owner", owner)
         if not isinstance(metadata, dict):
@@ -75,8 +76,10 @@ class Registry:
         now = self._clock()
         current = self._entries.get(name)
         if current is not None and not current.owned_by(owner, peer):
-            raise AccessDenied(f"name {name!r} is already registered by another process (at {current.endpoint}); "
-                               "choose another name or stop that process")
+            raise AccessDenied(
+                f"name {name!r} is already registered by another process (at {current.endpoint}); "
+                "choose another name or stop that process"
+            )
         self._entries[name] = Entry(name, kind, endpoint, owner, metadata, now, now + self.ttl, peer)
         return {"ttl": self.ttl}
 
@@ -104,8 +107,11 @@ class Registry:
             kind = _text("kind", kind)
         self.expire()
         now = self._clock()
-        return [e.public(now) for e in sorted(self._entries.values(), key=lambda e: e.name)
-                if kind is None or e.kind == kind]
+        return [
+            e.public(now)
+            for e in sorted(self._entries.values(), key=lambda e: e.name)
+            if kind is None or e.kind == kind
+        ]
 
     def _owned(self, name: Any, owner: Any, peer: str) -> Entry:
         name, owner = _text("name", name), _text("owner", owner)

@@ -34,14 +34,18 @@ class NameServer(Service):
         }
 
     def roles(self) -> dict[str, str]:
-        return {"register": "controller", "heartbeat": "controller", "unregister": "controller",
-                "resolve": "observer", "list": "observer"}
+        return {
+            "register": "controller",
+            "heartbeat": "controller",
+            "unregister": "controller",
+            "resolve": "observer",
+            "list": "observer",
+        }
 
     def _register(self, name: Any, kind: Any, endpoint: Any, owner: Any, metadata: Any = None) -> dict[str, Any]:
         if kind != "controller":  # a key that may run controllers must not pose as a service
             self.peer.require("service", f"registering {name!r} as a {kind}")
-        return self.registry.register(name, kind, endpoint, owner, {} if metadata is None else metadata,
-                                      self.peer.name)
+        return self.registry.register(name, kind, endpoint, owner, {} if metadata is None else metadata, self.peer.name)
 
     def on_idle(self) -> None:
         for name in self.registry.expire():
@@ -50,11 +54,15 @@ class NameServer(Service):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="hrpsim run nameserver", description="Run the hrpsim nameserver.")
-    parser.add_argument("--bind", help="address to bind (default: $HRPSIM_NAMESERVER or tcp://127.0.0.1:2809); "
-                        "'tcp://HOST:*' binds an ephemeral port")
+    parser.add_argument(
+        "--bind",
+        help="address to bind (default: $HRPSIM_NAMESERVER or tcp://127.0.0.1:2809); "
+        "'tcp://HOST:*' binds an ephemeral port",
+    )
     parser.add_argument("--ttl", type=float, default=3.0, help="seconds a registration lives without heartbeat")
-    parser.add_argument("--endpoint-file", type=Path,
-                        help="write the endpoint actually bound to this file once serving")
+    parser.add_argument(
+        "--endpoint-file", type=Path, help="write the endpoint actually bound to this file once serving"
+    )
     args = parser.parse_args(argv)
     setup_logging("nameserver")
     try:

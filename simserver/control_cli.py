@@ -27,8 +27,12 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("status", help="time, tick, running or not, what it waits for")
     start = sub.add_parser("start", help="run (once the project's controllers have attached)")
     start.add_argument("--until", type=float, help="simulated time to stop at (default: the project's end_time)")
-    start.add_argument("--wait", type=float, default=None,
-                       help="seconds to wait for the project's controllers (default: as long as it takes)")
+    start.add_argument(
+        "--wait",
+        type=float,
+        default=None,
+        help="seconds to wait for the project's controllers (default: as long as it takes)",
+    )
     sub.add_parser("pause", help="stop ticking; the state stays")
     step = sub.add_parser("step", help="advance N ticks while paused")
     step.add_argument("n", type=int, nargs="?", default=1)

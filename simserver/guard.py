@@ -43,7 +43,8 @@ class StateGuard:
                     f"simulation stopped at t={engine.time:.6g} s (tick {engine.tick}): model {robot!r} link {link!r} "
                     f"is at z = {z[below[0]]:.3g} m, more than {FAR_BELOW_M:g} m below the lowest point of every "
                     f"static model ({self.floor + FAR_BELOW_M:.3g} m): it fell through the world. Check the "
-                    "project's collisions (a pair for this robot and the floor?) and its contact settings")
+                    "project's collisions (a pair for this robot and the floor?) and its contact settings"
+                )
 
 
 def lowest_point(engine: Engine, model: str) -> float | None:

@@ -62,8 +62,15 @@ class RunStopped(SimulationError):
 class ControllerHub:
     """Serves the tick protocol for every controller of one world."""
 
-    def __init__(self, engine: Engine, project: Project, *, context: zmq.Context | None = None,
-                 bind: str | None = DEFAULT_BIND, spin_s: float = 0.0005) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        project: Project,
+        *,
+        context: zmq.Context | None = None,
+        bind: str | None = DEFAULT_BIND,
+        spin_s: float = 0.0005,
+    ) -> None:
         """``bind=None``: no socket, in-process controllers only (the Python API)."""
         self.engine = engine
         self._spin_s = spin_s  # busy-poll this long before sleeping in poll(): answers come back fast
@@ -84,8 +91,9 @@ class ControllerHub:
         self.ipc_endpoint: str | None = None  # the same hub for controllers on this host
         if bind is not None:
             ctx = context or zmq.Context.instance()
-            self._router, self.endpoint = bind_router(ctx, bind, "controller hub", mandatory=True,
-                                                      domain="controllers", max_message=64 * 1024)  # commands
+            self._router, self.endpoint = bind_router(
+                ctx, bind, "controller hub", mandatory=True, domain="controllers", max_message=64 * 1024
+            )  # commands
             self.ipc_endpoint = _bind_ipc(self._router)
             self._monitor = self._router.get_monitor_socket(zmq.EVENT_DISCONNECTED)
             self._poller = zmq.Poller()
@@ -194,8 +202,7 @@ class ControllerHub:
         self.pipelined = self.lockstep and project.world.command_delay == 1
         self.end_time: float = float(project.world.end_time)
         self._stats: dict[str, ControllerStats] = {c.name: ControllerStats() for c in project.controllers}
-        self._devices: dict[str, RobotDevices] = devices_of(project.models, self.engine.bodies,
-                                                            project.world.timestep)
+        self._devices: dict[str, RobotDevices] = devices_of(project.models, self.engine.bodies, project.world.timestep)
         self._held.clear()
         self._joints: dict[str, tuple[list[str], dict[str, int]]] = {}
         self._stop_reason: str | None = None
@@ -280,7 +287,7 @@ class ControllerHub:
         self._monitor.close(linger=0)
         self._router.close(linger=0)
         if self.ipc_endpoint is not None:
-            Path(self.ipc_endpoint[len("ipc://"):]).unlink(missing_ok=True)
+            Path(self.ipc_endpoint[len("ipc://") :]).unlink(missing_ok=True)
 
     # --- receiving ---
 
@@ -385,24 +392,54 @@ class ControllerHub:
         ctl.fd = fd
         body = self.engine.body(ctl.robot)
         names, _ = self._joint_table(ctl.robot)
-        self._send(identity, proto.encode(
-            proto.WELCOME, controller=ctl.name, robot=ctl.robot, period=ctl.period, every=ctl.every,
-            timestep=self.project.world.timestep, sync=self.project.world.sync, policy=ctl.policy,
-            deadline=ctl.deadline, joints=names, end_time=self.end_time,
-            sensors=[{"name": s.name, "type": s.type, "id": s.id} for s in body.sensors], body=body.to_wire()))
-        log.info("controller %s attached to %s (every %d ticks from tick %d, policy %s, deadline %g s)",
-                 ctl.name, ctl.robot, ctl.every, ctl.start_tick, ctl.policy, ctl.deadline)
+        self._send(
+            identity,
+            proto.encode(
+                proto.WELCOME,
+                controller=ctl.name,
+                robot=ctl.robot,
+                period=ctl.period,
+                every=ctl.every,
+                timestep=self.project.world.timestep,
+                sync=self.project.world.sync,
+                policy=ctl.policy,
+                deadline=ctl.deadline,
+                joints=names,
+                end_time=self.end_time,
+                sensors=[{"name": s.name, "type": s.type, "id": s.id} for s in body.sensors],
+                body=body.to_wire(),
+            ),
+        )
+        log.info(
+            "controller %s attached to %s (every %d ticks from tick %d, policy %s, deadline %g s)",
+            ctl.name,
+            ctl.robot,
+            ctl.every,
+            ctl.start_tick,
+            ctl.policy,
+            ctl.deadline,
+        )
         self._events.append(ControllerEvent(ctl.name, ctl.robot, "attach", f"every {ctl.every} ticks"))
 
     def _admit(self, identity: bytes, hello: proto.Hello) -> AttachedController:
         old = self._by_name.get(hello.controller)
         others = {name: c for name, c in self._by_name.items() if name != hello.controller}
-        ctl = admit(hello, identity, project=self.project, robots=list(self.engine.robots),
-                    tick=int(self.engine.tick), attached=others)
+        ctl = admit(
+            hello,
+            identity,
+            project=self.project,
+            robots=list(self.engine.robots),
+            tick=int(self.engine.tick),
+            attached=others,
+        )
         if old is not None:
             log.warning("controller %s attached again; the previous connection is dropped", hello.controller)
-            self._send(old.identity, proto.error(f"another process attached as controller {old.name!r}",
-                                                 field_name="controller", fatal=True))
+            self._send(
+                old.identity,
+                proto.error(
+                    f"another process attached as controller {old.name!r}", field_name="controller", fatal=True
+                ),
+            )
             self._detach(old)
         self._by_identity[identity] = ctl
         self._by_name[ctl.name] = ctl
@@ -415,8 +452,15 @@ class ControllerHub:
 
     def _on_command(self, identity: bytes, ctl: AttachedController | None, msg: dict[str, Any]) -> None:
         if ctl is None:
-            self._send(identity, proto.error("not attached: send hello first (or again, after a missed deadline)",
-                                             field_name="type", tick=msg.get("tick"), fatal=True))
+            self._send(
+                identity,
+                proto.error(
+                    "not attached: send hello first (or again, after a missed deadline)",
+                    field_name="type",
+                    tick=msg.get("tick"),
+                    fatal=True,
+                ),
+            )
             return
         names, index_of = self._joint_table(ctl.robot)
         expected = ctl.outstanding
@@ -426,8 +470,9 @@ class ControllerHub:
             self._bad_message(identity, ctl, str(exc), exc.field)
             return
         if expected is None:
-            self._bad_message(identity, ctl, f"command for tick {cmd.tick}, but no state is waiting for an answer",
-                              "tick")
+            self._bad_message(
+                identity, ctl, f"command for tick {cmd.tick}, but no state is waiting for an answer", "tick"
+            )
             return
         stats = self._stats[ctl.name]
         ctl.rtt_us = (time.perf_counter() - ctl.sent_at) * 1e6
@@ -436,8 +481,9 @@ class ControllerHub:
             stats.late_applied += 1
         ctl.outstanding, ctl.answer, ctl.answered_late = None, cmd, False
 
-    def _bad_message(self, identity: bytes, ctl: AttachedController | None, message: str, field_name: str,
-                     kind: str = "RequestError") -> None:
+    def _bad_message(
+        self, identity: bytes, ctl: AttachedController | None, message: str, field_name: str, kind: str = "RequestError"
+    ) -> None:
         tick = ctl.outstanding if ctl is not None else None
         self._send(identity, proto.error(message, field_name=field_name, tick=tick, kind=kind))
         if ctl is None:
@@ -459,8 +505,9 @@ class ControllerHub:
                 except RequestError as exc:
                     log.warning("robot %s: a delayed command was refused by the engine: %s", robot, exc)
             if devices.watchdog_tripped and not tripped:
-                log.warning("robot %s: no command for %g s: the watchdog zeroes its torques", robot,
-                            devices.config.watchdog)
+                log.warning(
+                    "robot %s: no command for %g s: the watchdog zeroes its torques", robot, devices.config.watchdog
+                )
                 self._events.append(ControllerEvent("", robot, "watchdog", f"tick {record.tick}"))
 
     def _apply(self, ctl: AttachedController, cmd: proto.Command, record: TickRecord) -> None:
@@ -483,15 +530,25 @@ class ControllerHub:
             self._apply_policy(ctl, f"command refused by the engine: {exc}")
             return
         self._stats[ctl.name].ticks += 1
-        record.commands.append(AppliedCommand(
-            controller=ctl.name, robot=ctl.robot, received=cmd.received, torque=merged.torque,
-            q_ref=merged.q_ref, dq_ref=merged.dq_ref, modes=merged.modes, rtt_us=ctl.rtt_us))
+        record.commands.append(
+            AppliedCommand(
+                controller=ctl.name,
+                robot=ctl.robot,
+                received=cmd.received,
+                torque=merged.torque,
+                q_ref=merged.q_ref,
+                dq_ref=merged.dq_ref,
+                modes=merged.modes,
+                rtt_us=ctl.rtt_us,
+            )
+        )
 
     def _switch_sensors(self, robot: str, switches: dict[str, bool]) -> None:
         sensing = self._sensor_delivery()
         if sensing is None:
-            raise RequestError(f"command field 'sensors': robot {robot!r} has no range or vision sensors",
-                               field="sensors")
+            raise RequestError(
+                f"command field 'sensors': robot {robot!r} has no range or vision sensors", field="sensors"
+            )
         sensing.switch(robot, switches)
 
     def _joint_table(self, robot: str) -> tuple[list[str], dict[str, int]]:
@@ -513,8 +570,9 @@ class ControllerHub:
             for ctl in waiting:
                 if now >= ctl.sent_at + ctl.deadline:
                     self._stats[ctl.name].missed += 1
-                    self._lost(ctl, f"no answer to tick {tick} within its deadline of {ctl.deadline:g} s",
-                               cause="deadline")
+                    self._lost(
+                        ctl, f"no answer to tick {tick} within its deadline of {ctl.deadline:g} s", cause="deadline"
+                    )
             waiting = [c for c in waiting if c.name in self._by_name]
             if not waiting:
                 continue
@@ -536,14 +594,21 @@ class ControllerHub:
                 ctl.answered_late = True
                 self._events.append(ControllerEvent(ctl.name, ctl.robot, "miss", f"tick {tick}"))
             if now >= ctl.sent_at + ctl.deadline:
-                self._lost(ctl, f"no answer to tick {ctl.outstanding} within its deadline of {ctl.deadline:g} s",
-                           cause="deadline")
+                self._lost(
+                    ctl,
+                    f"no answer to tick {ctl.outstanding} within its deadline of {ctl.deadline:g} s",
+                    cause="deadline",
+                )
 
     def _lost(self, ctl: AttachedController, reason: str, *, cause: str = "connection") -> None:
         """The controller is gone (or as good as gone): detach it and apply its policy. ``cause`` is
         the error's field: ``connection`` (it dropped) or ``deadline`` (no answer in time)."""
-        self._send(ctl.identity, proto.error(f"detached: {reason}; send hello to attach again",
-                                             field_name=cause, tick=ctl.outstanding, fatal=True))
+        self._send(
+            ctl.identity,
+            proto.error(
+                f"detached: {reason}; send hello to attach again", field_name=cause, tick=ctl.outstanding, fatal=True
+            ),
+        )
         self._detach(ctl)
         self._apply_policy(ctl, reason)
 

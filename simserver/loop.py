@@ -120,9 +120,12 @@ class TickLoop:
         self.lateness.add(max(late, 0.0) * 1e6)
         if late > REANCHOR_S:
             if not self.fell_behind:
-                log.warning("the simulator cannot keep real time (%.0f ms behind at t=%.3f s); it goes on as "
-                            "fast as it can and reports the real-time factor it achieves",
-                            late * 1e3, self.engine.time)
+                log.warning(
+                    "the simulator cannot keep real time (%.0f ms behind at t=%.3f s); it goes on as "
+                    "fast as it can and reports the real-time factor it achieves",
+                    late * 1e3,
+                    self.engine.time,
+                )
                 self.fell_behind = True
             self._anchor = (now, tick)
             start = now
@@ -146,5 +149,10 @@ class TickLoop:
         """Realtime figures: tick start lateness (jitter) p50/p99/max in µs and overruns."""
         if not self.lateness.total:
             return None
-        return {"jitter_p50_us": self.lateness.percentile(50), "jitter_p99_us": self.lateness.percentile(99),
-                "jitter_max_us": self.lateness.max_us, "overruns": self.overruns, "fell_behind": self.fell_behind}
+        return {
+            "jitter_p50_us": self.lateness.percentile(50),
+            "jitter_p99_us": self.lateness.percentile(99),
+            "jitter_max_us": self.lateness.max_us,
+            "overruns": self.overruns,
+            "fell_behind": self.fell_behind,
+        }

@@ -22,8 +22,12 @@ class RootTracker:
         self._roots = {}
         for name in engine.robots:
             p, r = engine.root_pose(name)
-            self._roots[name] = {"root_start": [float(v) for v in p], "min_root_z": float(p[2]),
-                                 "has_joints": bool(engine.body(name).joints), "upright_start": upright(r)}
+            self._roots[name] = {
+                "root_start": [float(v) for v in p],
+                "min_root_z": float(p[2]),
+                "has_joints": bool(engine.body(name).joints),
+                "upright_start": upright(r),
+            }
 
     def observe(self, record: TickRecord) -> None:
         for name, entry in self._roots.items():
@@ -45,7 +49,11 @@ class RootTracker:
         for name, entry in self._roots.items():
             p = self._lowest(name, entry)
             end = [float(v) for v in p] if np.all(np.isfinite(p)) else None
-            out[name] = {"root_start": entry["root_start"], "root_end": end,
-                         "min_root_z": float(entry["min_root_z"]), "has_joints": entry["has_joints"],
-                         "upright_start": entry["upright_start"]}
+            out[name] = {
+                "root_start": entry["root_start"],
+                "root_end": end,
+                "min_root_z": float(entry["min_root_z"]),
+                "has_joints": entry["has_joints"],
+                "upright_start": entry["upright_start"],
+            }
         return out

@@ -54,19 +54,43 @@ log = logging.getLogger("hrpsim.simserver")
 TICK_BATCH_S = 0.005  # wall seconds of ticking between looks at the request socket
 # What a tick that waits for a late controller still answers: reading, stopping, and start (a no-op
 # while running); nothing that moves the world.
-SERVED_WITHIN_A_TICK = frozenset({"ping", "quit", "status", "summary", "pause", "start", "models", "state",
-                                  "sensor_state", "world_state", "get_link_data", "forward_kinematics"})
+SERVED_WITHIN_A_TICK = frozenset(
+    {
+        "ping",
+        "quit",
+        "status",
+        "summary",
+        "pause",
+        "start",
+        "models",
+        "state",
+        "sensor_state",
+        "world_state",
+        "get_link_data",
+        "forward_kinematics",
+    }
+)
 CONTROLLER_WAIT_S = 30.0  # how long start() waits for the project's controllers to attach
 
 
 class SimServer(Service):
     kind = "simserver"
 
-    def __init__(self, project: Project, *, nameserver: str | None = None, bind: str = DEFAULT_BIND,
-                 until: float | None = None, name: str = "simserver", register: bool = True,
-                 context: zmq.Context | None = None, engine: Engine | None = None,
-                 observers: list[Observer] | None = None, metadata: dict[str, Any] | None = None,
-                 roots: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        project: Project,
+        *,
+        nameserver: str | None = None,
+        bind: str = DEFAULT_BIND,
+        until: float | None = None,
+        name: str = "simserver",
+        register: bool = True,
+        context: zmq.Context | None = None,
+        engine: Engine | None = None,
+        observers: list[Observer] | None = None,
+        metadata: dict[str, Any] | None = None,
+        roots: tuple[str, ...] = (),
+    ) -> None:
         self.project = project
         self.nameserver = nameserver
         self.read_policy = ReadPolicy(roots=(Path(project.path).parent, *model_roots(roots)))
@@ -93,26 +117,58 @@ class SimServer(Service):
         return float(self.project.world.end_time if until is None else until)
 
     def metadata(self) -> dict[str, Any]:
-        return {"pid": os.getpid(), "state": self.publisher.endpoint, "project": self.project.path,
-                "controllers": self.hub.endpoint, "controllers_ipc": self.hub.ipc_endpoint,
-                "host": host_identity(), "robots": list(self.engine.robots), "engine": self.engine.name,
-                **self._extra_metadata}
+        return {
+            "pid": os.getpid(),
+            "state": self.publisher.endpoint,
+            "project": self.project.path,
+            "controllers": self.hub.endpoint,
+            "controllers_ipc": self.hub.ipc_endpoint,
+            "host": host_identity(),
+            "robots": list(self.engine.robots),
+            "engine": self.engine.name,
+            **self._extra_metadata,
+        }
 
     def operations(self) -> dict[str, Operation]:
         return {
-            "init": self.op_init, "load": self.op_init, "start": self.op_start, "pause": self.op_pause,
-            "step": self.op_step, "reset": self.op_reset, "status": self.op_status, "summary": self.op_summary,
-            "models": self.op_models, "state": self.op_state, "sensor_state": self.op_sensor_state,
-            "world_state": self.op_world_state, "get_link_data": self.op_get_link_data,
-            "set_link_data": self.op_set_link_data, "set_external_force": self.op_set_external_force,
-            "command": self.op_command, "set_drive_modes": self.op_set_drive_modes,
+            "init": self.op_init,
+            "load": self.op_init,
+            "start": self.op_start,
+            "pause": self.op_pause,
+            "step": self.op_step,
+            "reset": self.op_reset,
+            "status": self.op_status,
+            "summary": self.op_summary,
+            "models": self.op_models,
+            "state": self.op_state,
+            "sensor_state": self.op_sensor_state,
+            "world_state": self.op_world_state,
+            "get_link_data": self.op_get_link_data,
+            "set_link_data": self.op_set_link_data,
+            "set_external_force": self.op_set_external_force,
+            "command": self.op_command,
+            "set_drive_modes": self.op_set_drive_modes,
             "forward_kinematics": self.op_forward_kinematics,
         }
 
     def roles(self) -> dict[str, str]:  # run control and set_* need admin (the default)
-        return {**dict.fromkeys(["status", "summary", "models", "state", "sensor_state", "world_state",
-                                 "get_link_data", "forward_kinematics"], "observer"),
-                "command": "controller", "set_drive_modes": "controller"}
+        return {
+            **dict.fromkeys(
+                [
+                    "status",
+                    "summary",
+                    "models",
+                    "state",
+                    "sensor_state",
+                    "world_state",
+                    "get_link_data",
+                    "forward_kinematics",
+                ],
+                "observer",
+            ),
+            "command": "controller",
+            "set_drive_modes": "controller",
+        }
 
     # --- the serving loop ---
 
@@ -142,13 +198,17 @@ class SimServer(Service):
         finally:
             self._within_tick = False
         if self.stopping:
-            raise RunStopped("the simulator was asked to quit while it waited for "
-                             f"{', '.join(self.hub.waiting_for()) or 'a controller'}")
+            raise RunStopped(
+                "the simulator was asked to quit while it waited for "
+                f"{', '.join(self.hub.waiting_for()) or 'a controller'}"
+            )
 
     def _call(self, op: str, args: dict[str, Any]) -> Any:
         if self._within_tick and op not in SERVED_WITHIN_A_TICK:
-            raise RequestError(f"{op}: the simulator is in the middle of tick {self.engine.tick}, waiting for "
-                               f"controller(s) {', '.join(self.hub.waiting_for())}; pause first, or retry")
+            raise RequestError(
+                f"{op}: the simulator is in the middle of tick {self.engine.tick}, waiting for "
+                f"controller(s) {', '.join(self.hub.waiting_for())}; pause first, or retry"
+            )
         return super()._call(op, args)
 
     def _advance(self) -> None:
@@ -160,16 +220,18 @@ class SimServer(Service):
             self._finish(str(exc))
         except Exception as exc:  # a bug must stop the run, not the process: the state stays readable
             log.exception("the tick loop failed")
-            self.loop.fail(SimulationError(f"internal error in the tick loop at t={self.engine.time:.6g} s: "
-                                           f"{type(exc).__name__}: {exc}"))
+            self.loop.fail(
+                SimulationError(
+                    f"internal error in the tick loop at t={self.engine.time:.6g} s: {type(exc).__name__}: {exc}"
+                )
+            )
             self._finish(self.loop.error)
 
     def _finish(self, error: str | None) -> None:
         self.running = False
         self.finished = True
         self.loop.pause()
-        log.info("run %s at t=%.4f s (tick %d)", "stopped" if error else "finished", self.engine.time,
-                 self.engine.tick)
+        log.info("run %s at t=%.4f s (tick %d)", "stopped" if error else "finished", self.engine.time, self.engine.tick)
         # At the run's end (not at an intermediate start(until=...)) every controller hears so and
         # exits on its own; the summary keeps its figures.
         if error:
@@ -217,8 +279,10 @@ class SimServer(Service):
             proj = load_project(project) if project else load_project(self.project.path)
             bodies = load_bodies(proj, self.nameserver)
         if proj.world.engine != self.engine.name:
-            raise RequestError(f"init: {proj.path} asks for the {proj.world.engine} engine; this simulator runs "
-                               f"{self.engine.name} (start another simserver for it)")
+            raise RequestError(
+                f"init: {proj.path} asks for the {proj.world.engine} engine; this simulator runs "
+                f"{self.engine.name} (start another simserver for it)"
+            )
         self.engine.rebuild(proj, bodies)
         self.hub.reconfigure(proj)
         attach_in_process(self.hub, proj)
@@ -235,10 +299,16 @@ class SimServer(Service):
             return self.op_status()
         if self.loop.error is not None:
             raise SimulationError(f"the run stopped with an error; reset first: {self.loop.error}")
-        if until is not None and (isinstance(until, bool) or not isinstance(until, int | float)
-                                  or not math.isfinite(until) or until <= self.engine.time):
-            raise RequestError(f"start: until must be a finite sim time after the current {self.engine.time:g} s "
-                               f"(or nil for the project's end_time), got {until!r}")
+        if until is not None and (
+            isinstance(until, bool)
+            or not isinstance(until, int | float)
+            or not math.isfinite(until)
+            or until <= self.engine.time
+        ):
+            raise RequestError(
+                f"start: until must be a finite sim time after the current {self.engine.time:g} s "
+                f"(or nil for the project's end_time), got {until!r}"
+            )
         if wait is not None and not (isinstance(wait, int | float) and math.isfinite(wait) and wait >= 0):
             raise RequestError(f"start: wait must be a finite number of seconds >= 0 or nil, got {wait!r}")
         self._target = self._end_time(until if until is not None else self.until)
@@ -247,8 +317,10 @@ class SimServer(Service):
         attach_in_process(self.hub, self.project)
         if self.project.controllers and wait != 0:
             self._waiting_since, self._wait_limit = time.monotonic(), wait
-            log.info("the run starts when controller(s) %s have attached",
-                     ", ".join(c.name for c in self.project.controllers))
+            log.info(
+                "the run starts when controller(s) %s have attached",
+                ", ".join(c.name for c in self.project.controllers),
+            )
         else:
             self._begin()
         return self.op_status()
@@ -283,10 +355,17 @@ class SimServer(Service):
             raise RequestError(f"{op}: the simulation is running; pause it first")
 
     def op_status(self) -> dict[str, Any]:
-        return {"time": self.engine.time, "tick": self.engine.tick, "running": self.running or
-                self._waiting_since is not None, "finished": self.finished, "error": self.loop.error,
-                "real_time_factor": self.loop.real_time_factor(), "wall_time": self.loop.elapsed_wall(),
-                "end_time": self._target, "waiting_for": self._waiting_for()}
+        return {
+            "time": self.engine.time,
+            "tick": self.engine.tick,
+            "running": self.running or self._waiting_since is not None,
+            "finished": self.finished,
+            "error": self.loop.error,
+            "real_time_factor": self.loop.real_time_factor(),
+            "wall_time": self.loop.elapsed_wall(),
+            "end_time": self._target,
+            "waiting_for": self._waiting_for(),
+        }
 
     def _waiting_for(self) -> list[str]:
         if self._waiting_since is not None:
@@ -295,10 +374,16 @@ class SimServer(Service):
 
     def op_summary(self) -> dict[str, Any]:
         summary = empty_summary(
-            sim_time=self.engine.time, wall_time=self.loop.elapsed_wall(),
-            real_time_factor=self.loop.real_time_factor(), ticks=self.engine.tick, robots=self.roots.robots(),
-            controllers=self.hub.summary(), error=self.loop.error,
-            published=self.publisher.sent, dropped_frames=self.publisher.dropped, engine=self.engine.name,
+            sim_time=self.engine.time,
+            wall_time=self.loop.elapsed_wall(),
+            real_time_factor=self.loop.real_time_factor(),
+            ticks=self.engine.tick,
+            robots=self.roots.robots(),
+            controllers=self.hub.summary(),
+            error=self.loop.error,
+            published=self.publisher.sent,
+            dropped_frames=self.publisher.dropped,
+            engine=self.engine.name,
         )
         timing = self.loop.timing()
         if timing is not None:
@@ -311,10 +396,13 @@ class SimServer(Service):
         out = {}
         for name in self.engine.model_names:
             body, static = self.engine.body(name), self.engine.is_static(name)
-            out[name] = {"static": static, "links": [lk.name for lk in body.links], "joints": body.joint_names,
-                         "modes": None if static else self.engine.drive_modes(name),
-                         "sensors": [{"name": s.name, "type": s.type, "link": body.links[s.link].name}
-                                     for s in body.sensors]}
+            out[name] = {
+                "static": static,
+                "links": [lk.name for lk in body.links],
+                "joints": body.joint_names,
+                "modes": None if static else self.engine.drive_modes(name),
+                "sensors": [{"name": s.name, "type": s.type, "link": body.links[s.link].name} for s in body.sensors],
+            }
         return out
 
     def op_state(self, robot: str) -> dict[str, Any]:
@@ -337,27 +425,41 @@ class SimServer(Service):
             raise NotFound(str(exc.args[0])) from None
         states = self.engine.link_states(robot)
         values, rates = self.engine.link_values(robot)
-        out = {"position": states.positions[index], "rotation": quaternion_matrix(states.quaternions[index]),
-               "linear_velocity": states.linear[index], "angular_velocity": states.angular[index],
-               "joint_value": float(values[index]), "joint_velocity": float(rates[index])}
+        out = {
+            "position": states.positions[index],
+            "rotation": quaternion_matrix(states.quaternions[index]),
+            "linear_velocity": states.linear[index],
+            "angular_velocity": states.angular[index],
+            "joint_value": float(values[index]),
+            "joint_velocity": float(rates[index]),
+        }
         names = body.joint_names
         label = body.links[index].joint_label
         if not self.engine.is_static(robot) and body.links[index].joint_id >= 0 and label in names:
             out["joint_torque"] = float(self.engine.read(robot).tau[names.index(label)])
         return out
 
-    def op_set_link_data(self, robot: str, q: Any = None, dq: Any = None, root_position: Any = None,
-                         root_rotation: Any = None, root_velocity: Any = None) -> dict[str, Any]:
-        self.engine.set_link_data(robot, q=q, dq=dq, root_position=root_position, root_rotation=root_rotation,
-                                  root_velocity=root_velocity)
+    def op_set_link_data(
+        self,
+        robot: str,
+        q: Any = None,
+        dq: Any = None,
+        root_position: Any = None,
+        root_rotation: Any = None,
+        root_velocity: Any = None,
+    ) -> dict[str, Any]:
+        self.engine.set_link_data(
+            robot, q=q, dq=dq, root_position=root_position, root_rotation=root_rotation, root_velocity=root_velocity
+        )
         return self.engine.read(robot).to_wire()
 
     def op_set_external_force(self, robot: str, link: str, force: Any, torque: Any = (0.0, 0.0, 0.0)) -> bool:
         self.engine.set_external_force(robot, link, force, torque)
         return True
 
-    def op_command(self, robot: str, torque: Any = None, q_ref: Any = None, dq_ref: Any = None,
-                   modes: dict[str, str] | None = None) -> bool:
+    def op_command(
+        self, robot: str, torque: Any = None, q_ref: Any = None, dq_ref: Any = None, modes: dict[str, str] | None = None
+    ) -> bool:
         self.engine.apply(robot, JointCommand(torque=torque, q_ref=q_ref, dq_ref=dq_ref, modes=modes))
         return True
 
@@ -365,13 +467,17 @@ class SimServer(Service):
         self.engine.apply(robot, JointCommand(modes=modes))
         return self.engine.drive_modes(robot)
 
-    def op_forward_kinematics(self, robot: str, q: Any = None, root_position: Any = None,
-                              root_rotation: Any = None) -> dict[str, Any]:
+    def op_forward_kinematics(
+        self, robot: str, q: Any = None, root_position: Any = None, root_rotation: Any = None
+    ) -> dict[str, Any]:
         """World poses of every link for the given joints/root (default: the current ones), without
         moving anything."""
         poses = self.engine.forward_kinematics(robot, q, root_position, root_rotation)
-        return {"links": [lk.name for lk in self.engine.body(robot).links],
-                "positions": np.array([pp for pp, _ in poses]), "rotations": np.array([rr for _, rr in poses])}
+        return {
+            "links": [lk.name for lk in self.engine.body(robot).links],
+            "positions": np.array([pp for pp, _ in poses]),
+            "rotations": np.array([rr for _, rr in poses]),
+        }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -383,16 +489,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--name", default="simserver", help="name to register (default: %(default)s)")
     add_root_option(parser)
     when = parser.add_mutually_exclusive_group()
-    when.add_argument("--start", action="store_true", help="start the run as soon as the project's controllers have "
-                      "attached (default: wait for 'hrpsim sim start')")
+    when.add_argument(
+        "--start",
+        action="store_true",
+        help="start the run as soon as the project's controllers have attached (default: wait for 'hrpsim sim start')",
+    )
     when.add_argument("--start-now", action="store_true", help="start the run at once, controllers or not")
     parser.add_argument("--record", metavar="FILE.mcap", help="record every tick to this file (docs/recording.md)")
     args = parser.parse_args(argv)
     setup_logging("simserver")
     try:
         project = load_project(args.project)
-        server = SimServer(project, nameserver=args.nameserver, bind=args.bind, until=args.until, name=args.name,
-                           roots=tuple(args.model_root), observers=recorders(project, args.record))
+        server = SimServer(
+            project,
+            nameserver=args.nameserver,
+            bind=args.bind,
+            until=args.until,
+            name=args.name,
+            roots=tuple(args.model_root),
+            observers=recorders(project, args.record),
+        )
     except HrpsimError as exc:
         print(f"hrpsim run simserver: {exc}", file=sys.stderr)
         return 1

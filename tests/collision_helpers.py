@@ -40,8 +40,9 @@ def rot_z(angle: float) -> np.ndarray:
 
 
 def one_link_body(name: str, *shapes: Shape, static: bool = False) -> Body:
-    return Body(name, links=[Link("BASE", joint_type="fixed" if static else "free", shapes=list(shapes))],
-                static=static)
+    return Body(
+        name, links=[Link("BASE", joint_type="fixed" if static else "free", shapes=list(shapes))], static=static
+    )
 
 
 def box(size, translation=(0.0, 0.0, 0.0)) -> Shape:
@@ -52,8 +53,23 @@ def box_mesh(size, translation=(0.0, 0.0, 0.0)) -> Shape:
     """A box given as 12 triangles (to take the mesh paths)."""
     hx, hy, hz = (v / 2 for v in size)
     corners = np.array([[x, y, z] for x in (-hx, hx) for y in (-hy, hy) for z in (-hz, hz)])
-    faces = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],
-                      [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]], dtype=np.int32)
+    faces = np.array(
+        [
+            [0, 1, 3],
+            [0, 3, 2],
+            [4, 6, 7],
+            [4, 7, 5],
+            [0, 4, 5],
+            [0, 5, 1],
+            [2, 3, 7],
+            [2, 7, 6],
+            [0, 2, 6],
+            [0, 6, 4],
+            [1, 5, 7],
+            [1, 7, 3],
+        ],
+        dtype=np.int32,
+    )
     return Shape("mesh", vertices=corners, triangles=faces, translation=np.array(translation, dtype=float))
 
 
@@ -61,7 +77,14 @@ def chain_body(name: str, n: int = 4, length: float = 0.3) -> Body:
     """A planar arm: n links, each a box of ``length`` along X, joined by Z hinges at their ends."""
     links = []
     for i in range(n):
-        links.append(Link(f"L{i}", parent=i - 1, joint_type="free" if i == 0 else "rotate",
-                          joint_id=i - 1, translation=np.array([0.0 if i == 0 else length, 0.0, 0.0]),
-                          shapes=[box([length * 0.9, 0.05, 0.05], (length / 2, 0.0, 0.0))]))
+        links.append(
+            Link(
+                f"L{i}",
+                parent=i - 1,
+                joint_type="free" if i == 0 else "rotate",
+                joint_id=i - 1,
+                translation=np.array([0.0 if i == 0 else length, 0.0, 0.0]),
+                shapes=[box([length * 0.9, 0.05, 0.05], (length / 2, 0.0, 0.0))],
+            )
+        )
     return Body(name, links=links)

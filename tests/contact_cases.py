@@ -40,8 +40,9 @@ def run(engine: Any, seconds: float) -> None:
         engine.step()
 
 
-def slope_engine(build: Build, tmp: Path, degrees: float, azimuth: float, friction: float,
-                 sliding: float | None = None, **world: Any) -> tuple[Any, np.ndarray]:
+def slope_engine(
+    build: Build, tmp: Path, degrees: float, azimuth: float, friction: float, sliding: float | None = None, **world: Any
+) -> tuple[Any, np.ndarray]:
     """A box resting on a floor tilted ``degrees`` so that it falls toward ``azimuth``; the engine
     and the downhill unit vector."""
     tilt, down = math.radians(degrees), math.radians(azimuth)
@@ -49,9 +50,14 @@ def slope_engine(build: Build, tmp: Path, degrees: float, azimuth: float, fricti
     rotation = (*axis, tilt)
     normal = axis_angle_matrix(axis, tilt) @ np.array([0.0, 0.0, 1.0])
     proj, bodies = project(
-        tmp, [(model("floor", static=True, rotation=rotation), floor_body()),
-              (model("box", position=tuple(normal * (0.1 + GAP)), rotation=rotation), box_body(mass=1.0))],
-        collisions=[CollisionPair("floor", "box", friction=friction, sliding_friction=sliding)], **world)
+        tmp,
+        [
+            (model("floor", static=True, rotation=rotation), floor_body()),
+            (model("box", position=tuple(normal * (0.1 + GAP)), rotation=rotation), box_body(mass=1.0)),
+        ],
+        collisions=[CollisionPair("floor", "box", friction=friction, sliding_friction=sliding)],
+        **world,
+    )
     downhill = np.array([math.cos(down) * math.cos(tilt), math.sin(down) * math.cos(tilt), -math.sin(tilt)])
     return build(proj, bodies), downhill
 
@@ -62,8 +68,7 @@ def coulomb_slide(degrees: float, mu: float, seconds: float = 1.0) -> float:
     return max(0.0, G * (math.sin(theta) - mu * math.cos(theta))) * seconds**2 / 2
 
 
-def case_slope_slides_the_same_whichever_way_it_faces(build: Build, tmp: Path, azimuth: float,
-                                                      **world: Any) -> None:
+def case_slope_slides_the_same_whichever_way_it_faces(build: Build, tmp: Path, azimuth: float, **world: Any) -> None:
     """28 degrees, mu 0.5 (tan 28 = 0.53): 0.137 m down the slope in 1 s, whatever its azimuth."""
     engine, downhill = slope_engine(build, tmp, 28.0, azimuth, 0.5, **world)
     start = root_position(engine, "box")
@@ -73,8 +78,9 @@ def case_slope_slides_the_same_whichever_way_it_faces(build: Build, tmp: Path, a
     assert np.linalg.norm(moved - downhill * (moved @ downhill)) < 0.002  # straight down, not sideways
 
 
-def case_static_friction_holds_until_its_limit(build: Build, tmp: Path, degrees: float, azimuth: float,
-                                               **world: Any) -> None:
+def case_static_friction_holds_until_its_limit(
+    build: Build, tmp: Path, degrees: float, azimuth: float, **world: Any
+) -> None:
     """friction 0.6, sliding_friction 0.4: on 30 degrees (tan 30 = 0.577) the placed box stays
     (under 2 mm in 1 s); on 33 degrees (tan 33 = 0.649) it breaks loose and slides with mu 0.4."""
     engine, downhill = slope_engine(build, tmp, degrees, azimuth, 0.6, 0.4, **world)
@@ -87,14 +93,21 @@ def case_static_friction_holds_until_its_limit(build: Build, tmp: Path, degrees:
         assert moved == pytest.approx(coulomb_slide(degrees, 0.4), rel=0.05)
 
 
-def case_push_sticks_below_mu_m_g_and_slides_above(build: Build, tmp: Path, azimuth: float, factor: float,
-                                                   **world: Any) -> None:
+def case_push_sticks_below_mu_m_g_and_slides_above(
+    build: Build, tmp: Path, azimuth: float, factor: float, **world: Any
+) -> None:
     """A horizontal push of ``factor`` mu m g at ``azimuth`` on a resting box (mu 0.5): below 1 it
     stays put; above, it slides along the push with (factor - 1) mu g."""
     mu = 0.5
-    proj, bodies = project(tmp, [(model("floor", static=True), floor_body()),
-                                 (model("box", position=(0.0, 0.0, 0.1 + GAP)), box_body(mass=1.0))],
-                           collisions=[CollisionPair("floor", "box", friction=mu)], **world)
+    proj, bodies = project(
+        tmp,
+        [
+            (model("floor", static=True), floor_body()),
+            (model("box", position=(0.0, 0.0, 0.1 + GAP)), box_body(mass=1.0)),
+        ],
+        collisions=[CollisionPair("floor", "box", friction=mu)],
+        **world,
+    )
     engine = build(proj, bodies)
     run(engine, 0.05)  # landed and at rest
     angle = math.radians(azimuth)
@@ -109,4 +122,3 @@ def case_push_sticks_below_mu_m_g_and_slides_above(build: Build, tmp: Path, azim
         assert float(moved @ along) == pytest.approx((factor - 1.0) * mu * G / 2, rel=0.05)
         sideways = float(np.linalg.norm(moved - along * (moved @ along)))
         assert sideways < math.tan(math.radians(2.0)) * float(moved @ along)  # along the push within 2 degrees
-

@@ -31,8 +31,9 @@ def sr1_body() -> Body:
     return load_urdf(SR1_URDF)
 
 
-def kinematic_project(folder: Path, controllers: list[dict[str, Any]], *, sync: str = "lockstep",
-                      timestep: float = 0.001) -> Project:
+def kinematic_project(
+    folder: Path, controllers: list[dict[str, Any]], *, sync: str = "lockstep", timestep: float = 0.001
+) -> Project:
     data = {
         "world": {"timestep": timestep, "sync": sync},
         "models": [{"name": "robot", "file": str(SR1_URDF)}],
@@ -51,8 +52,13 @@ class HubUnderTest:
         self.hub = ControllerHub(self.world, project, context=self.context)
         self.loop = TickLoop(self.world, self.hub)
         self.loop.begin()
-        self.registration = Registration("sim", "simserver", self.hub.endpoint, nameserver=nameserver,
-                                         metadata={"controllers": self.hub.endpoint, "robots": ["robot"]})
+        self.registration = Registration(
+            "sim",
+            "simserver",
+            self.hub.endpoint,
+            nameserver=nameserver,
+            metadata={"controllers": self.hub.endpoint, "robots": ["robot"]},
+        )
         self.registration.start()
 
     def step(self) -> None:
@@ -85,8 +91,15 @@ def write_controller(folder: Path, name: str, body: str) -> Path:
     return path
 
 
-def start_controller(folder: Path, spec: str | Path, *, nameserver: str, robot: str = "robot", name: str = "",
-                     extra: list[str] | None = None) -> ManagedProcess:
+def start_controller(
+    folder: Path,
+    spec: str | Path,
+    *,
+    nameserver: str,
+    robot: str = "robot",
+    name: str = "",
+    extra: list[str] | None = None,
+) -> ManagedProcess:
     args = ["controller", str(spec), "--robot", robot, "--nameserver", nameserver]
     if name:
         args += ["--name", name]
@@ -112,6 +125,7 @@ def joint_vector(body: Body, values: dict[str, float]) -> np.ndarray:
 
 # --- the real stack: modelloader, simserver and controllers as processes ---
 
+
 def write_project(folder: Path, text: str, name: str = "project.yaml") -> Path:
     """A project file in ``folder``; ``{models}`` in ``text`` becomes the shared OpenHRP3 model folder."""
     path = folder / name
@@ -130,8 +144,9 @@ class Stack:
         loader = self._spawn(["run", "modelloader", "--nameserver", nameserver], "modelloader")
         wait_registered(nameserver, "modelloader", loader)
         extra = ["--until", str(until)] if until is not None else []
-        self.sim_proc = self._spawn(["run", "simserver", "--project", str(project), "--nameserver", nameserver,
-                                     *extra], "simserver")
+        self.sim_proc = self._spawn(
+            ["run", "simserver", "--project", str(project), "--nameserver", nameserver, *extra], "simserver"
+        )
         self.sim_entry = wait_registered(nameserver, "simserver", self.sim_proc)
         self.sim = Client(self.sim_entry["endpoint"], peer="simserver", timeout=10.0)
 
@@ -140,10 +155,20 @@ class Stack:
         self.procs.append(proc)
         return proc
 
-    def controller(self, spec: Path | str, *, name: str, robot: str = "robot", extra: list[str] | None = None,
-                   wait: bool = True) -> ManagedProcess:
-        args = ["controller", str(spec), "--robot", robot, "--name", name, "--nameserver", self.nameserver,
-                *(extra or [])]
+    def controller(
+        self, spec: Path | str, *, name: str, robot: str = "robot", extra: list[str] | None = None, wait: bool = True
+    ) -> ManagedProcess:
+        args = [
+            "controller",
+            str(spec),
+            "--robot",
+            robot,
+            "--name",
+            name,
+            "--nameserver",
+            self.nameserver,
+            *(extra or []),
+        ]
         proc = self._spawn(args, f"controller-{name}")
         if wait:
             wait_registered(self.nameserver, name, proc)

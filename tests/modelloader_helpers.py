@@ -16,8 +16,13 @@ REPO = Path(__file__).resolve().parents[1]
 MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 HRPSIM = [sys.executable, "-m", "hrpsim"]
 
-SENSOR_TYPE_OF_FACT = {"Force": "force", "RateGyro": "gyro", "Acceleration": "accel", "Vision": "vision",
-                       "Range": "range"}
+SENSOR_TYPE_OF_FACT = {
+    "Force": "force",
+    "RateGyro": "gyro",
+    "Acceleration": "accel",
+    "Vision": "vision",
+    "Range": "range",
+}
 
 
 JOINT_PROTO = """

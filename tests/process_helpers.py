@@ -73,19 +73,23 @@ def wait_for_file(path: Path, proc: ManagedProcess, timeout: float = 15.0) -> st
         if path.exists() and path.read_text().strip():
             return path.read_text().strip()
         if proc.popen.poll() is not None:
-            raise RuntimeError(f"process exited with {proc.popen.returncode} before writing {path}:\n"
-                               + proc.log_text())
+            raise RuntimeError(
+                f"process exited with {proc.popen.returncode} before writing {path}:\n" + proc.log_text()
+            )
         time.sleep(0.02)
     proc.stop()
     raise RuntimeError(f"{path} not written within {timeout} s:\n{proc.log_text()}")
 
 
-def start_nameserver(folder: Path, *, bind: str = "tcp://127.0.0.1:*", ttl: float = 3.0,
-                     name: str = "nameserver") -> ManagedProcess:
+def start_nameserver(
+    folder: Path, *, bind: str = "tcp://127.0.0.1:*", ttl: float = 3.0, name: str = "nameserver"
+) -> ManagedProcess:
     endpoint_file = folder / f"{name}.endpoint"
     endpoint_file.unlink(missing_ok=True)
-    proc = spawn(["run", "nameserver", "--bind", bind, "--ttl", str(ttl), "--endpoint-file", str(endpoint_file)],
-                 folder / f"{name}.log")
+    proc = spawn(
+        ["run", "nameserver", "--bind", bind, "--ttl", str(ttl), "--endpoint-file", str(endpoint_file)],
+        folder / f"{name}.log",
+    )
     proc.address = wait_for_file(endpoint_file, proc)
     return proc
 
@@ -114,9 +118,24 @@ def launch_summary(project: Path, tmp_path: Path) -> tuple[dict, str]:
 
     summary = tmp_path / "summary.json"
     done = subprocess.run(
-        [sys.executable, "-m", "hrpsim", "launch", str(project), "--summary", str(summary),
-         "--nameserver", "tcp://127.0.0.1:*", "--run-dir", str(tmp_path / "run"), "--quiet"],
-        cwd=REPO, capture_output=True, text=True, timeout=240,
+        [
+            sys.executable,
+            "-m",
+            "hrpsim",
+            "launch",
+            str(project),
+            "--summary",
+            str(summary),
+            "--nameserver",
+            "tcp://127.0.0.1:*",
+            "--run-dir",
+            str(tmp_path / "run"),
+            "--quiet",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=240,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads(summary.read_text()), done.stderr

@@ -49,21 +49,37 @@ def floor_body(size: float = 20.0) -> Body:
 
 def box_body(mass: float = 10.0, size: tuple[float, float, float] = (0.2, 0.2, 0.2)) -> Body:
     """A free box, its frame at its centre."""
-    link = Link("BOX", joint_type="free", mass=mass, inertia=box_inertia(mass, size),
-                shapes=[Shape("box", size=np.array(size))])
+    link = Link(
+        "BOX", joint_type="free", mass=mass, inertia=box_inertia(mass, size), shapes=[Shape("box", size=np.array(size))]
+    )
     return Body("box", links=[link])
 
 
 def sensing_box_body(mass: float = 10.0, sole_mass: float = 0.5) -> Body:
     """A box on a thin sole plate, fixed to it; a force sensor at the joint, a gyro and an
     accelerometer on the box. The box frame is at its centre (0.2 m cube); the sole is 2 cm thick."""
-    box = Link("BOX", joint_type="free", mass=mass, inertia=box_inertia(mass, (0.2, 0.2, 0.2)),
-               shapes=[Shape("box", size=np.array([0.2, 0.2, 0.2]))])
-    sole = Link("SOLE", parent=0, joint_type="fixed", translation=np.array([0.0, 0.0, -0.1]), mass=sole_mass,
-                com=np.array([0.0, 0.0, -0.01]), inertia=box_inertia(sole_mass, (0.2, 0.2, 0.02)),
-                shapes=[Shape("box", translation=np.array([0.0, 0.0, -0.01]), size=np.array([0.2, 0.2, 0.02]))])
-    sensors = [Sensor("FS", "force", 0, 1), Sensor("GYRO", "gyro", 0, 0),
-               Sensor("ACC", "accel", 0, 0, translation=np.array([0.05, 0.0, 0.0]))]
+    box = Link(
+        "BOX",
+        joint_type="free",
+        mass=mass,
+        inertia=box_inertia(mass, (0.2, 0.2, 0.2)),
+        shapes=[Shape("box", size=np.array([0.2, 0.2, 0.2]))],
+    )
+    sole = Link(
+        "SOLE",
+        parent=0,
+        joint_type="fixed",
+        translation=np.array([0.0, 0.0, -0.1]),
+        mass=sole_mass,
+        com=np.array([0.0, 0.0, -0.01]),
+        inertia=box_inertia(sole_mass, (0.2, 0.2, 0.02)),
+        shapes=[Shape("box", translation=np.array([0.0, 0.0, -0.01]), size=np.array([0.2, 0.2, 0.02]))],
+    )
+    sensors = [
+        Sensor("FS", "force", 0, 1),
+        Sensor("GYRO", "gyro", 0, 0),
+        Sensor("ACC", "accel", 0, 0, translation=np.array([0.05, 0.0, 0.0])),
+    ]
     return Body("sensing_box", links=[box, sole], sensors=sensors)
 
 
@@ -71,39 +87,70 @@ def pendulum_body(mass: float = 1.0, length: float = 0.5, rod_radius: float = 0.
     """A fixed base with one hinge about Y; the bob is a uniform rod hanging down (COM at -length/2)."""
     base = Link("BASE", joint_type="fixed", mass=1.0, inertia=np.eye(3) * 0.01)
     ixx = mass * length**2 / 12 + mass * rod_radius**2 / 4
-    rod = Link("ROD", parent=0, joint_type="rotate", joint_axis=np.array([0.0, 1.0, 0.0]), joint_id=0,
-               mass=mass, com=np.array([0.0, 0.0, -length / 2]),
-               inertia=np.diag([ixx, ixx, mass * rod_radius**2 / 2]), torque_upper=50.0, torque_lower=-50.0)
+    rod = Link(
+        "ROD",
+        parent=0,
+        joint_type="rotate",
+        joint_axis=np.array([0.0, 1.0, 0.0]),
+        joint_id=0,
+        mass=mass,
+        com=np.array([0.0, 0.0, -length / 2]),
+        inertia=np.diag([ixx, ixx, mass * rod_radius**2 / 2]),
+        torque_upper=50.0,
+        torque_lower=-50.0,
+    )
     return Body("pendulum", links=[base, rod])
 
 
 def folded_chain(width: float = 0.05) -> Body:
     """Three 0.3 m links (boxes ``width`` wide along their Y hinges); folded by 2.8 rad twice, the
     third lies across the first."""
+
     def rod(name: str, parent: int, joint_id: int, x: float) -> Link:
-        return Link(name, parent=parent, joint_type="rotate" if parent >= 0 else "fixed",
-                    joint_axis=np.array([0.0, 1.0, 0.0]), joint_id=joint_id, translation=np.array([x, 0.0, 0.0]),
-                    mass=1.0, com=np.array([0.15, 0.0, 0.0]), inertia=np.eye(3) * 0.01,
-                    shapes=[Shape("box", translation=np.array([0.15, 0.0, 0.0]), size=np.array([0.3, width, 0.05]))])
+        return Link(
+            name,
+            parent=parent,
+            joint_type="rotate" if parent >= 0 else "fixed",
+            joint_axis=np.array([0.0, 1.0, 0.0]),
+            joint_id=joint_id,
+            translation=np.array([x, 0.0, 0.0]),
+            mass=1.0,
+            com=np.array([0.15, 0.0, 0.0]),
+            inertia=np.eye(3) * 0.01,
+            shapes=[Shape("box", translation=np.array([0.15, 0.0, 0.0]), size=np.array([0.3, width, 0.05]))],
+        )
+
     return Body("chain", links=[rod("L0", -1, -1, 0.0), rod("L1", 0, 0, 0.3), rod("L2", 1, 1, 0.3)])
 
 
-def project(tmp: Path, models: list[tuple[ModelConfig, Body]], *, timestep: float = 0.001,
-            collisions: list[CollisionPair] | None = None, **world: object) -> tuple[Project, dict[str, Body]]:
+def project(
+    tmp: Path,
+    models: list[tuple[ModelConfig, Body]],
+    *,
+    timestep: float = 0.001,
+    collisions: list[CollisionPair] | None = None,
+    **world: object,
+) -> tuple[Project, dict[str, Body]]:
     """A Project object (no file) and its bodies, for building a OdeEngine directly."""
     ode_keys = {f.name for f in dataclasses.fields(OdeConfig)}
     ode = OdeConfig(**{k: v for k, v in world.items() if k in ode_keys})  # type: ignore[arg-type]
     rest = {k: v for k, v in world.items() if k not in ode_keys}
     cfg = WorldConfig(timestep=timestep, ode=ode, **rest)  # type: ignore[arg-type]
-    proj = Project(path=str(tmp / "test.yaml"), world=cfg, models=[m for m, _ in models],
-                   collisions=collisions or [])
+    proj = Project(path=str(tmp / "test.yaml"), world=cfg, models=[m for m, _ in models], collisions=collisions or [])
     return proj, {m.name: b for m, b in models}
 
 
-def model(name: str, *, position: tuple[float, float, float] = (0.0, 0.0, 0.0), static: bool = False,
-          rotation: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 0.0), **kw: object) -> ModelConfig:
-    return ModelConfig(name=name, file=f"/{name}.wrl", static=static, position=list(position),
-                       rotation=list(rotation), **kw)  # type: ignore[arg-type]
+def model(
+    name: str,
+    *,
+    position: tuple[float, float, float] = (0.0, 0.0, 0.0),
+    static: bool = False,
+    rotation: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 0.0),
+    **kw: object,
+) -> ModelConfig:
+    return ModelConfig(
+        name=name, file=f"/{name}.wrl", static=static, position=list(position), rotation=list(rotation), **kw
+    )  # type: ignore[arg-type]
 
 
 # --- model files and a simulator process, for tests across processes ---
@@ -127,8 +174,9 @@ FLOOR_URDF = """<?xml version="1.0"?>
 """
 
 
-def write_box_drop_project(folder: Path, *, height: float = 1.0, end_time: float = 1.5,
-                           publish_every: int = 10, mass: float = 10.0) -> Path:
+def write_box_drop_project(
+    folder: Path, *, height: float = 1.0, end_time: float = 1.5, publish_every: int = 10, mass: float = 10.0
+) -> Path:
     """A project file dropping a 0.2 m box from ``height`` onto a floor, models loaded in-process."""
     (folder / "box.urdf").write_text(BOX_URDF.format(mass=mass, i=mass * 0.08 / 12))
     (folder / "floor.urdf").write_text(FLOOR_URDF)
@@ -145,8 +193,9 @@ def write_box_drop_project(folder: Path, *, height: float = 1.0, end_time: float
     return path
 
 
-def start_simserver(folder: Path, nameserver: str, project_file: Path, *extra: str,
-                    timeout: float = 30.0):  # -> tuple[ManagedProcess, Client, dict]
+def start_simserver(
+    folder: Path, nameserver: str, project_file: Path, *extra: str, timeout: float = 30.0
+):  # -> tuple[ManagedProcess, Client, dict]
     """A real ``hrpsim run simserver`` process, once registered: (process, client, registration)."""
     import time
 
@@ -156,8 +205,10 @@ def start_simserver(folder: Path, nameserver: str, project_file: Path, *extra: s
     from hrpsim.errors import NotFound
     from hrpsim.naming import NameClient
 
-    proc = spawn(["run", "simserver", "--project", str(project_file), "--nameserver", nameserver, *extra],
-                 folder / "simserver.log")
+    proc = spawn(
+        ["run", "simserver", "--project", str(project_file), "--nameserver", nameserver, *extra],
+        folder / "simserver.log",
+    )
     deadline = time.monotonic() + timeout
     with NameClient(nameserver) as ns:
         while True:
@@ -193,24 +244,69 @@ def four_bar_body(loop_type: str = "ball") -> Body:
     base = Link("BASE", joint_type="fixed", mass=1.0, inertia=np.eye(3) * 0.01)
     y_axis = np.array([0.0, 1.0, 0.0])
     rod_inertia = np.diag([1.0 * 0.25 / 12, 1.0 * 0.25 / 12, 1e-4])
-    rod_a = Link("A", parent=0, joint_type="rotate", joint_axis=y_axis, joint_id=0, mass=1.0,
-                 com=np.array([0.0, 0.0, -0.25]), inertia=rod_inertia)
-    rod_b = Link("B", parent=0, joint_type="rotate", joint_axis=y_axis, joint_id=1, translation=np.array([0.3, 0, 0]),
-                 mass=1.0, com=np.array([0.0, 0.0, -0.25]), inertia=rod_inertia)
-    coupler = Link("C", parent=1, joint_type="rotate", joint_axis=y_axis, translation=np.array([0.0, 0.0, -0.5]),
-                   mass=0.5, com=np.array([0.15, 0.0, 0.0]), inertia=np.eye(3) * 1e-3)
-    loop = ExtraJoint("AB", link1="C", link2="B", type=loop_type, axis=y_axis,
-                      point1=np.array([0.3, 0.0, 0.0]), point2=np.array([0.0, 0.0, -0.5]))
+    rod_a = Link(
+        "A",
+        parent=0,
+        joint_type="rotate",
+        joint_axis=y_axis,
+        joint_id=0,
+        mass=1.0,
+        com=np.array([0.0, 0.0, -0.25]),
+        inertia=rod_inertia,
+    )
+    rod_b = Link(
+        "B",
+        parent=0,
+        joint_type="rotate",
+        joint_axis=y_axis,
+        joint_id=1,
+        translation=np.array([0.3, 0, 0]),
+        mass=1.0,
+        com=np.array([0.0, 0.0, -0.25]),
+        inertia=rod_inertia,
+    )
+    coupler = Link(
+        "C",
+        parent=1,
+        joint_type="rotate",
+        joint_axis=y_axis,
+        translation=np.array([0.0, 0.0, -0.5]),
+        mass=0.5,
+        com=np.array([0.15, 0.0, 0.0]),
+        inertia=np.eye(3) * 1e-3,
+    )
+    loop = ExtraJoint(
+        "AB",
+        link1="C",
+        link2="B",
+        type=loop_type,
+        axis=y_axis,
+        point1=np.array([0.3, 0.0, 0.0]),
+        point2=np.array([0.0, 0.0, -0.5]),
+    )
     return Body("four_bar", links=[base, rod_a, coupler, rod_b], extra_joints=[loop])
 
 
 def crawler_body() -> Body:
     """A 5 kg chassis riding on a crawler track (a box below it) whose axis is Y."""
-    chassis = Link("CHASSIS", joint_type="free", mass=5.0, inertia=box_inertia(5.0, (0.4, 0.3, 0.1)),
-                   shapes=[Shape("box", size=np.array([0.4, 0.3, 0.1]))])
-    track = Link("TRACK", parent=0, joint_type="crawler", joint_axis=np.array([0.0, 1.0, 0.0]), joint_id=0,
-                 translation=np.array([0.0, 0.0, -0.1]), mass=1.0, inertia=box_inertia(1.0, (0.4, 0.3, 0.05)),
-                 shapes=[Shape("box", size=np.array([0.4, 0.3, 0.05]))])
+    chassis = Link(
+        "CHASSIS",
+        joint_type="free",
+        mass=5.0,
+        inertia=box_inertia(5.0, (0.4, 0.3, 0.1)),
+        shapes=[Shape("box", size=np.array([0.4, 0.3, 0.1]))],
+    )
+    track = Link(
+        "TRACK",
+        parent=0,
+        joint_type="crawler",
+        joint_axis=np.array([0.0, 1.0, 0.0]),
+        joint_id=0,
+        translation=np.array([0.0, 0.0, -0.1]),
+        mass=1.0,
+        inertia=box_inertia(1.0, (0.4, 0.3, 0.05)),
+        shapes=[Shape("box", size=np.array([0.4, 0.3, 0.05]))],
+    )
     return Body("crawler", links=[chassis, track])
 
 

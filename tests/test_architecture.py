@@ -53,10 +53,12 @@ def test_only_the_tick_loop_advances_an_engine():
 
 
 def test_the_install_adds_only_the_hrpsim_namespace(tmp_path):
-    probe = ("import importlib.util as u; "
-             "print([n for n in ('controllers', 'collision', 'simserver', 'modelloader', 'nameserver', 'engines', "
-             "'hil') if u.find_spec(n) is not None]); "
-             "from hrpsim.controllers import Controller; from hrpsim.engines.base import Engine; print('ok')")
+    probe = (
+        "import importlib.util as u; "
+        "print([n for n in ('controllers', 'collision', 'simserver', 'modelloader', 'nameserver', 'engines', "
+        "'hil') if u.find_spec(n) is not None]); "
+        "from hrpsim.controllers import Controller; from hrpsim.engines.base import Engine; print('ok')"
+    )
     result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["[]", "ok"]
@@ -71,6 +73,7 @@ def test_engines_stand_on_the_kernel_and_the_simulator_on_the_boundary():
         if relative.parts[0] == "engines" and any(i.startswith("hrpsim.simserver") for i in imports):
             wrong.append(str(relative))
         if relative.parts[0] == "simserver" and any(
-                i.startswith("hrpsim.engines.") and i != "hrpsim.engines.base" for i in imports):
+            i.startswith("hrpsim.engines.") and i != "hrpsim.engines.base" for i in imports
+        ):
             wrong.append(str(relative))
     assert wrong == []

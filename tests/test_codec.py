@@ -55,10 +55,15 @@ def test_decoded_arrays_are_writable() -> None:
 
 
 values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.floats(allow_nan=False)
-    | st.text(max_size=20) | st.binary(max_size=20)
-    | hnp.arrays(st.sampled_from([np.float64, np.int32, np.uint8]), hnp.array_shapes(min_dims=0, max_dims=3,
-                                                                                     max_side=4)),
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**64 - 1)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=20)
+    | st.binary(max_size=20)
+    | hnp.arrays(
+        st.sampled_from([np.float64, np.int32, np.uint8]), hnp.array_shapes(min_dims=0, max_dims=3, max_side=4)
+    ),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
     max_leaves=12,
 )
@@ -71,8 +76,12 @@ def test_decode_is_the_exact_inverse_of_encode(value) -> None:
 
 
 def test_humanoid_state_message_round_trips() -> None:
-    state = {"time": 1.234, "tick": 1234, "q": np.random.default_rng(1).normal(size=30),
-             "sensors": {f"f{i}": np.ones(6) * i for i in range(4)} | {"gyro": np.zeros(3)}}
+    state = {
+        "time": 1.234,
+        "tick": 1234,
+        "q": np.random.default_rng(1).normal(size=30),
+        "sensors": {f"f{i}": np.ones(6) * i for i in range(4)} | {"gyro": np.zeros(3)},
+    }
     assert_same(state, CODEC.decode(CODEC.encode(state)))
 
 
@@ -91,15 +100,20 @@ def test_a_peer_of_another_version_is_refused_by_name() -> None:
         CODEC.parse_request(frame)
 
 
-@pytest.mark.parametrize("frame, field", [
-    (msgpack.packb([1, 2, 3]), "map"),
-    (msgpack.packb({"v": PROTOCOL_VERSION, "id": "x", "op": "a"}), "'id'"),
-    (msgpack.packb({"v": PROTOCOL_VERSION, "id": 1, "op": 5}), "'op'"),
-    (msgpack.packb({"v": PROTOCOL_VERSION, "id": 1, "op": "a", "args": [1]}), "'args'"),
-    (b"\xc1\x00garbage", "undecodable"),
-    (msgpack.packb({"v": PROTOCOL_VERSION, "id": 1, "op": "a", "args": {"x": msgpack.ExtType(9, b"")}}),
-     "extension type 9"),
-])
+@pytest.mark.parametrize(
+    "frame, field",
+    [
+        (msgpack.packb([1, 2, 3]), "map"),
+        (msgpack.packb({"v": PROTOCOL_VERSION, "id": "x", "op": "a"}), "'id'"),
+        (msgpack.packb({"v": PROTOCOL_VERSION, "id": 1, "op": 5}), "'op'"),
+        (msgpack.packb({"v": PROTOCOL_VERSION, "id": 1, "op": "a", "args": [1]}), "'args'"),
+        (b"\xc1\x00garbage", "undecodable"),
+        (
+            msgpack.packb({"v": PROTOCOL_VERSION, "id": 1, "op": "a", "args": {"x": msgpack.ExtType(9, b"")}}),
+            "extension type 9",
+        ),
+    ],
+)
 def test_malformed_requests_name_what_is_wrong(frame: bytes, field: str) -> None:
     with pytest.raises(ProtocolError, match=field):
         CODEC.parse_request(frame)

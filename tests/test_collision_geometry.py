@@ -34,11 +34,14 @@ def distance_to(probe_at, *shapes: Shape) -> float:
     return result["distance"]
 
 
-@pytest.mark.parametrize(("shape", "along_axis", "sideways"), [
-    (Shape("cylinder", radius=0.2, height=1.0), 2.0 - 0.5 - 0.1, 2.0 - 0.2 - 0.1),
-    (Shape("capsule", radius=0.2, height=1.0), 2.0 - 0.7 - 0.1, 2.0 - 0.2 - 0.1),
-    (Shape("cone", radius=0.2, height=1.0), 2.0 - 0.5 - 0.1, 2.0 - 0.1),  # sideways: passes the apex line
-])
+@pytest.mark.parametrize(
+    ("shape", "along_axis", "sideways"),
+    [
+        (Shape("cylinder", radius=0.2, height=1.0), 2.0 - 0.5 - 0.1, 2.0 - 0.2 - 0.1),
+        (Shape("capsule", radius=0.2, height=1.0), 2.0 - 0.7 - 0.1, 2.0 - 0.2 - 0.1),
+        (Shape("cone", radius=0.2, height=1.0), 2.0 - 0.5 - 0.1, 2.0 - 0.1),  # sideways: passes the apex line
+    ],
+)
 def test_round_shapes_lie_along_their_local_y(shape, along_axis, sideways):
     assert distance_to([0.0, 2.0, 0.0], shape) == pytest.approx(along_axis, abs=1e-6)
     assert distance_to([0.0, -2.0, 0.0], shape) == pytest.approx(along_axis, abs=1e-6)
@@ -96,8 +99,9 @@ def test_scan_angles_are_multiples_of_the_step_within_the_range():
 def test_link_poses_agree_with_the_simulators_kinematics():
     robot = load_body(MODELS / "openhrp3" / "model" / "sample1.wrl")
     rng = np.random.default_rng(7)
-    joints = {name: float(v) for name, v in zip(robot.joint_names, rng.uniform(-1, 1, len(robot.joint_names)),
-                                                 strict=True)}
+    joints = {
+        name: float(v) for name, v in zip(robot.joint_names, rng.uniform(-1, 1, len(robot.joint_names)), strict=True)
+    }
     root = pose([0.1, -0.2, 0.7], np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]))
     ours = link_poses(robot, root, joints)
     theirs = forward_kinematics(robot, root[:3, 3], root[:3, :3], link_values(robot, joints))
@@ -106,13 +110,16 @@ def test_link_poses_agree_with_the_simulators_kinematics():
         np.testing.assert_allclose(mine[:3, :3], r, atol=1e-12)
 
 
-@pytest.mark.parametrize(("shape", "expected"), [
-    (Shape("box", size=np.array([0.4, 1.0, 0.4])), 2.0 - 0.5 - 0.5),
-    (Shape("sphere", radius=0.5), 2.0 - 0.5 - 0.5),
-    (Shape("cylinder", radius=0.2, height=1.0), 2.0 - 0.5 - 0.5),
-    (Shape("capsule", radius=0.2, height=1.0), 2.0 - 0.7 - 0.5),
-    (Shape("cone", radius=0.2, height=1.0), 2.0 - 0.5 - 0.5),
-])
+@pytest.mark.parametrize(
+    ("shape", "expected"),
+    [
+        (Shape("box", size=np.array([0.4, 1.0, 0.4])), 2.0 - 0.5 - 0.5),
+        (Shape("sphere", radius=0.5), 2.0 - 0.5 - 0.5),
+        (Shape("cylinder", radius=0.2, height=1.0), 2.0 - 0.5 - 0.5),
+        (Shape("capsule", radius=0.2, height=1.0), 2.0 - 0.7 - 0.5),
+        (Shape("cone", radius=0.2, height=1.0), 2.0 - 0.5 - 0.5),
+    ],
+)
 def test_primitives_against_a_mesh_are_tessellated_true_to_size(shape, expected):
     scene = Scene()
     scene.add_body("thing", one_link_body("thing", shape))

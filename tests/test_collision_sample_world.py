@@ -40,16 +40,29 @@ def initial_joints(robot) -> dict[str, float]:
     return dict(zip(robot.joint_names, first, strict=True))
 
 
-def sample_world(tmp: Path, bodies, *, self_collision: bool = False, waist: float = WAIST_HEIGHT,
-                 collision: str = "builtin", nameserver: str | None = None) -> OdeEngine:
+def sample_world(
+    tmp: Path,
+    bodies,
+    *,
+    self_collision: bool = False,
+    waist: float = WAIST_HEIGHT,
+    collision: str = "builtin",
+    nameserver: str | None = None,
+) -> OdeEngine:
     joints = initial_joints(bodies["robot"])
-    models = [ModelConfig("floor", str(FLOOR), static=True, position=[0.0, 0.0, -0.1]),
-              ModelConfig("robot", str(SAMPLE1), position=[0.0, 0.0, waist], joints=joints, drive="high_gain")]
+    models = [
+        ModelConfig("floor", str(FLOOR), static=True, position=[0.0, 0.0, -0.1]),
+        ModelConfig("robot", str(SAMPLE1), position=[0.0, 0.0, waist], joints=joints, drive="high_gain"),
+    ]
     pairs = [CollisionPair("floor", "robot", friction=0.5)]
     if self_collision:
         pairs.append(CollisionPair("robot", "robot", self_collision=True))
-    project = Project(path=str(tmp / "sample.yaml"), world=WorldConfig(timestep=0.001, collision=collision),
-                      models=models, collisions=pairs)
+    project = Project(
+        path=str(tmp / "sample.yaml"),
+        world=WorldConfig(timestep=0.001, collision=collision),
+        models=models,
+        collisions=pairs,
+    )
     world = OdeEngine(project, bodies, nameserver=nameserver)
     robot = world.model("robot")
     world.apply("robot", JointCommand(q_ref=np.array([joints[n] for n in robot.joint_names])))
@@ -112,8 +125,14 @@ def test_sample_world_self_collision_counts_match_the_builtin_generator(nameserv
     builtin = world.contacts.count
     assert builtin > 0
     with collision_service(nameserver, tmp_path) as client:
-        service = sample_world(tmp_path, bodies, self_collision=True, waist=WAIST_HEIGHT - 0.005,
-                               collision="service", nameserver=nameserver)
+        service = sample_world(
+            tmp_path,
+            bodies,
+            self_collision=True,
+            waist=WAIST_HEIGHT - 0.005,
+            collision="service",
+            nameserver=nameserver,
+        )
         try:
             assert isinstance(service.contacts, RemoteContacts)
             assert {b["name"] for b in client.call("bodies")} == {"floor", "robot"}
@@ -136,8 +155,13 @@ def test_sample_world_queries(nameserver, tmp_path, bodies):
         assert (down["body"], down["link"]) == ("floor", "WAIST")  # floor.wrl names its one link WAIST
         np.testing.assert_allclose(down["distance"], 0.3, atol=1e-9)
         # the hands are well above the floor; the soles touch it
-        found = client.call("distance", pairs=[{"body1": "robot", "link1": "RARM_WRIST_R", "body2": "floor"},
-                                               {"body1": "robot", "link1": "RLEG_ANKLE_R", "body2": "floor"}])
+        found = client.call(
+            "distance",
+            pairs=[
+                {"body1": "robot", "link1": "RARM_WRIST_R", "body2": "floor"},
+                {"body1": "robot", "link1": "RLEG_ANKLE_R", "body2": "floor"},
+            ],
+        )
         by_link = {r["link1"]: r for r in found}
         assert by_link["RARM_WRIST_R"]["distance"] > 0.2
         assert by_link["RLEG_ANKLE_R"]["distance"] <= 1e-3
@@ -155,8 +179,7 @@ def test_runs_in_both_modes_agree(nameserver, tmp_path, bodies):
     """Same contacts tick by tick, robot ends within 1 mm, with ``collision: builtin`` and ``service``."""
     builtin = sample_world(tmp_path, bodies, waist=WAIST_HEIGHT + 0.01)  # drops 1 cm onto its feet
     with collision_service(nameserver, tmp_path):
-        service = sample_world(tmp_path, bodies, waist=WAIST_HEIGHT + 0.01, collision="service",
-                               nameserver=nameserver)
+        service = sample_world(tmp_path, bodies, waist=WAIST_HEIGHT + 0.01, collision="service", nameserver=nameserver)
         try:
             counts = []
             for _ in range(400):
@@ -215,9 +238,24 @@ def launch(tmp: Path, mode: str, until: float) -> dict:
     path = tmp / f"walk_{mode}.yaml"
     path.write_text(yaml.safe_dump(project))
     summary = tmp / f"{mode}.json"
-    done = subprocess.run([*HRPSIM, "launch", str(path), "--summary", str(summary), "--nameserver",
-                           "tcp://127.0.0.1:*", "--run-dir", str(tmp / f"run_{mode}"), "--quiet"],
-                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            *HRPSIM,
+            "launch",
+            str(path),
+            "--summary",
+            str(summary),
+            "--nameserver",
+            "tcp://127.0.0.1:*",
+            "--run-dir",
+            str(tmp / f"run_{mode}"),
+            "--quiet",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads(summary.read_text())
 
@@ -260,10 +298,16 @@ def test_bodies_added_by_model_file_through_the_modelloader(nameserver, tmp_path
 def crawler_world(tmp: Path, mode: str, nameserver: str | None = None) -> OdeEngine:
     """OpenHRP3's SampleCrawler world: crawler.wrl on env.wrl, both tracks driven at 0.5 m/s."""
     env, crawler = MODELS / "openhrp3" / "model" / "env.wrl", MODELS / "openhrp3" / "model" / "crawler.wrl"
-    models = [ModelConfig("plane", str(env), static=True, position=[0.0, 0.0, -0.1]),
-              ModelConfig("crawler", str(crawler), position=[-1.0, 0.0, 0.1])]
-    project = Project(path=str(tmp / "crawler.yaml"), world=WorldConfig(timestep=0.001, collision=mode),
-                      models=models, collisions=[CollisionPair("plane", "crawler", friction=0.5)])
+    models = [
+        ModelConfig("plane", str(env), static=True, position=[0.0, 0.0, -0.1]),
+        ModelConfig("crawler", str(crawler), position=[-1.0, 0.0, 0.1]),
+    ]
+    project = Project(
+        path=str(tmp / "crawler.yaml"),
+        world=WorldConfig(timestep=0.001, collision=mode),
+        models=models,
+        collisions=[CollisionPair("plane", "crawler", friction=0.5)],
+    )
     world = OdeEngine(project, {"plane": load_body(env), "crawler": load_body(crawler)}, nameserver=nameserver)
     world.apply("crawler", JointCommand(torque=[0.5, 0.5]))  # a crawler's command is its track speed
     return world

@@ -65,7 +65,8 @@ def test_a_box_turned_45_degrees_touches_by_its_edge(two_boxes):
 
 def test_intersection_and_its_tolerance(two_boxes):
     assert two_boxes.call("intersect", poses=at(pose(), pose([0.9, 0, 0]))) == [
-        {"body1": "a", "link1": "BASE", "body2": "b", "link2": "BASE"}]
+        {"body1": "a", "link1": "BASE", "body2": "b", "link2": "BASE"}
+    ]
     assert two_boxes.call("intersect", poses=at(pose(), pose([1.05, 0, 0]))) == []
     # 5 cm apart: within a 6 cm tolerance, not within 4 cm
     assert len(two_boxes.call("intersect", pairs=[{"body1": "a", "body2": "b", "tolerance": 0.06}])) == 1
@@ -89,8 +90,9 @@ def test_distance_to_a_mesh_reports_points_in_the_world_in_pair_order(service):
     service.call("add_body", name="solid", body=one_link_body("solid", box([1, 1, 1])).to_wire())
     service.call("add_body", name="mesh", body=one_link_body("mesh", box_mesh([1, 1, 1])).to_wire())
     pairs = [{"body1": "solid", "body2": "mesh"}]
-    (result,) = service.call("distance", pairs=pairs, poses={"solid": pose()[None],
-                                                               "mesh": pose([2.0, 1.5, 1.5])[None]})
+    (result,) = service.call(
+        "distance", pairs=pairs, poses={"solid": pose()[None], "mesh": pose([2.0, 1.5, 1.5])[None]}
+    )
     np.testing.assert_allclose(result["distance"], math.sqrt(1.5), atol=1e-6)
     np.testing.assert_allclose(result["point1"], [0.5, 0.5, 0.5], atol=1e-6)
     np.testing.assert_allclose(result["point2"], [1.5, 1.0, 1.0], atol=1e-6)
@@ -117,8 +119,12 @@ def test_a_ray_against_a_sphere(service):
 
 def _room():
     """Walls 0.2 m thick whose inner faces are at x = +-2, y = +-3, and a floor plane at z = 0."""
-    walls = [box([0.2, 6.4, 2.0], (2.1, 0, 1)), box([0.2, 6.4, 2.0], (-2.1, 0, 1)),
-             box([4.4, 0.2, 2.0], (0, 3.1, 1)), box_mesh([4.4, 0.2, 2.0], (0, -3.1, 1))]
+    walls = [
+        box([0.2, 6.4, 2.0], (2.1, 0, 1)),
+        box([0.2, 6.4, 2.0], (-2.1, 0, 1)),
+        box([4.4, 0.2, 2.0], (0, 3.1, 1)),
+        box_mesh([4.4, 0.2, 2.0], (0, -3.1, 1)),
+    ]
     return one_link_body("room", *walls, Shape("plane"), static=True)
 
 
@@ -241,7 +247,9 @@ def test_pairs_can_be_removed_and_everything_cleared(two_boxes):
     two_boxes.call("add_body", name="c", body=one_link_body("c", box([1, 1, 1])).to_wire())
     two_boxes.call("add_pair", body1="c", body2="a", tolerance=0.01)
     assert {(p["body1"], p["body2"], p["tolerance"]) for p in two_boxes.call("pairs")} == {
-        ("a", "b", 0.0), ("c", "a", 0.01)}
+        ("a", "b", 0.0),
+        ("c", "a", 0.01),
+    }
     assert two_boxes.call("remove_pair", body1="a", body2="c")["removed"] == 1  # either order names it
     found = two_boxes.call("contacts", poses={"c": pose([0.5, 0, 0])[None]})
     assert [(r["body1"], r["body2"]) for r in found] == [("a", "b")]  # c overlaps a but is unpaired now
@@ -281,22 +289,30 @@ def test_without_a_nameserver_the_service_exits_naming_it(nameserver_process, tm
 
 
 def test_shapes_of_zero_size_are_answered_or_refused_without_crashing(service):
-    shapes = {"flat": box([0, 0, 0]), "sheet": box([1, 1, 0]), "pill": Shape("capsule", radius=0.1),
-              "ball": Shape("sphere", radius=0.1), "mesh": box_mesh([0, 0, 0])}
+    shapes = {
+        "flat": box([0, 0, 0]),
+        "sheet": box([1, 1, 0]),
+        "pill": Shape("capsule", radius=0.1),
+        "ball": Shape("sphere", radius=0.1),
+        "mesh": box_mesh([0, 0, 0]),
+    }
     for name, shape in shapes.items():
         service.call("add_body", name=name, body=one_link_body(name, shape).to_wire())
     names = list(shapes)
     for i, first in enumerate(names):
-        for second in names[i + 1:]:
+        for second in names[i + 1 :]:
             service.call("add_pair", body1=first, body2=second)
     assert len(service.call("distance")) == len(names) * (len(names) - 1) // 2
     assert len(service.call("intersect")) > 0  # all at the origin
     service.call("contacts")
     service.call("ray", origin=[0, 0, -1], direction=[0, 0, 1])
     # round shapes without radius (or cylinders without height) would abort ODE: refused by name
-    for name, shape, problem in (("dot", Shape("sphere"), "radius"), ("line", Shape("cylinder", height=1.0), "radius"),
-                                 ("disc", Shape("cylinder", radius=1.0), "height"),
-                                 ("tip", Shape("cone", radius=1.0), "height")):
+    for name, shape, problem in (
+        ("dot", Shape("sphere"), "radius"),
+        ("line", Shape("cylinder", height=1.0), "radius"),
+        ("disc", Shape("cylinder", radius=1.0), "height"),
+        ("tip", Shape("cone", radius=1.0), "height"),
+    ):
         with pytest.raises(ModelError, match=f"link 'BASE' shape 0 \\({shape.kind}\\): {problem} must be positive"):
             service.call("add_body", name=name, body=one_link_body(name, shape).to_wire())
     assert service.call("ping")["kind"] == "collision"

@@ -39,12 +39,15 @@ def test_row_lookup_clamps_to_the_table():
     assert motion.row_at(0.0) == 0 and motion.row_at(99.0) == 4450 and motion.row_at(1.5041) == 2
 
 
-@pytest.mark.parametrize(("text", "where"), [
-    ("0.1 1 2\n0.2 1 x2\n", ":2: 'x2' is not a number"),
-    ("0.1 1 2\n\n0.2 1\n", ":3: 2 values, expected 3"),
-    ("0.2 1 2\n0.1 1 2\n", "time does not increase"),
-    ("\n\n", "no data rows"),
-])
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("0.1 1 2\n0.2 1 x2\n", ":2: 'x2' is not a number"),
+        ("0.1 1 2\n\n0.2 1\n", ":3: 2 values, expected 3"),
+        ("0.2 1 2\n0.1 1 2\n", "time does not increase"),
+        ("\n\n", "no data rows"),
+    ],
+)
 def test_bad_rows_name_the_file_and_line(tmp_path, text, where):
     path = tmp_path / "bad.pos"
     path.write_text(text)

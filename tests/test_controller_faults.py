@@ -54,8 +54,9 @@ def wait_unregistered(nameserver: str, name: str, timeout: float = 15.0) -> None
 
 @pytest.mark.parametrize("policy", ["stop", "hold", "zero"])
 def test_a_controller_killed_mid_run_gets_its_policy(nameserver, tmp_path, policy):
-    project = pa10_project(tmp_path, f"  - {{name: arm, robot: pa10, command: external, policy: {policy}, "
-                                     "deadline: 5.0}")
+    project = pa10_project(
+        tmp_path, f"  - {{name: arm, robot: pa10, command: external, policy: {policy}, deadline: 5.0}}"
+    )
     with Stack(tmp_path, nameserver, project) as stack:
         ctl = stack.controller(PA10_FOLLOW, name="arm", robot="pa10")
         stack.sim.call("start", until=0.6)
@@ -111,14 +112,18 @@ def test_a_controller_started_late_joins_at_the_next_tick(nameserver, tmp_path):
 
 
 def test_wrong_length_commands_from_a_controller_process(nameserver, tmp_path):
-    bad = write_controller(tmp_path, "short_torque", """
+    bad = write_controller(
+        tmp_path,
+        "short_torque",
+        """
         import numpy as np
         from hrpsim.controllers import Controller
 
         class ShortTorque(Controller):
             def control(self, state):
                 return np.zeros(3)  # the arm has nine joints
-    """)
+    """,
+    )
     project = pa10_project(tmp_path, "  - {name: short, robot: pa10, command: external, policy: hold}")
     with Stack(tmp_path, nameserver, project) as stack:
         ctl = stack.controller(bad, name="short", robot="pa10")

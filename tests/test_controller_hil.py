@@ -19,16 +19,36 @@ def run_stand_in(tmp_path, nameserver, extra: list[str], controller, until: floa
     log = tmp_path / "hil.log"
     with open(log, "wb") as out:
         popen = subprocess.Popen(
-            [sys.executable, "-m", "hrpsim", "run", "hil", "--project", str(EXAMPLES / "pa10.yaml"), "--robot", "pa10",
-             "--nameserver", nameserver, "--local-loader", "--lockstep", *extra],
-            stdout=out, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True)
+            [
+                sys.executable,
+                "-m",
+                "hrpsim",
+                "run",
+                "hil",
+                "--project",
+                str(EXAMPLES / "pa10.yaml"),
+                "--robot",
+                "pa10",
+                "--nameserver",
+                nameserver,
+                "--local-loader",
+                "--lockstep",
+                *extra,
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+            start_new_session=True,
+        )
     stand_in = ManagedProcess(popen, log)
     ctl = None
     try:
         entry = wait_registered(nameserver, "hil", stand_in)
         assert entry["kind"] == "simserver" and entry["metadata"]["hil"] is True
-        ctl = spawn(["controller", str(controller), "--robot", "pa10", "--name", "pa10_follow",
-                     "--nameserver", nameserver], tmp_path / "controller.log")
+        ctl = spawn(
+            ["controller", str(controller), "--robot", "pa10", "--name", "pa10_follow", "--nameserver", nameserver],
+            tmp_path / "controller.log",
+        )
         wait_registered(nameserver, "pa10_follow", ctl)
         with Client(entry["endpoint"], peer="hil", timeout=5.0) as hil_client:
             hil_client.call("start", until=until)
@@ -52,7 +72,10 @@ def test_the_pa10_controller_runs_unchanged_against_the_stand_in(nameserver, tmp
 
 def test_replayed_angles_reach_the_controller(nameserver, tmp_path):
     out = tmp_path / "deviation.txt"
-    recorder = write_controller(tmp_path, "recorder", f"""
+    recorder = write_controller(
+        tmp_path,
+        "recorder",
+        f"""
         import numpy as np
         from hrpsim.controllers import Controller
         from hrpsim.controllers.motion_data import read_motion
@@ -69,7 +92,8 @@ def test_replayed_angles_reach_the_controller(nameserver, tmp_path):
 
             def stop(self):
                 open({str(out)!r}, "w").write(repr(self.worst))
-    """)
+    """,
+    )
     summary = run_stand_in(tmp_path, nameserver, ["--replay", str(ANGLES)], recorder, 0.3)
     assert summary["controllers"]["pa10_follow"]["ticks"] == 300
     deadline = time.monotonic() + 10
@@ -102,17 +126,42 @@ def test_a_controller_drives_the_example_robot_driver_unchanged(nameserver, tmp_
     driver would; the sample controller attaches to it, runs, and leaves on its bye."""
     driver_log = tmp_path / "driver.log"
     with open(driver_log, "wb") as out:
-        popen = subprocess.Popen([sys.executable, str(EXAMPLES / "driver" / "robot_driver.py"), "--model",
-                                  str(MODELS / "openhrp3" / "model" / "PA10" / "pa10.main.wrl"), "--robot", "pa10",
-                                  "--ticks", "200", "--period", "0.002", "--nameserver", nameserver],
-                                 stdout=out, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True)
+        popen = subprocess.Popen(
+            [
+                sys.executable,
+                str(EXAMPLES / "driver" / "robot_driver.py"),
+                "--model",
+                str(MODELS / "openhrp3" / "model" / "PA10" / "pa10.main.wrl"),
+                "--robot",
+                "pa10",
+                "--ticks",
+                "200",
+                "--period",
+                "0.002",
+                "--nameserver",
+                nameserver,
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+            start_new_session=True,
+        )
     driver = ManagedProcess(popen, driver_log)
     ctl = None
     try:
         entry = wait_registered(nameserver, "driver-pa10", driver)
         assert entry["kind"] == "simserver" and entry["metadata"]["robots"] == ["pa10"]
-        ctl = spawn(["controller", str(EXAMPLES / "controllers" / "hold_pose.py"), "--robot", "pa10",
-                     "--nameserver", nameserver], tmp_path / "controller.log")
+        ctl = spawn(
+            [
+                "controller",
+                str(EXAMPLES / "controllers" / "hold_pose.py"),
+                "--robot",
+                "pa10",
+                "--nameserver",
+                nameserver,
+            ],
+            tmp_path / "controller.log",
+        )
         assert ctl.popen.wait(timeout=60) == 0, ctl.log_text() + driver.log_text()
         assert "the driver stopped after 200 ticks" in ctl.log_text()
         assert driver.popen.wait(timeout=30) == 0, driver.log_text()

@@ -19,9 +19,17 @@ JOINTS = JointIndex(["HIP", "KNEE", "ANKLE"])
 
 
 def make_state() -> State:
-    msg = {"tick": 7, "time": 0.007, "q": np.array([0.1, 0.2, 0.3]), "dq": np.zeros(3), "tau": np.ones(3),
-           "root_position": np.zeros(3), "root_rotation": np.eye(3), "root_velocity": np.zeros(6),
-           "sensors": {"wrist": np.arange(6.0)}}
+    msg = {
+        "tick": 7,
+        "time": 0.007,
+        "q": np.array([0.1, 0.2, 0.3]),
+        "dq": np.zeros(3),
+        "tau": np.ones(3),
+        "root_position": np.zeros(3),
+        "root_rotation": np.eye(3),
+        "root_velocity": np.zeros(6),
+        "sensors": {"wrist": np.arange(6.0)},
+    }
     return State(msg, JOINTS)
 
 
@@ -51,13 +59,17 @@ def test_command_builder_names_what_is_wrong():
 def test_loading_a_controller_file(tmp_path):
     ctl = load_controller(f"{EXAMPLES / 'controllers' / 'hold_pose.py'}", p_gain=10.0)
     assert type(ctl).__name__ == "HoldPose" and ctl.p_gain == 10.0
-    two = write_controller(tmp_path, "two", """
+    two = write_controller(
+        tmp_path,
+        "two",
+        """
         from hrpsim.controllers import Controller
         class A(Controller):
             pass
         class B(Controller):
             pass
-    """)
+    """,
+    )
     with pytest.raises(ConfigError, match=r"defines 2 Controller subclasses \(A, B\): name one as"):
         load_controller(str(two))
     assert type(load_controller(f"{two}:B")).__name__ == "B"
@@ -87,13 +99,16 @@ def test_keyword_options_are_converted_by_the_constructors_type_hints(tmp_path):
     assert make_controller(cls, ["verbose=true"]).verbose is True
 
 
-@pytest.mark.parametrize("pair, message", [
-    ("gain=fast", "gain takes a number"),
-    ("steps=2.5", "steps takes a whole number"),
-    ("verbose=maybe", "verbose is a flag"),
-    ("gian=1", "takes no option 'gian'"),
-    ("oops", "KEY=VALUE"),
-])
+@pytest.mark.parametrize(
+    "pair, message",
+    [
+        ("gain=fast", "gain takes a number"),
+        ("steps=2.5", "steps takes a whole number"),
+        ("verbose=maybe", "verbose is a flag"),
+        ("gian=1", "takes no option 'gian'"),
+        ("oops", "KEY=VALUE"),
+    ],
+)
 def test_an_option_that_cannot_be_converted_is_named(tmp_path, pair, message):
     cls = controller_class(str(write_controller(tmp_path, "tuned", OPTIONED)))
     with pytest.raises(ConfigError, match=message):
@@ -102,8 +117,24 @@ def test_an_option_that_cannot_be_converted_is_named(tmp_path, pair, message):
 
 def test_the_controller_command_refuses_a_bad_option_naming_it(tmp_path):
     path = write_controller(tmp_path, "tuned", OPTIONED)
-    done = subprocess.run([sys.executable, "-m", "hrpsim", "controller", str(path), "--robot", "r",
-                           "-o", "steps=lots", "--connect-timeout", "1"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hrpsim",
+            "controller",
+            str(path),
+            "--robot",
+            "r",
+            "-o",
+            "steps=lots",
+            "--connect-timeout",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2 and "steps takes a whole number" in done.stderr, done.stderr
 
 
@@ -113,7 +144,10 @@ def test_a_controller_calls_the_simulator_and_a_missing_service_by_name(nameserv
     from controller_helpers import EXAMPLES, Stack, write_controller
 
     out = tmp_path / "services.txt"
-    asker = write_controller(tmp_path, "asker", f"""
+    asker = write_controller(
+        tmp_path,
+        "asker",
+        f"""
         from hrpsim.controllers import Controller
         from hrpsim.errors import NotFound
 
@@ -129,7 +163,8 @@ def test_a_controller_calls_the_simulator_and_a_missing_service_by_name(nameserv
 
             def control(self, state):
                 return None
-    """)
+    """,
+    )
     with Stack(tmp_path, nameserver, EXAMPLES / "sample_stand.yaml", until=0.02) as stack:
         stack.controller(asker, name="asker")
         stack.run()

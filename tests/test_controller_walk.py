@@ -18,20 +18,41 @@ REFERENCE = REPO / "tests" / "data" / "sample_walk_summary.json"
 
 def _physical_figures(summary: dict) -> dict:
     walker = summary["controllers"]["walker"]
-    robots = {name: {k: r[k] for k in ("root_start", "root_end", "min_root_z")}
-              for name, r in summary["robots"].items()}
-    return {"sim_time": summary["sim_time"], "ticks": summary["ticks"], "robots": robots,
-            "controllers": {"walker": {k: walker[k] for k in ("ticks", "missed", "errors", "policy_applied")}},
-            "error": summary["error"], "published": summary["published"]}
+    robots = {
+        name: {k: r[k] for k in ("root_start", "root_end", "min_root_z")} for name, r in summary["robots"].items()
+    }
+    return {
+        "sim_time": summary["sim_time"],
+        "ticks": summary["ticks"],
+        "robots": robots,
+        "controllers": {"walker": {k: walker[k] for k in ("ticks", "missed", "errors", "policy_applied")}},
+        "error": summary["error"],
+        "published": summary["published"],
+    }
 
 
 def test_the_sample_walk_finishes_upright_and_forward(tmp_path):
     summary_file = tmp_path / "summary.json"
     run_dir = tmp_path / "run"
     result = subprocess.run(
-        [sys.executable, "-m", "hrpsim", "launch", str(EXAMPLES / "sample_walk.yaml"), "--nameserver",
-         "tcp://127.0.0.1:*", "--summary", str(summary_file), "--run-dir", str(run_dir)],
-        cwd=REPO, capture_output=True, text=True, timeout=240)
+        [
+            sys.executable,
+            "-m",
+            "hrpsim",
+            "launch",
+            str(EXAMPLES / "sample_walk.yaml"),
+            "--nameserver",
+            "tcp://127.0.0.1:*",
+            "--summary",
+            str(summary_file),
+            "--run-dir",
+            str(run_dir),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     summary = json.loads(summary_file.read_text())
     robot = summary["robots"]["robot"]

@@ -18,8 +18,13 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def convert(source: Path, out: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "hrpsim", "model", "convert", str(source), str(out)], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "hrpsim", "model", "convert", str(source), str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_sample1_as_mjcf_keeps_masses_rotor_inertia_and_sensors(models_dir: Path, tmp_path: Path) -> None:
@@ -37,8 +42,10 @@ def test_sample1_as_mjcf_keeps_masses_rotor_inertia_and_sensors(models_dir: Path
     assert np.count_nonzero(model.dof_armature) > 0
     for sensor in body.sensors:
         if sensor.type in ("force", "gyro", "accel"):
-            assert model.site(f"{body.name}/sensor/{sensor.name}").bodyid[0] == model.body(
-                f"{body.name}/{body.links[sensor.link].name}").id
+            assert (
+                model.site(f"{body.name}/sensor/{sensor.name}").bodyid[0]
+                == model.body(f"{body.name}/{body.links[sensor.link].name}").id
+            )
 
 
 def test_closed_loop_and_meshes_survive_the_conversion(models_dir: Path, tmp_path: Path) -> None:

@@ -56,6 +56,7 @@ def zero_crossing_period(values: list[float], dt: float) -> float:
 
 # --- motion ---
 
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_free_fall_follows_the_analytic_curve(engine: str, tmp_path: Path) -> None:
     world = build(engine, tmp_path, [(model("box", position=(0.0, 0.0, 10.0)), box_body())])
@@ -98,13 +99,19 @@ def test_reflected_rotor_inertia_slows_the_pendulum_as_joint_space_inertia(engin
 
 # --- contacts ---
 
+
 def _slope(engine: str, tmp_path: Path, degrees: float, mu: float) -> Engine:
     tilt = [0.0, 1.0, 0.0, math.radians(degrees)]
     centre = axis_angle_matrix(tilt[:3], tilt[3]) @ np.array([0.0, 0.0, 0.1 + 1e-4])
-    return build(engine, tmp_path,
-                 [(model("floor", static=True, rotation=tuple(tilt)), floor_body()),
-                  (model("box", position=tuple(centre), rotation=tuple(tilt)), box_body())],
-                 collisions=[CollisionPair("floor", "box", friction=mu)])
+    return build(
+        engine,
+        tmp_path,
+        [
+            (model("floor", static=True, rotation=tuple(tilt)), floor_body()),
+            (model("box", position=tuple(centre), rotation=tuple(tilt)), box_body()),
+        ],
+        collisions=[CollisionPair("floor", "box", friction=mu)],
+    )
 
 
 # MuJoCo's contacts are soft: a box held by friction creeps (its friction constraint gives way
@@ -139,9 +146,12 @@ REBOUND_TOLERANCE = {"ode": 0.02, "mujoco": 0.1}
 @pytest.mark.parametrize("restitution", [0.0, 0.8])
 def test_restitution_sets_how_high_a_dropped_box_bounces(engine: str, tmp_path: Path, restitution: float) -> None:
     drop = 0.5
-    world = build(engine, tmp_path, [(model("floor", static=True), floor_body()),
-                                     (model("box", position=(0.0, 0.0, 0.1 + drop)), box_body())],
-                  collisions=[CollisionPair("floor", "box", friction=0.5, restitution=restitution)])
+    world = build(
+        engine,
+        tmp_path,
+        [(model("floor", static=True), floor_body()), (model("box", position=(0.0, 0.0, 0.1 + drop)), box_body())],
+        collisions=[CollisionPair("floor", "box", friction=0.5, restitution=restitution)],
+    )
     heights, falling, peak = [], True, 0.0
     for _ in range(1500):
         world.step()
@@ -162,6 +172,7 @@ def test_restitution_sets_how_high_a_dropped_box_bounces(engine: str, tmp_path: 
 
 
 # --- drives ---
+
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_torque_command_accelerates_a_joint_as_newton_says(engine: str, tmp_path: Path) -> None:
@@ -226,13 +237,19 @@ def test_switching_into_high_gain_keeps_the_joint_where_it_is(engine: str, tmp_p
 
 # --- sensors ---
 
+
 @pytest.mark.parametrize("engine", ENGINES)
-def test_box_at_rest_force_sensor_reads_its_weight_and_accelerometer_reads_plus_g(engine: str,
-                                                                                  tmp_path: Path) -> None:
+def test_box_at_rest_force_sensor_reads_its_weight_and_accelerometer_reads_plus_g(engine: str, tmp_path: Path) -> None:
     mass = 10.0
-    world = build(engine, tmp_path, [(model("floor", static=True), floor_body()),
-                                     (model("box", position=(0.0, 0.0, 0.1201)), sensing_box_body(mass=mass))],
-                  collisions=[CollisionPair("floor", "box", friction=0.8)])
+    world = build(
+        engine,
+        tmp_path,
+        [
+            (model("floor", static=True), floor_body()),
+            (model("box", position=(0.0, 0.0, 0.1201)), sensing_box_body(mass=mass)),
+        ],
+        collisions=[CollisionPair("floor", "box", friction=0.8)],
+    )
     run(world, 1.0)
     sensors = world.read("box").sensors
     assert sensors["FS"][:3] == pytest.approx([0.0, 0.0, mass * G], abs=0.01 * mass * G)
@@ -252,24 +269,34 @@ def _turned_sensors_box() -> Body:
     """The sensing box with its gyro and accelerometer turned 90 degrees about X (sensor y = link z)."""
     body = sensing_box_body()
     turn = axis_angle_matrix([1.0, 0.0, 0.0], math.pi / 2)
-    body.sensors = [Sensor("FS", "force", 0, 1, rotation=turn), Sensor("GYRO", "gyro", 0, 0, rotation=turn),
-                    Sensor("ACC", "accel", 0, 0, rotation=turn)]
+    body.sensors = [
+        Sensor("FS", "force", 0, 1, rotation=turn),
+        Sensor("GYRO", "gyro", 0, 0, rotation=turn),
+        Sensor("ACC", "accel", 0, 0, rotation=turn),
+    ]
     return body
 
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_gyro_and_accelerometer_read_in_the_sensor_frame(engine: str, tmp_path: Path) -> None:
-    world = build(engine, tmp_path, [(model("floor", static=True), floor_body()),
-                                     (model("box", position=(0.0, 0.0, 0.1201)), _turned_sensors_box())],
-                  collisions=[CollisionPair("floor", "box", friction=0.8)])
+    world = build(
+        engine,
+        tmp_path,
+        [
+            (model("floor", static=True), floor_body()),
+            (model("box", position=(0.0, 0.0, 0.1201)), _turned_sensors_box()),
+        ],
+        collisions=[CollisionPair("floor", "box", friction=0.8)],
+    )
     run(world, 0.5)
     sensors = world.read("box").sensors
     # at rest: +g along the link's up axis, which is the sensor's +y; the sole's weight on the sensor too
     assert sensors["ACC"] == pytest.approx([0.0, G, 0.0], abs=0.05)
     assert sensors["FS"][1] == pytest.approx(10.0 * G, rel=0.01)
     # spinning about world z in free space: the gyro reads the rate along its +y
-    spinning = build(engine, tmp_path, [(model("box", position=(0.0, 0.0, 5.0)), _turned_sensors_box())],
-                     gravity=[0.0, 0.0, 0.0])
+    spinning = build(
+        engine, tmp_path, [(model("box", position=(0.0, 0.0, 5.0)), _turned_sensors_box())], gravity=[0.0, 0.0, 0.0]
+    )
     spinning.set_link_data("box", root_velocity=[0.0, 0.0, 0.0, 0.0, 0.0, 2.0])
     run(spinning, 0.05)
     assert spinning.read("box").sensors["GYRO"] == pytest.approx([0.0, 2.0, 0.0], abs=1e-6)
@@ -277,6 +304,7 @@ def test_gyro_and_accelerometer_read_in_the_sensor_frame(engine: str, tmp_path: 
 
 
 # --- closed loops and a robot standing ---
+
 
 def _loop_gap(world: Engine, robot: str) -> float:
     body = world.body(robot)
@@ -296,8 +324,7 @@ def test_closed_link_sample_keeps_its_loop_closed_while_driven(engine: str, tmp_
     assert body.extra_joints[0].type == "xy"
     world = build(engine, tmp_path, [(model("closed", drive="torque"), body)])
     names = body.joint_names
-    world.apply("closed", JointCommand(dq_ref=np.array([1.5] + [0.0] * (len(names) - 1)),
-                                       modes={names[0]: "velocity"}))
+    world.apply("closed", JointCommand(dq_ref=np.array([1.5] + [0.0] * (len(names) - 1)), modes={names[0]: "velocity"}))
     gaps = []
     for _ in range(2000):
         world.step()
@@ -309,10 +336,16 @@ def test_closed_link_sample_keeps_its_loop_closed_while_driven(engine: str, tmp_
 @pytest.mark.parametrize("engine", ENGINES)
 def test_sample1_holds_its_initial_pose_upright_on_its_feet(engine: str, tmp_path: Path) -> None:
     robot = load_body(SAMPLE1)
-    world = build(engine, tmp_path,
-                  [(model("floor", static=True, position=(0.0, 0.0, -0.1)), load_body(FLOOR)),
-                   (model("robot", position=(0.0, 0.0, 0.7235), drive="high_gain"), robot)],
-                  timestep=0.002, collisions=[CollisionPair("floor", "robot", friction=0.5)])
+    world = build(
+        engine,
+        tmp_path,
+        [
+            (model("floor", static=True, position=(0.0, 0.0, -0.1)), load_body(FLOOR)),
+            (model("robot", position=(0.0, 0.0, 0.7235), drive="high_gain"), robot),
+        ],
+        timestep=0.002,
+        collisions=[CollisionPair("floor", "robot", friction=0.5)],
+    )
     start = world.read("robot")
     run(world, 3.0)
     state = world.read("robot")
@@ -339,10 +372,15 @@ def test_a_box_rests_on_the_slope_of_a_static_mesh(engine: str, tmp_path: Path) 
     wedge.links[0].shapes = [Shape("mesh", vertices=WEDGE_V, triangles=WEDGE_T)]
     theta = math.atan(0.5)
     lift = 0.1 / math.cos(theta)  # the box centre above the slope, straight up
-    world = build(engine, tmp_path, [(model("wedge", static=True), wedge),
-                                     (model("box", position=(0.0, 0.0, 0.5 + lift + 0.002),
-                                            rotation=(0.0, 1.0, 0.0, -theta)), box_body())],
-                  collisions=[CollisionPair("wedge", "box", friction=2.0)])
+    world = build(
+        engine,
+        tmp_path,
+        [
+            (model("wedge", static=True), wedge),
+            (model("box", position=(0.0, 0.0, 0.5 + lift + 0.002), rotation=(0.0, 1.0, 0.0, -theta)), box_body()),
+        ],
+        collisions=[CollisionPair("wedge", "box", friction=2.0)],
+    )
     run(world, 1.0)
     x, _, z = world.read("box").root_position
     assert z - (x + 1.0) / 2.0 == pytest.approx(lift, abs=3e-3)  # on the slope, not on the bounding box
@@ -351,8 +389,12 @@ def test_a_box_rests_on_the_slope_of_a_static_mesh(engine: str, tmp_path: Path) 
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_root_velocity_set_and_read_in_the_world_frame_on_a_turned_body(engine: str, tmp_path: Path) -> None:
-    world = build(engine, tmp_path, [(model("box", position=(0.0, 0.0, 5.0), rotation=(1.0, 0.0, 0.0, math.pi / 2)),
-                                      box_body())], gravity=[0.0, 0.0, 0.0])
+    world = build(
+        engine,
+        tmp_path,
+        [(model("box", position=(0.0, 0.0, 5.0), rotation=(1.0, 0.0, 0.0, math.pi / 2)), box_body())],
+        gravity=[0.0, 0.0, 0.0],
+    )
     velocity = [1.0, 0.5, 0.0, 0.0, 0.3, 1.0]
     world.set_link_data("box", root_velocity=velocity)
     assert world.read("box").root_velocity == pytest.approx(velocity, abs=1e-9)
@@ -364,15 +406,24 @@ def test_root_velocity_set_and_read_in_the_world_frame_on_a_turned_body(engine: 
 
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("self_collision", [True, False])
-def test_self_collision_pushes_overlapping_links_apart_only_when_asked(engine: str, tmp_path: Path,
-                                                                       self_collision: bool) -> None:
-    pairs = [CollisionPair("chain", "chain", self_collision=True)] if self_collision else [
-        CollisionPair("chain", "other")]
+def test_self_collision_pushes_overlapping_links_apart_only_when_asked(
+    engine: str, tmp_path: Path, self_collision: bool
+) -> None:
+    pairs = (
+        [CollisionPair("chain", "chain", self_collision=True)] if self_collision else [CollisionPair("chain", "other")]
+    )
     # Plates wide along the hinge axis, so that the overlap is shallowest across them (a contact
     # pushing along the axis could not turn the joints).
-    world = build(engine, tmp_path, [(model("chain", joints={"L1": 2.8, "L2": 2.8}), folded_chain(width=0.2)),
-                                     (model("other", position=(5.0, 5.0, 5.0), static=True), box_body())],
-                  collisions=pairs, gravity=[0.0, 0.0, 0.0])
+    world = build(
+        engine,
+        tmp_path,
+        [
+            (model("chain", joints={"L1": 2.8, "L2": 2.8}), folded_chain(width=0.2)),
+            (model("other", position=(5.0, 5.0, 5.0), static=True), box_body()),
+        ],
+        collisions=pairs,
+        gravity=[0.0, 0.0, 0.0],
+    )
     run(world, 0.02)
     moved = float(np.abs(world.read("chain").dq).max())
     if self_collision:

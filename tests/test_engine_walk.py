@@ -26,9 +26,24 @@ def test_the_sample_walk_on_mujoco_ends_where_it_ends_on_ode(tmp_path):
     summary_file = tmp_path / "summary.json"
     run_dir = tmp_path / "run"
     result = subprocess.run(
-        [sys.executable, "-m", "hrpsim", "launch", str(EXAMPLES / "sample_walk_mujoco.yaml"), "--nameserver",
-         "tcp://127.0.0.1:*", "--summary", str(summary_file), "--run-dir", str(run_dir)],
-        cwd=REPO, capture_output=True, text=True, timeout=240)
+        [
+            sys.executable,
+            "-m",
+            "hrpsim",
+            "launch",
+            str(EXAMPLES / "sample_walk_mujoco.yaml"),
+            "--nameserver",
+            "tcp://127.0.0.1:*",
+            "--summary",
+            str(summary_file),
+            "--run-dir",
+            str(run_dir),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     summary = json.loads(summary_file.read_text())
     robot, walker = summary["robots"]["robot"], summary["controllers"]["walker"]

@@ -66,7 +66,7 @@ class Row:
 def table_rows() -> list[Row]:
     """The rows of the table under '## The table' in docs/faults.md."""
     text = FAULTS_DOC.read_text()
-    lines = text[text.index("## The table"):].splitlines()
+    lines = text[text.index("## The table") :].splitlines()
     cells = [[c.strip() for c in line.strip().strip("|").split("|")] for line in lines if line.startswith("|")]
     header, body = cells[0], cells[2:]
     assert header[:7] == ["fault", "component", "policy", "exit", "error mentions", "lost", "restarted"]
@@ -89,7 +89,8 @@ def write_project(folder: Path, models_dir: Path, row: Row) -> Path:
         "collisions:\n  - {a: floor, b: robot, friction: 0.5}\n"
         "controllers:\n"
         f"  - {{name: ctl, robot: robot, command: 'python {controller}', period: 0.004, policy: {row.policy},"
-        f" deadline: 3.0{', restart: on-failure' if row.restart == 'on-failure' else ''}}}\n")
+        f" deadline: 3.0{', restart: on-failure' if row.restart == 'on-failure' else ''}}}\n"
+    )
     return path
 
 
@@ -102,9 +103,23 @@ class Launched:
         self.run_dir = folder / "run"
         self.out = open(folder / "launch.out", "w")  # noqa: SIM115 - closed in finish()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "hrpsim", "launch", str(project), "--nameserver", "tcp://127.0.0.1:*",
-             "--run-dir", str(self.run_dir), "--summary", str(self.summary_path)],
-            cwd=REPO, stdout=self.out, stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-m",
+                "hrpsim",
+                "launch",
+                str(project),
+                "--nameserver",
+                "tcp://127.0.0.1:*",
+                "--run-dir",
+                str(self.run_dir),
+                "--summary",
+                str(self.summary_path),
+            ],
+            cwd=REPO,
+            stdout=self.out,
+            stderr=subprocess.STDOUT,
+        )
         self.seen: set[int] = set()  # every process the launcher started
 
     def output(self) -> str:
@@ -242,4 +257,3 @@ def test_ctrl_c_at_random_times_always_leaves_a_summary_and_no_process(tmp_path:
             continue
         assert code == 130, where
         assert "SIGINT" in launched.summary()["error"], where
-

@@ -30,8 +30,9 @@ def test_a_push_sticks_below_mu_m_g_and_slides_above(tmp_path: Path, azimuth: fl
 
 @pytest.mark.parametrize("degrees", [30.0, 33.0])
 @pytest.mark.parametrize("azimuth", [0.0, 45.0])
-def test_static_friction_holds_until_its_limit_then_sliding_friction_acts(tmp_path: Path, degrees: float,
-                                                                         azimuth: float) -> None:
+def test_static_friction_holds_until_its_limit_then_sliding_friction_acts(
+    tmp_path: Path, degrees: float, azimuth: float
+) -> None:
     cases.case_static_friction_holds_until_its_limit(ode_engine, tmp_path, degrees, azimuth)
 
 
@@ -45,9 +46,25 @@ def test_contacts_from_the_collision_service_get_the_same_friction(nameserver: s
 def test_the_slope_example_slides_down_the_diagonal_through_hrpsim_launch(tmp_path: Path) -> None:
     summary_file = tmp_path / "summary.json"
     result = subprocess.run(
-        [sys.executable, "-m", "hrpsim", "launch", str(REPO / "examples" / "slope.yaml"), "--summary",
-         str(summary_file), "--nameserver", "tcp://127.0.0.1:*", "--run-dir", str(tmp_path / "run"), "--quiet"],
-        cwd=REPO, capture_output=True, text=True, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "hrpsim",
+            "launch",
+            str(REPO / "examples" / "slope.yaml"),
+            "--summary",
+            str(summary_file),
+            "--nameserver",
+            "tcp://127.0.0.1:*",
+            "--run-dir",
+            str(tmp_path / "run"),
+            "--quiet",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     box = json.loads(summary_file.read_text())["robots"]["box"]
     dx, dy, dz = (end - start for start, end in zip(box["root_start"], box["root_end"], strict=True))
@@ -55,7 +72,6 @@ def test_the_slope_example_slides_down_the_diagonal_through_hrpsim_launch(tmp_pa
     assert math.degrees(math.atan2(dy, dx)) == pytest.approx(45.0, abs=1.0)
     assert math.atan2(-dz, math.hypot(dx, dy)) == pytest.approx(tilt, abs=0.01)  # along the surface
     assert math.dist(box["root_start"], box["root_end"]) == pytest.approx(cases.coulomb_slide(28.0, 0.5), rel=0.05)
-
 
 
 def test_ode_solves_every_step_of_the_slope_and_push_cases(tmp_path: Path, capfd: pytest.CaptureFixture) -> None:

@@ -14,8 +14,10 @@ from hrpsim.project import parse_project
 
 
 def _project(tmp_path, devices: dict, *, joints: dict | None = None):
-    data = {"world": {"timestep": 0.001},
-            "models": [{"name": "robot", "file": str(SR1_URDF), "devices": devices, "joints": joints or {}}]}
+    data = {
+        "world": {"timestep": 0.001},
+        "models": [{"name": "robot", "file": str(SR1_URDF), "devices": devices, "joints": joints or {}}],
+    }
     return parse_project(data, str(tmp_path / "project.yaml"))
 
 
@@ -45,8 +47,9 @@ def _run(nameserver, project, ticks: int) -> tuple[_Probe, list[np.ndarray]]:
 
 def test_encoder_angles_are_whole_multiples_of_the_resolution(nameserver, tmp_path):
     names = sr1_body().joint_names
-    project = _project(tmp_path, {"encoder": {"counts_per_rev": 1000, "gear_ratio": 2}},
-                       joints={names[0]: 0.12345, names[1]: -0.4321})
+    project = _project(
+        tmp_path, {"encoder": {"counts_per_rev": 1000, "gear_ratio": 2}}, joints={names[0]: 0.12345, names[1]: -0.4321}
+    )
     probe, _ = _run(nameserver, project, 3)
     resolution = 2 * np.pi / 2000
     steps = probe.seen[0] / resolution

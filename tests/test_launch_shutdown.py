@@ -17,9 +17,23 @@ EXAMPLE = REPO / "examples" / "nameserver_only.yaml"
 
 
 def launch(args: list[str], tmp_path: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "hrpsim", "launch", *args, "--run-dir", str(tmp_path / "run"),
-                             "--summary", str(tmp_path / "summary.json")],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hrpsim",
+            "launch",
+            *args,
+            "--run-dir",
+            str(tmp_path / "run"),
+            "--summary",
+            str(tmp_path / "summary.json"),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def processes_mentioning(text: str) -> list[psutil.Process]:
@@ -52,8 +66,7 @@ def test_sigterm_stops_every_component_and_exits_non_zero(tmp_path: Path) -> Non
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert "SIGTERM" in summary["error"]
     pids = [c["pid"] for c in summary["launch"]["components"].values()]
-    assert pids and not any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE
-                            for p in pids)
+    assert pids and not any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE for p in pids)
     assert processes_mentioning(str(tmp_path / "run")) == []
 
 
@@ -81,8 +94,9 @@ def test_a_component_that_crashes_at_start_is_named_and_nothing_is_left(tmp_path
 def test_a_bad_project_file_is_refused_naming_file_and_key(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("world: {timestep: -1, sync: sometimes}\nmodels:\n  - {name: r, file: nowhere.wrl}\n")
-    proc = subprocess.run([sys.executable, "-m", "hrpsim", "launch", str(bad)], cwd=REPO, capture_output=True,
-                          text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "hrpsim", "launch", str(bad)], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 2
     for key in ("world.timestep", "world.sync", "models[0].file"):
         assert key in proc.stderr
@@ -107,9 +121,11 @@ def test_a_model_that_cannot_be_loaded_is_named_with_its_problems(tmp_path: Path
     cut = text[: len(text) // 2]
     (tmp_path / "half.wrl").write_text(cut)
     project = tmp_path / "one_bad.yaml"
-    project.write_text(f"world: {{end_time: 0.1}}\nmodels:\n"
-                       f"  - {{name: floor, file: {models_dir / 'openhrp3/model/floor.wrl'}, static: true}}\n"
-                       f"  - {{name: walker, file: half.wrl}}\n")
+    project.write_text(
+        f"world: {{end_time: 0.1}}\nmodels:\n"
+        f"  - {{name: floor, file: {models_dir / 'openhrp3/model/floor.wrl'}, static: true}}\n"
+        f"  - {{name: walker, file: half.wrl}}\n"
+    )
     proc = launch([str(project), "--nameserver", "tcp://127.0.0.1:*"], tmp_path)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 1

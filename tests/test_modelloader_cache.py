@@ -38,13 +38,17 @@ def test_least_recently_used_entries_go_first(tmp_path: Path) -> None:
 
 
 def test_externproto_definitions_are_read_from_their_file(tmp_path: Path) -> None:
-    (tmp_path / "protos.wrl").write_text("#VRML V2.0 utf8\nPROTO Wheel [ field SFFloat radius 0.1 ] "
-                                         "{ Shape { geometry Sphere { radius IS radius } } }\n")
-    path = write_model(tmp_path, """
+    (tmp_path / "protos.wrl").write_text(
+        "#VRML V2.0 utf8\nPROTO Wheel [ field SFFloat radius 0.1 ] { Shape { geometry Sphere { radius IS radius } } }\n"
+    )
+    path = write_model(
+        tmp_path,
+        """
 EXTERNPROTO Wheel [ field SFFloat radius ] "protos.wrl#Wheel"
 DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "free" children [ Segment { mass 1 children [
   Wheel { radius 0.25 } Wheel { } ] } ] } }
-""")
+""",
+    )
     body = load_body(path)
     assert [s.radius for s in body.root.shapes] == [0.25, 0.1]
     assert body.metadata["files"] == [str(path), str(tmp_path / "protos.wrl")]

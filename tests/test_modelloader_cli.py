@@ -49,8 +49,14 @@ def test_a_reader_that_stops_early_ends_the_command_without_a_traceback() -> Non
     reader, writer = os.pipe()
     os.close(reader)
     try:
-        done = subprocess.run([*HRPSIM, "model", "info", str(MODELS / "openhrp3/model/sample1.wrl")], cwd=REPO,
-                              stdout=writer, stderr=subprocess.PIPE, text=True, timeout=120)
+        done = subprocess.run(
+            [*HRPSIM, "model", "info", str(MODELS / "openhrp3/model/sample1.wrl")],
+            cwd=REPO,
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
     finally:
         os.close(writer)
     assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr

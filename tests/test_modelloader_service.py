@@ -17,13 +17,22 @@ from hrpsim.models import fetch_body
 
 @pytest.fixture
 def loader(nameserver: str, tmp_path: Path):
-    with modelloader_process(nameserver, tmp_path) as proc, \
-            Client(proc.address, peer="modelloader", timeout=60.0) as client:
+    with (
+        modelloader_process(nameserver, tmp_path) as proc,
+        Client(proc.address, peer="modelloader", timeout=60.0) as client,
+    ):
         yield nameserver, client
 
 
-@pytest.mark.parametrize("rel", ["openhrp3/model/sample1.wrl", "openhrp3/model/PA10/pa10.main.wrl",
-                                 "openhrp3/model/closed-link-sample.wrl", "openhrp3/model/house/house.main.wrl"])
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "openhrp3/model/sample1.wrl",
+        "openhrp3/model/PA10/pa10.main.wrl",
+        "openhrp3/model/closed-link-sample.wrl",
+        "openhrp3/model/house/house.main.wrl",
+    ],
+)
 def test_body_through_the_service_equals_the_local_load(loader, rel: str) -> None:
     nameserver, _ = loader
     remote = fetch_body(MODELS / rel, nameserver=nameserver)
@@ -81,10 +90,12 @@ def test_a_broken_model_is_an_error_reply_and_the_service_goes_on(loader, tmp_pa
 def test_a_model_error_crosses_the_wire_with_every_problem_and_its_place(loader, tmp_path: Path) -> None:
     _, client = loader
     broken = tmp_path / "two_problems.urdf"
-    broken.write_text('<robot name="r">\n  <link name="a"/>\n  <link name="b"/>\n'
-                      '  <joint name="j" type="revolving">\n    <parent link="a"/><child link="b"/>\n  </joint>\n'
-                      '  <joint name="k" type="fixed">\n    <parent link="a"/><child link="ghost"/>\n  </joint>\n'
-                      '</robot>\n')
+    broken.write_text(
+        '<robot name="r">\n  <link name="a"/>\n  <link name="b"/>\n'
+        '  <joint name="j" type="revolving">\n    <parent link="a"/><child link="b"/>\n  </joint>\n'
+        '  <joint name="k" type="fixed">\n    <parent link="a"/><child link="ghost"/>\n  </joint>\n'
+        "</robot>\n"
+    )
     with pytest.raises(ModelError) as local:
         load_body(broken)
     with pytest.raises(ModelError) as remote:

@@ -80,8 +80,9 @@ def test_bad_commands_are_refused_naming_the_field_and_joint(tmp_path: Path) -> 
 
 
 def test_exploding_state_stops_with_an_error_naming_model_and_link(tmp_path: Path) -> None:
-    world = build(tmp_path, [(model("floor", static=True), floor_body()),
-                             (model("box", position=(0.0, 0.0, 0.2)), box_body())])
+    world = build(
+        tmp_path, [(model("floor", static=True), floor_body()), (model("box", position=(0.0, 0.0, 0.2)), box_body())]
+    )
     for _ in range(10):
         world.step()
     before = world.read("box")
@@ -124,8 +125,13 @@ def test_set_link_data_places_joints_and_root(tmp_path: Path) -> None:
 
 def test_switching_into_velocity_mode_at_run_time_keeps_the_state(tmp_path: Path) -> None:
     # Velocity drives are added to the model when a joint first needs one (the model is recompiled).
-    world = build(tmp_path, [(model("floor", static=True), floor_body()),
-                             (model("pend", joints={"ROD": 0.5}, position=(0.0, 0.0, 1.0)), pendulum_body())])
+    world = build(
+        tmp_path,
+        [
+            (model("floor", static=True), floor_body()),
+            (model("pend", joints={"ROD": 0.5}, position=(0.0, 0.0, 1.0)), pendulum_body()),
+        ],
+    )
     for _ in range(100):
         world.step()
     before = world.read("pend")
@@ -157,8 +163,13 @@ def test_a_concave_mesh_is_named_in_a_warning_because_it_collides_as_its_hull(tm
     assert any("model 'room' link 'BASE'" in r.message and "convex hull" in r.message for r in caplog.records)
     caplog.clear()
     wedge = floor_body()
-    wedge.links[0].shapes = [Shape("mesh", vertices=np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], float),
-                                   triangles=np.array([[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]]))]
+    wedge.links[0].shapes = [
+        Shape(
+            "mesh",
+            vertices=np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], float),
+            triangles=np.array([[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]]),
+        )
+    ]
     with caplog.at_level("WARNING", logger="hrpsim.simserver"):
         build(tmp_path, [(model("tetra", static=True), wedge), (model("box", position=(0, 0, 3.0)), box_body())])
     assert not any("convex hull" in r.message for r in caplog.records)  # a convex mesh is exact

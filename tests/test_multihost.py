@@ -68,15 +68,27 @@ def two_hosts() -> Iterator[TwoHosts]:
         subprocess.run(["ip", "link", "del", veth_a], capture_output=True, timeout=10)
 
 
-def start(args: list[str], log: Path, *, advertise: str, namespace: str | None = None,
-          env: dict[str, str] | None = None) -> ManagedProcess:
+def start(
+    args: list[str], log: Path, *, advertise: str, namespace: str | None = None, env: dict[str, str] | None = None
+) -> ManagedProcess:
     prefix = ["ip", "netns", "exec", namespace] if namespace else []
     inherited = {k: v for k, v in os.environ.items() if k not in ("HRPSIM_KEYS", "HRPSIM_KEY")}  # the test's own
-    full_env = {**inherited, "HRPSIM_ADVERTISE_HOST": advertise, "PYTHONPATH": str(REPO),
-                "HRPSIM_MODEL_ROOTS": model_roots_for(log.parent), **(env or {})}
+    full_env = {
+        **inherited,
+        "HRPSIM_ADVERTISE_HOST": advertise,
+        "PYTHONPATH": str(REPO),
+        "HRPSIM_MODEL_ROOTS": model_roots_for(log.parent),
+        **(env or {}),
+    }
     with open(log, "wb") as out:
-        popen = subprocess.Popen([*prefix, sys.executable, "-m", "hrpsim", *args], stdout=out,
-                                 stderr=subprocess.STDOUT, cwd=REPO, env=full_env, start_new_session=True)
+        popen = subprocess.Popen(
+            [*prefix, sys.executable, "-m", "hrpsim", *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+            env=full_env,
+            start_new_session=True,
+        )
     return ManagedProcess(popen, log)
 
 
@@ -109,22 +121,42 @@ def start_stack(hosts: TwoHosts, folder: Path, *, security: list[str], controlle
     stack = Stack([], "", {})
     try:
         ns_file = folder / "ns.endpoint"
-        nameserver = start(["run", "nameserver", "--bind", f"tcp://{a}:*", "--endpoint-file", str(ns_file),
-                            *security], folder / "nameserver.log", advertise=a)
+        nameserver = start(
+            ["run", "nameserver", "--bind", f"tcp://{a}:*", "--endpoint-file", str(ns_file), *security],
+            folder / "nameserver.log",
+            advertise=a,
+        )
         stack.procs.append(nameserver)
         stack.nameserver = wait_for_file(ns_file, nameserver)
         common = ["--nameserver", stack.nameserver, "--bind", "tcp://0.0.0.0:*", *security]
         stack.procs.append(start(["run", "modelloader", *common], folder / "modelloader.log", advertise=a))
         with NameClient(stack.nameserver, timeout=2.0) as names:
             wait_registered(names, "modelloader", stack.procs[-1])
-            sim = start(["run", "simserver", "--project", str(REPO / "examples/sample_stand.yaml"), "--until", "0.5",
-                         *common], folder / "simserver.log", advertise=b, namespace=hosts.namespace)
+            sim = start(
+                ["run", "simserver", "--project", str(REPO / "examples/sample_stand.yaml"), "--until", "0.5", *common],
+                folder / "simserver.log",
+                advertise=b,
+                namespace=hosts.namespace,
+            )
             stack.procs.append(sim)
             stack.sim = wait_registered(names, "simserver", sim)
             assert stack.sim["endpoint"].startswith(f"tcp://{b}:"), stack.sim
-            controller = start(["controller", "examples/controllers/hold_pose.py", "--robot", "robot",
-                                "--name", "holder", "--nameserver", stack.nameserver, *security],
-                               folder / "controller.log", advertise=a, env=controller_env)
+            controller = start(
+                [
+                    "controller",
+                    "examples/controllers/hold_pose.py",
+                    "--robot",
+                    "robot",
+                    "--name",
+                    "holder",
+                    "--nameserver",
+                    stack.nameserver,
+                    *security,
+                ],
+                folder / "controller.log",
+                advertise=a,
+                env=controller_env,
+            )
             stack.procs.append(controller)
             wait_registered(names, "holder", controller)
     except BaseException:
@@ -151,8 +183,11 @@ def assert_held(summary: dict) -> None:
 
 
 def test_without_keys_the_stack_runs_across_hosts_only_when_insecure(two_hosts: TwoHosts, tmp_path: Path) -> None:
-    refused = start(["run", "nameserver", "--bind", f"tcp://{two_hosts.address_a}:*"], tmp_path / "refused.log",
-                    advertise=two_hosts.address_a)
+    refused = start(
+        ["run", "nameserver", "--bind", f"tcp://{two_hosts.address_a}:*"],
+        tmp_path / "refused.log",
+        advertise=two_hosts.address_a,
+    )
     assert refused.popen.wait(30) == 1
     assert "hrpsim keys new" in refused.log_text() and "--insecure" in refused.log_text()
     stack = start_stack(two_hosts, tmp_path, security=["--insecure"], controller_env={})
@@ -164,13 +199,13 @@ def test_without_keys_the_stack_runs_across_hosts_only_when_insecure(two_hosts: 
 
 
 def test_with_keys_the_stack_runs_and_strangers_get_nothing(
-        two_hosts: TwoHosts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    two_hosts: TwoHosts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     keys, stranger_keys = tmp_path / "keys", tmp_path / "stranger-keys"
     make_keys(keys, stranger_keys)
     monkeypatch.setenv("HRPSIM_KEYS", str(keys))
     monkeypatch.setenv("HRPSIM_KEY", "admin")
-    stack = start_stack(two_hosts, tmp_path, security=["--keys", str(keys)],
-                        controller_env={"HRPSIM_KEY": "driver"})
+    stack = start_stack(two_hosts, tmp_path, security=["--keys", str(keys)], controller_env={"HRPSIM_KEY": "driver"})
     try:
         monkeypatch.setenv("HRPSIM_KEY", "watcher")
         context = zmq.Context()
@@ -205,12 +240,21 @@ def test_with_keys_the_stack_runs_and_strangers_get_nothing(
 
 
 def make_keys(keys: Path, stranger_keys: Path) -> None:
-    for args in ([str(keys)], [str(keys), "--name", "watcher", "--role", "observer"],
-                 [str(keys), "--name", "driver", "--role", "controller", "--robots", "robot"],
-                 [str(keys), "--name", "rival", "--role", "controller"],
-                 [str(stranger_keys)]):
-        done = subprocess.run([sys.executable, "-m", "hrpsim", "keys", "new", *args], capture_output=True,
-                              text=True, timeout=30, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    for args in (
+        [str(keys)],
+        [str(keys), "--name", "watcher", "--role", "observer"],
+        [str(keys), "--name", "driver", "--role", "controller", "--robots", "robot"],
+        [str(keys), "--name", "rival", "--role", "controller"],
+        [str(stranger_keys)],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "hrpsim", "keys", "new", *args],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            cwd=REPO,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )
         assert done.returncode == 0, done.stderr
     # The stranger knows the services' public key (it is public): only the allow-list stops it.
     shutil.copy(keys / "server.key", stranger_keys / "server.key")
@@ -255,7 +299,6 @@ def assert_controller_cannot_pose_as_a_service(stack: Stack) -> None:
         with pytest.raises(AccessDenied):
             names.register("simserver", "simserver", "tcp://10.0.0.1:1", owner="guess")
         assert names.resolve("simserver")["endpoint"] == stack.sim["endpoint"]
-
 
 
 def assert_a_rival_cannot_evict_the_controller(stack: Stack) -> None:

@@ -19,7 +19,9 @@ def write(tmp_path: Path, text: str) -> Path:
 
 
 def test_a_full_project_parses_with_paths_relative_to_the_file(tmp_path: Path) -> None:
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
 world: {timestep: 0.002, gravity: [0, 0, -9.8], end_time: 3, sync: realtime, ode: {solver: quickstep}}
 models:
   - {name: floor, file: m.wrl, static: true, position: [0, 0, -0.1]}
@@ -28,7 +30,8 @@ controllers:
   - {name: c, robot: robot, command: "python ctl.py", period: 0.004, policy: hold}
 collisions:
   - {a: floor, b: robot, friction: 0.7}
-""")
+""",
+    )
     p = load_project(path)
     assert p.world.timestep == 0.002 and p.world.sync == "realtime" and p.world.ode.solver == "quickstep"
     assert p.model("floor").static and p.model("floor").file == str((tmp_path / "m.wrl").resolve())
@@ -39,7 +42,9 @@ collisions:
 
 
 def test_every_problem_is_collected_with_its_key(tmp_path: Path) -> None:
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
 world: {timestep: 0, sync: sometimes, colour: red}
 models:
   - {name: robot, file: missing.wrl, position: [0, 0]}
@@ -48,13 +53,23 @@ controllers:
   - {name: c, robot: nobody, command: x, period: 0.0015}
 collisions:
   - {a: robot, b: ghost, friction: .nan}
-""")
+""",
+    )
     with pytest.raises(ConfigError) as err:
         load_project(path)
     text = str(err.value)
-    for key in ("world.timestep", "world.sync", "world.colour", "models[0].file", "models[0].position",
-                "models[1].drive", "two models are named 'robot'", "controllers[0].robot", "collisions[0].b",
-                "collisions[0].friction"):
+    for key in (
+        "world.timestep",
+        "world.sync",
+        "world.colour",
+        "models[0].file",
+        "models[0].position",
+        "models[1].drive",
+        "two models are named 'robot'",
+        "controllers[0].robot",
+        "collisions[0].b",
+        "collisions[0].friction",
+    ):
         assert key in text, key
     assert str(path) in text
 
@@ -66,32 +81,43 @@ def test_a_yaml_syntax_error_names_line_and_column(tmp_path: Path) -> None:
 
 
 def test_a_period_that_is_not_a_multiple_of_the_timestep_is_refused(tmp_path: Path) -> None:
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
 world: {timestep: 0.001}
 models: [{name: r, file: m.wrl}]
 controllers: [{name: c, robot: r, command: x, period: 0.0025}]
-""")
+""",
+    )
     with pytest.raises(ConfigError, match="not a whole multiple"):
         load_project(path)
 
 
 def test_a_controller_without_period_runs_at_one_time_step(tmp_path: Path) -> None:
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
 world: {timestep: 0.002}
 models: [{name: r, file: m.wrl}]
 controllers: [{name: c, robot: r, command: x}]
-""")
+""",
+    )
     assert load_project(path).controllers[0].period == 0.002
 
 
-@pytest.mark.parametrize("key, entry", [
-    ("models[0].static", 'models: [{name: r, file: m.wrl, static: "no"}]'),
-    ("world.joint_limits", 'world: {joint_limits: "false"}\nmodels: [{name: r, file: m.wrl}]'),
-    ("services.collision", 'models: [{name: r, file: m.wrl}]\nservices: {collision: "no"}'),
-    ("models[0].options.lenient", 'models: [{name: r, file: m.wrl, options: {lenient: 1}}]'),
-    ("collisions[0].self_collision", 'models: [{name: r, file: m.wrl}]\n'
-                                     'collisions: [{a: r, b: r, self_collision: "yes"}]'),
-])
+@pytest.mark.parametrize(
+    "key, entry",
+    [
+        ("models[0].static", 'models: [{name: r, file: m.wrl, static: "no"}]'),
+        ("world.joint_limits", 'world: {joint_limits: "false"}\nmodels: [{name: r, file: m.wrl}]'),
+        ("services.collision", 'models: [{name: r, file: m.wrl}]\nservices: {collision: "no"}'),
+        ("models[0].options.lenient", "models: [{name: r, file: m.wrl, options: {lenient: 1}}]"),
+        (
+            "collisions[0].self_collision",
+            'models: [{name: r, file: m.wrl}]\ncollisions: [{a: r, b: r, self_collision: "yes"}]',
+        ),
+    ],
+)
 def test_a_flag_that_is_not_a_boolean_is_refused_naming_its_key(tmp_path: Path, key: str, entry: str) -> None:
     path = write(tmp_path, entry + "\n")
     with pytest.raises(ConfigError, match=re.escape(f"{key}: must be true or false")):
@@ -120,7 +146,7 @@ models:
 collisions:
   - {a: floor, b: box}
 """
-    path = write(tmp_path, full[:full.index(cut_after) + len(cut_after)])
+    path = write(tmp_path, full[: full.index(cut_after) + len(cut_after)])
     with pytest.raises(ConfigError, match=r"empty"):
         load_project(path)
 
@@ -133,14 +159,17 @@ def test_end_time_without_models_is_noted_and_the_example_does_not_write_it(tmp_
 
 
 def test_restart_policies_of_services_and_controllers(tmp_path: Path) -> None:
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
 models:
   - {name: robot, file: m.wrl}
 services: {nameserver: {restart: never}, collision: {restarts: 2}, loader: local}
 controllers:
   - {name: c, robot: robot, command: x, restart: on-failure, restarts: 4}
   - {name: d, robot: robot, command: y}
-""")
+""",
+    )
     p = load_project(path)
     assert (p.service_restart("nameserver").restart, p.service_restart("collision").restarts) == ("never", 2)
     assert p.service_restart("modelloader").restart == "on-failure"  # the default for a service
@@ -149,13 +178,16 @@ controllers:
 
 
 def test_bad_restart_policies_are_named_by_key(tmp_path: Path) -> None:
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
 models:
   - {name: robot, file: m.wrl}
 services: {modelloader: {restart: always, retries: 3}}
 controllers:
   - {name: c, robot: robot, command: x, restarts: -1}
-""")
+""",
+    )
     with pytest.raises(ConfigError) as err:
         load_project(path)
     for key in ("services.modelloader.restart", "services.modelloader.retries", "controllers[0].restarts"):

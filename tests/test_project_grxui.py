@@ -60,8 +60,10 @@ def test_torque_modes_become_drives_of_joints_not_of_the_root(models_dir: Path) 
 
 def test_a_broken_grxui_file_names_file_and_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.xml"
-    bad.write_text('<grxui><mode name="Simulation">\n<item class="x.GrxModelItem" name="r" url="r.wrl">\n'
-                   '<property name="WAIST.translation" value="0 0"/>\n</item></mode></grxui>\n')
+    bad.write_text(
+        '<grxui><mode name="Simulation">\n<item class="x.GrxModelItem" name="r" url="r.wrl">\n'
+        '<property name="WAIST.translation" value="0 0"/>\n</item></mode></grxui>\n'
+    )
     with pytest.raises(ConfigError, match=rf"{bad}:3: property 'WAIST.translation' needs 3 numbers"):
         load_project(bad)
     (tmp_path / "broken.xml").write_text("<grxui><mode>")
@@ -78,9 +80,27 @@ def test_every_grxui_project_of_the_corpus_launches(models_dir: Path, tmp_path: 
 
     summary_file = tmp_path / "summary.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "hrpsim", "launch", str(models_dir / f"openhrp3/project/{name}.xml"), "--until", "0.2",
-         "--nameserver", "tcp://127.0.0.1:*", "--quiet", "--run-dir", str(tmp_path / "run"),
-         "--summary", str(summary_file)], cwd=REPO, capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "hrpsim",
+            "launch",
+            str(models_dir / f"openhrp3/project/{name}.xml"),
+            "--until",
+            "0.2",
+            "--nameserver",
+            "tcp://127.0.0.1:*",
+            "--quiet",
+            "--run-dir",
+            str(tmp_path / "run"),
+            "--summary",
+            str(summary_file),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     summary = json.loads(summary_file.read_text())
     assert proc.returncode == 0 and summary["error"] is None, proc.stderr
     assert summary["sim_time"] == pytest.approx(0.2)

@@ -23,8 +23,13 @@ REFERENCE = REPO / "tests" / "data" / "sample_walk_summary.json"
 
 def test_the_documented_example_holds_the_pose_and_plots_the_knee(tmp_path):
     out = tmp_path / "knee.png"
-    result = subprocess.run([sys.executable, str(EXAMPLES / "python" / "hold_and_plot.py"), str(out)], cwd=tmp_path,
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / "python" / "hold_and_plot.py"), str(out)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "'min_root_z': 0.72" in result.stdout  # stood still: the root never sank a centimetre
@@ -112,7 +117,10 @@ def test_an_exploding_world_stops_with_the_model_and_link_named(tmp_path):
 
 
 def test_launch_runs_a_controller_the_project_marks_in_process(tmp_path):
-    controller = write_controller(tmp_path, "hold", """
+    controller = write_controller(
+        tmp_path,
+        "hold",
+        """
         from hrpsim.controllers import Controller
 
         class Hold(Controller):
@@ -124,16 +132,34 @@ def test_launch_runs_a_controller_the_project_marks_in_process(tmp_path):
                 if not hasattr(self, "goal"):
                     self.goal = state.q + self.angle
                 return self.targets(self.goal)
-    """)
+    """,
+    )
     project = _pa10(tmp_path, end_time=0.2)
     data = yaml.safe_load(project.read_text())
-    data["controllers"] = [{"name": "hold", "robot": "pa10", "in_process": True, "file": str(controller),
-                            "options": {"angle": 0.01}}]
+    data["controllers"] = [
+        {"name": "hold", "robot": "pa10", "in_process": True, "file": str(controller), "options": {"angle": 0.01}}
+    ]
     project.write_text(yaml.safe_dump(data))
     summary_file = tmp_path / "summary.json"
-    result = subprocess.run([sys.executable, "-m", "hrpsim", "launch", str(project), "--nameserver", "tcp://127.0.0.1:*",
-                             "--summary", str(summary_file), "--run-dir", str(tmp_path / "run")],
-                            cwd=REPO, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hrpsim",
+            "launch",
+            str(project),
+            "--nameserver",
+            "tcp://127.0.0.1:*",
+            "--summary",
+            str(summary_file),
+            "--run-dir",
+            str(tmp_path / "run"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     summary = json.loads(summary_file.read_text())
     assert summary["controllers"]["hold"]["ticks"] == 200 and summary["error"] is None

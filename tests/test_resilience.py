@@ -46,13 +46,16 @@ class Idle(Controller):
 
 def sample_project(folder, *, end_time: float = 2.0, controllers: str = "  []", x: float = 0.0, services: str = ""):
     """sample1 standing on the floor (at ``x`` = 100 m it stands beside it, over nothing)."""
-    return write_project(folder, SAMPLE_STAND.format(end_time=end_time, controllers=controllers, x=x,
-                                                     services=services))
+    return write_project(
+        folder, SAMPLE_STAND.format(end_time=end_time, controllers=controllers, x=x, services=services)
+    )
 
 
 def test_the_simulator_answers_while_a_tick_waits_for_a_stopped_controller(nameserver, tmp_path):
-    project = sample_project(tmp_path, controllers="  - {name: idle, robot: robot, command: external, "
-                                                   "period: 0.004, policy: stop, deadline: 30.0}")
+    project = sample_project(
+        tmp_path,
+        controllers="  - {name: idle, robot: robot, command: external, period: 0.004, policy: stop, deadline: 30.0}",
+    )
     idle = write_controller(tmp_path, "idle", IDLE_CONTROLLER)
     with Stack(tmp_path, nameserver, project) as stack:
         ctl = stack.controller(idle, name="idle")
@@ -80,8 +83,21 @@ def test_the_simulator_answers_while_a_tick_waits_for_a_stopped_controller(names
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_controller_waiting_for_its_simulator_ends_on_a_signal(nameserver, tmp_path, signum):
     idle = write_controller(tmp_path, "idle", IDLE_CONTROLLER)
-    ctl = spawn(["controller", str(idle), "--robot", "robot", "--name", "idle", "--nameserver", nameserver,
-                 "--connect-timeout", "120"], tmp_path / "controller.log")
+    ctl = spawn(
+        [
+            "controller",
+            str(idle),
+            "--robot",
+            "robot",
+            "--name",
+            "idle",
+            "--nameserver",
+            nameserver,
+            "--connect-timeout",
+            "120",
+        ],
+        tmp_path / "controller.log",
+    )
     try:
         time.sleep(1.5)  # let it get to looking for a simulator (none will come)
         assert ctl.popen.poll() is None, ctl.log_text()
@@ -95,8 +111,7 @@ def test_a_controller_waiting_for_its_simulator_ends_on_a_signal(nameserver, tmp
 def test_a_robot_that_falls_through_the_floor_stops_the_run_naming_it(nameserver, tmp_path):
     # beside the floor: the robot falls past it, as one does through a floor whose contacts gave way
     project = sample_project(tmp_path, end_time=5.0, x=100.0, services="services: {loader: local}")
-    sim = spawn(["run", "simserver", "--project", str(project), "--nameserver", nameserver],
-                tmp_path / "simserver.log")
+    sim = spawn(["run", "simserver", "--project", str(project), "--nameserver", nameserver], tmp_path / "simserver.log")
     try:
         entry = wait_registered(nameserver, "simserver", sim)
         with Client(entry["endpoint"], peer="simserver", timeout=10.0) as client:
@@ -125,15 +140,18 @@ def test_init_without_a_modelloader_fails_quickly_and_the_simulator_keeps_servin
 @pytest.mark.parametrize("until", [math.nan, math.inf, -1.0, "soon"])
 def test_start_refuses_an_end_time_that_is_not_a_finite_future_time(nameserver, tmp_path, until):
     project = sample_project(tmp_path, services="services: {loader: local}")
-    sim = spawn(["run", "simserver", "--project", str(project), "--nameserver", nameserver],
-                tmp_path / "simserver.log")
+    sim = spawn(["run", "simserver", "--project", str(project), "--nameserver", nameserver], tmp_path / "simserver.log")
     try:
         entry = wait_registered(nameserver, "simserver", sim)
         with Client(entry["endpoint"], peer="simserver", timeout=10.0) as client:
             with pytest.raises(RequestError, match="until must be a finite sim time"):
                 client.call("start", until=until)
-            for bad in ({"q": [[1.0, 2.0], [3.0]]}, {"q": {"a": 1}}, {"root_rotation": [1, 2, 3]},
-                        {"root_position": "here"}):
+            for bad in (
+                {"q": [[1.0, 2.0], [3.0]]},
+                {"q": {"a": 1}},
+                {"root_rotation": [1, 2, 3]},
+                {"root_position": "here"},
+            ):
                 with pytest.raises(RequestError):
                     client.call("forward_kinematics", robot="robot", **bad)
             assert client.call("status")["error"] is None
@@ -152,19 +170,41 @@ def test_round_trip_statistics_stay_the_same_size_however_long_the_run():
 
 
 def test_a_client_gives_up_on_an_address_nobody_serves():
-    with (Client("tcp://127.0.0.1:9", peer="nobody", timeout=30.0, connect_timeout=0.5) as client,
-          pytest.raises(HrpsimError, match="does not accept connections")):
+    with (
+        Client("tcp://127.0.0.1:9", peer="nobody", timeout=30.0, connect_timeout=0.5) as client,
+        pytest.raises(HrpsimError, match="does not accept connections"),
+    ):
         client.call("ping")
 
 
 def test_a_run_that_loses_its_collision_service_stops_with_an_error_naming_it(tmp_path):
-    project = write_project(tmp_path, SAMPLE_STAND.format(end_time=60.0, controllers="  []", x=0.0, services="")
-                            .replace("sync: lockstep}", "sync: lockstep, collision: service}"))
+    project = write_project(
+        tmp_path,
+        SAMPLE_STAND.format(end_time=60.0, controllers="  []", x=0.0, services="").replace(
+            "sync: lockstep}", "sync: lockstep, collision: service}"
+        ),
+    )
     summary_path = tmp_path / "summary.json"
-    launch = subprocess.Popen([sys.executable, "-m", "hrpsim", "launch", str(project), "--nameserver",
-                               "tcp://127.0.0.1:*", "--run-dir", str(tmp_path / "run"), "--summary",
-                               str(summary_path), "--quiet"], cwd=REPO, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
+    launch = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hrpsim",
+            "launch",
+            str(project),
+            "--nameserver",
+            "tcp://127.0.0.1:*",
+            "--run-dir",
+            str(tmp_path / "run"),
+            "--summary",
+            str(summary_path),
+            "--quiet",
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         sim_log = tmp_path / "run" / "simserver.log"
         while not (sim_log.exists() and "serving at" in sim_log.read_text()):
@@ -188,10 +228,17 @@ def test_a_failing_child_is_restarted_a_bounded_number_of_times_and_a_clean_exit
     from hrpsim.supervisor import Child, RestartPolicy, Supervisor
 
     sup = Supervisor(echo=None)
-    failing = sup.start(Child("failing", [sys.executable, "-c", "raise SystemExit(3)"], tmp_path / "failing.log",
-                              policy=RestartPolicy("on-failure", 2)))
-    clean = sup.start(Child("clean", [sys.executable, "-c", "pass"], tmp_path / "clean.log",
-                            policy=RestartPolicy("on-failure", 2)))
+    failing = sup.start(
+        Child(
+            "failing",
+            [sys.executable, "-c", "raise SystemExit(3)"],
+            tmp_path / "failing.log",
+            policy=RestartPolicy("on-failure", 2),
+        )
+    )
+    clean = sup.start(
+        Child("clean", [sys.executable, "-c", "pass"], tmp_path / "clean.log", policy=RestartPolicy("on-failure", 2))
+    )
     pids = {failing.pid}
     try:
         deadline = time.monotonic() + 60

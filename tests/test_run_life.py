@@ -15,8 +15,9 @@ from hrpsim.client import Client
 
 
 def _sim(args: list[str], nameserver: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*HRPSIM, "sim", "--nameserver", nameserver, *args], cwd=REPO, capture_output=True,
-                          text=True, timeout=60)
+    return subprocess.run(
+        [*HRPSIM, "sim", "--nameserver", nameserver, *args], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
 
 
 def _reply(sim: HubUnderTest, sock: zmq.Socket) -> dict:
@@ -30,14 +31,34 @@ def _reply(sim: HubUnderTest, sock: zmq.Socket) -> dict:
 
 def test_the_by_hand_sequence_ends_with_the_controller_leaving_on_its_own(nameserver, tmp_path):
     loader = spawn(["run", "modelloader", "--nameserver", nameserver], tmp_path / "loader.log")
-    sim = spawn(["run", "simserver", "--project", str(EXAMPLES / "sample_hold.yaml"), "--until", "0.4",
-                 "--nameserver", nameserver], tmp_path / "sim.log")
+    sim = spawn(
+        [
+            "run",
+            "simserver",
+            "--project",
+            str(EXAMPLES / "sample_hold.yaml"),
+            "--until",
+            "0.4",
+            "--nameserver",
+            nameserver,
+        ],
+        tmp_path / "sim.log",
+    )
     controller = None
     try:
         wait_registered(nameserver, "modelloader", loader)
         entry = wait_registered(nameserver, "simserver", sim)
-        controller = spawn(["controller", str(EXAMPLES / "controllers" / "hold_pose.py"), "--robot", "robot",
-                            "--nameserver", nameserver], tmp_path / "controller.log")
+        controller = spawn(
+            [
+                "controller",
+                str(EXAMPLES / "controllers" / "hold_pose.py"),
+                "--robot",
+                "robot",
+                "--nameserver",
+                nameserver,
+            ],
+            tmp_path / "controller.log",
+        )
         wait_registered(nameserver, "hold", controller)  # the project's name for the robot's controller
         started = _sim(["start"], nameserver)
         assert started.returncode == 0, started.stderr
@@ -57,8 +78,10 @@ def test_the_by_hand_sequence_ends_with_the_controller_leaving_on_its_own(namese
 
 
 def test_sim_step_and_reset_from_the_command_line(nameserver, tmp_path):
-    sim = spawn(["run", "simserver", "--project", str(EXAMPLES / "sample_stand.yaml"), "--nameserver", nameserver],
-                tmp_path / "sim.log")
+    sim = spawn(
+        ["run", "simserver", "--project", str(EXAMPLES / "sample_stand.yaml"), "--nameserver", nameserver],
+        tmp_path / "sim.log",
+    )
     loader = spawn(["run", "modelloader", "--nameserver", nameserver], tmp_path / "loader.log")
     try:
         wait_registered(nameserver, "simserver", sim, timeout=60)

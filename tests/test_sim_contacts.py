@@ -17,14 +17,18 @@ G = 9.8
 
 def _ball(radius: float = 0.1, mass: float = 1.0) -> Body:
     inertia = np.eye(3) * 0.4 * mass * radius**2
-    return Body("ball", links=[Link("BALL", joint_type="free", mass=mass, inertia=inertia,
-                                    shapes=[Shape("sphere", radius=radius)])])
+    return Body(
+        "ball",
+        links=[Link("BALL", joint_type="free", mass=mass, inertia=inertia, shapes=[Shape("sphere", radius=radius)])],
+    )
 
 
 def test_restitution_sets_the_rebound_height(tmp_path: Path) -> None:
-    proj, bodies = project(tmp_path, [(model("floor", static=True), floor_body()),
-                                      (model("ball", position=(0.0, 0.0, 1.1)), _ball())],
-                           collisions=[CollisionPair("floor", "ball", restitution=0.8)])
+    proj, bodies = project(
+        tmp_path,
+        [(model("floor", static=True), floor_body()), (model("ball", position=(0.0, 0.0, 1.1)), _ball())],
+        collisions=[CollisionPair("floor", "ball", restitution=0.8)],
+    )
     world = OdeEngine(proj, bodies)
     heights, bounced = [], False
     for _ in range(1200):
@@ -37,11 +41,14 @@ def test_restitution_sets_the_rebound_height(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("sliding", "mu_used"), [(None, 0.5), (0.3, 0.3)])
-def test_a_sliding_box_stops_where_its_sliding_friction_says(tmp_path: Path, sliding: float | None,
-                                                            mu_used: float) -> None:
-    proj, bodies = project(tmp_path, [(model("floor", static=True), floor_body()),
-                                      (model("box", position=(0.0, 0.0, 0.1)), box_body())],
-                           collisions=[CollisionPair("floor", "box", friction=0.5, sliding_friction=sliding)])
+def test_a_sliding_box_stops_where_its_sliding_friction_says(
+    tmp_path: Path, sliding: float | None, mu_used: float
+) -> None:
+    proj, bodies = project(
+        tmp_path,
+        [(model("floor", static=True), floor_body()), (model("box", position=(0.0, 0.0, 0.1)), box_body())],
+        collisions=[CollisionPair("floor", "box", friction=0.5, sliding_friction=sliding)],
+    )
     world = OdeEngine(proj, bodies)
     for _ in range(20):
         world.step()  # settle onto the floor
@@ -54,18 +61,28 @@ def test_a_sliding_box_stops_where_its_sliding_friction_says(tmp_path: Path, sli
 
 
 @pytest.mark.parametrize("self_collision", [True, False])
-def test_self_collision_only_when_the_project_asks_and_never_between_neighbours(tmp_path: Path,
-                                                                              self_collision: bool) -> None:
-    pairs = [CollisionPair("chain", "chain", self_collision=True)] if self_collision else [
-        CollisionPair("chain", "other")]
+def test_self_collision_only_when_the_project_asks_and_never_between_neighbours(
+    tmp_path: Path, self_collision: bool
+) -> None:
+    pairs = (
+        [CollisionPair("chain", "chain", self_collision=True)] if self_collision else [CollisionPair("chain", "other")]
+    )
     other = box_body()
-    proj, bodies = project(tmp_path, [(model("chain", joints={"L1": 2.8, "L2": 2.8}), folded_chain()),
-                                      (model("other", position=(5.0, 5.0, 5.0), static=True), other)],
-                           collisions=pairs, gravity=[0.0, 0.0, 0.0])
+    proj, bodies = project(
+        tmp_path,
+        [
+            (model("chain", joints={"L1": 2.8, "L2": 2.8}), folded_chain()),
+            (model("other", position=(5.0, 5.0, 5.0), static=True), other),
+        ],
+        collisions=pairs,
+        gravity=[0.0, 0.0, 0.0],
+    )
     world = OdeEngine(proj, bodies)
     world.collide()
-    touching = {(world.model("chain").info.links[a].name, world.model("chain").info.links[b].name)
-                for a, b in _contact_links(world)}
+    touching = {
+        (world.model("chain").info.links[a].name, world.model("chain").info.links[b].name)
+        for a, b in _contact_links(world)
+    }
     assert touching == ({("L0", "L2")} if self_collision else set())
 
 

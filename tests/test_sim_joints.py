@@ -53,9 +53,11 @@ def test_joint_limits_stop_a_driven_joint_when_the_world_asks(tmp_path: Path) ->
 
 
 def test_crawler_track_drives_its_body_at_the_commanded_surface_speed(tmp_path: Path) -> None:
-    proj, bodies = project(tmp_path, [(model("floor", static=True), floor_body()),
-                                      (model("crawler", position=(0.0, 0.0, 0.1251)), crawler_body())],
-                           collisions=[CollisionPair("floor", "crawler", friction=1.0)])
+    proj, bodies = project(
+        tmp_path,
+        [(model("floor", static=True), floor_body()), (model("crawler", position=(0.0, 0.0, 0.1251)), crawler_body())],
+        collisions=[CollisionPair("floor", "crawler", friction=1.0)],
+    )
     world = OdeEngine(proj, bodies)
     world.apply("crawler", JointCommand(torque=[0.5]))  # a crawler's torque command is its surface speed
     for _ in range(1000):

@@ -19,9 +19,25 @@ def _launch(project: str, tmp_path: Path, *extra: str) -> dict:
 def _launch_with_output(project: str, tmp_path: Path, *extra: str) -> tuple[dict, str]:
     summary = tmp_path / "summary.json"
     result = subprocess.run(
-        [sys.executable, "-m", "hrpsim", "launch", str(REPO / "examples" / project), "--summary", str(summary),
-         "--nameserver", "tcp://127.0.0.1:*", "--run-dir", str(tmp_path / "run"), "--quiet", *extra],
-        cwd=REPO, capture_output=True, text=True, timeout=240,
+        [
+            sys.executable,
+            "-m",
+            "hrpsim",
+            "launch",
+            str(REPO / "examples" / project),
+            "--summary",
+            str(summary),
+            "--nameserver",
+            "tcp://127.0.0.1:*",
+            "--run-dir",
+            str(tmp_path / "run"),
+            "--quiet",
+            *extra,
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=240,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     return json.loads(summary.read_text()), result.stdout

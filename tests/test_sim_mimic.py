@@ -35,9 +35,11 @@ def mimic_errors(world: OdeEngine, body: Body) -> dict[str, float]:
     """Per mimic joint, how far it is from multiplier * master + offset (rad)."""
     values, _ = current_link_values(world.model("wam"))
     by_label = {lk.joint_label: i for i, lk in enumerate(body.links)}
-    return {lk.joint_label: float(values[i] - (lk.mimic.multiplier * values[by_label[lk.mimic.joint]]
-                                               + lk.mimic.offset))
-            for i, lk in enumerate(body.links) if lk.mimic is not None}
+    return {
+        lk.joint_label: float(values[i] - (lk.mimic.multiplier * values[by_label[lk.mimic.joint]] + lk.mimic.offset))
+        for i, lk in enumerate(body.links)
+        if lk.mimic is not None
+    }
 
 
 def wam_world(tmp_path: Path, body: Body, **world: object) -> OdeEngine:

@@ -21,9 +21,12 @@ def _sample1_world(tmp_path: Path, *, timestep: float = 0.001) -> OdeEngine:
     robot = load_body(SAMPLE1)
     proj, bodies = project(
         tmp_path,
-        [(model("floor", static=True, position=(0.0, 0.0, -0.1)), load_body(FLOOR)),
-         (model("robot", position=(0.0, 0.0, 0.7235), drive="high_gain"), robot)],
-        timestep=timestep, collisions=[CollisionPair("floor", "robot", friction=0.5)],
+        [
+            (model("floor", static=True, position=(0.0, 0.0, -0.1)), load_body(FLOOR)),
+            (model("robot", position=(0.0, 0.0, 0.7235), drive="high_gain"), robot),
+        ],
+        timestep=timestep,
+        collisions=[CollisionPair("floor", "robot", friction=0.5)],
     )
     return OdeEngine(proj, bodies)
 

@@ -55,8 +55,10 @@ def test_plane_on_a_moving_body_and_nan_sizes_are_refused() -> None:
         make_geoms([Shape("box", size=np.array([1e20, 1.0, 1.0]))], space, where="model m link L")
 
 
-@pytest.mark.parametrize("kind, radius, height", [("sphere", 0.0, 0.0), ("cylinder", 0.0, 1.0), ("cylinder", 0.1, 0.0),
-                                                  ("capsule", 0.0, 0.5), ("cone", 0.1, 0.0)])
+@pytest.mark.parametrize(
+    "kind, radius, height",
+    [("sphere", 0.0, 0.0), ("cylinder", 0.0, 1.0), ("cylinder", 0.1, 0.0), ("capsule", 0.0, 0.5), ("cone", 0.1, 0.0)],
+)
 def test_round_shapes_ode_would_abort_on_are_refused_by_name(kind: str, radius: float, height: float) -> None:
     space = ode.SimpleSpace()
     with pytest.raises(ModelError, match=f"{kind}: (radius|height) must be positive"):

@@ -104,8 +104,9 @@ def test_a_sphere_on_a_flat_mesh_rests_where_it_would_on_a_plane() -> None:
 
 def test_each_mesh_geom_carries_its_exact_trimesh_and_plain_shapes_do_not() -> None:
     space = ode.SimpleSpace()
-    mesh, box = make_geoms([Shape("mesh", vertices=WEDGE_V, triangles=WEDGE_T), Shape("box", size=np.ones(3))],
-                           space, where="m")
+    mesh, box = make_geoms(
+        [Shape("mesh", vertices=WEDGE_V, triangles=WEDGE_T), Shape("box", size=np.ones(3))], space, where="m"
+    )
     assert odemesh.exact_mesh_of(mesh) is not None and odemesh.exact_mesh_of(box) is None
     probe = ode.GeomSphere(None, 0.1)
     probe.setPosition((0.9, 0.0, 0.5))  # inside the wedge's bounding box, above its slope at z 0.45 + 0.1

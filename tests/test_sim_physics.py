@@ -19,7 +19,6 @@ from hrpsim.transforms import axis_angle_matrix
 G = 9.8
 
 
-
 def run(world: OdeEngine, seconds: float) -> None:
     for _ in range(round(seconds / world.timestep)):
         world.step()
@@ -63,8 +62,10 @@ def _slope_world(tmp_path: Path, degrees: float, mu: float) -> OdeEngine:
     centre = rot @ np.array([0.0, 0.0, 0.1 + 1e-4])
     proj, bodies = project(
         tmp_path,
-        [(model("floor", static=True, rotation=tuple(tilt)), floor_body()),
-         (model("box", position=tuple(centre), rotation=tuple(tilt)), box_body())],
+        [
+            (model("floor", static=True, rotation=tuple(tilt)), floor_body()),
+            (model("box", position=tuple(centre), rotation=tuple(tilt)), box_body()),
+        ],
         collisions=[CollisionPair("floor", "box", friction=mu)],
     )
     return OdeEngine(proj, bodies)
@@ -90,8 +91,10 @@ def test_box_at_rest_force_sensor_reads_its_weight_and_accelerometer_reads_plus_
     mass = 10.0
     proj, bodies = project(
         tmp_path,
-        [(model("floor", static=True), floor_body()),
-         (model("box", position=(0.0, 0.0, 0.1201)), sensing_box_body(mass=mass))],
+        [
+            (model("floor", static=True), floor_body()),
+            (model("box", position=(0.0, 0.0, 0.1201)), sensing_box_body(mass=mass)),
+        ],
         collisions=[CollisionPair("floor", "box", friction=0.8)],
     )
     world = OdeEngine(proj, bodies)
@@ -181,8 +184,9 @@ def test_bad_commands_are_refused_naming_the_field_and_joint(tmp_path: Path) -> 
 
 
 def test_exploding_state_stops_with_an_error_naming_model_and_link(tmp_path: Path) -> None:
-    proj, bodies = project(tmp_path, [(model("floor", static=True), floor_body()),
-                                      (model("box", position=(0.0, 0.0, 0.2)), box_body())])
+    proj, bodies = project(
+        tmp_path, [(model("floor", static=True), floor_body()), (model("box", position=(0.0, 0.0, 0.2)), box_body())]
+    )
     world = OdeEngine(proj, bodies)
     run(world, 0.01)
     before = world.read("box")
@@ -228,8 +232,13 @@ def test_released_worlds_in_reference_cycles_are_collected_without_crashing(tmp_
         "    gc.collect()\n"
         "print('collected')\n"
     )
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
-                            cwd=Path(__file__).resolve().parents[1])
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     assert result.returncode == 0 and "collected" in result.stdout, result.stderr[-2000:]
 
 
@@ -262,9 +271,12 @@ def test_far_away_positions_are_refused_before_ode_sees_them(tmp_path: Path) -> 
 
 
 def test_quickstep_solver_when_the_project_asks_for_it(tmp_path: Path) -> None:
-    proj, bodies = project(tmp_path, [(model("floor", static=True), floor_body()),
-                                      (model("box", position=(0.0, 0.0, 0.5)), box_body())],
-                           solver="quickstep", quickstep_iterations=30)
+    proj, bodies = project(
+        tmp_path,
+        [(model("floor", static=True), floor_body()), (model("box", position=(0.0, 0.0, 0.5)), box_body())],
+        solver="quickstep",
+        quickstep_iterations=30,
+    )
     world = OdeEngine(proj, bodies)
     run(world, 1.0)
     state = world.read("box")

@@ -128,9 +128,23 @@ def test_a_controller_process_drives_the_robot_in_lockstep(tmp_path: Path, names
 
     project = pendulum_urdf_project(tmp_path, controller="hold", end_time=1.0, start_angle=0.3)
     proc, client, _ = start_simserver(tmp_path, nameserver, project)
-    controller = spawn(["controller", str(REPO / "examples" / "controllers" / "hold_pose.py"), "--robot", "pend",
-                        "--name", "hold", "--nameserver", nameserver, "-o", "p_gain=400", "-o", "d_gain=20"],
-                       tmp_path / "controller.log")
+    controller = spawn(
+        [
+            "controller",
+            str(REPO / "examples" / "controllers" / "hold_pose.py"),
+            "--robot",
+            "pend",
+            "--name",
+            "hold",
+            "--nameserver",
+            nameserver,
+            "-o",
+            "p_gain=400",
+            "-o",
+            "d_gain=20",
+        ],
+        tmp_path / "controller.log",
+    )
     try:
         client.call("start")  # waits for the project's controller to attach, then runs
         status = wait_finished(client)
@@ -166,11 +180,23 @@ def test_after_init_the_new_projects_controllers_attach_and_run(sim: tuple, tmp_
     from sim_helpers import pendulum_urdf_project
 
     _, client, _ = sim
-    client.call("init", project=str(pendulum_urdf_project(tmp_path, controller="swinger", end_time=0.3,
-                                                           start_angle=0.1)))
+    client.call(
+        "init", project=str(pendulum_urdf_project(tmp_path, controller="swinger", end_time=0.3, start_angle=0.1))
+    )
     assert set(client.call("summary")["controllers"]) == {"swinger"}, "the old project's controllers are gone"
-    controller = spawn(["controller", str(REPO / "examples" / "controllers" / "hold_pose.py"), "--robot", "pend",
-                        "--name", "swinger", "--nameserver", nameserver], tmp_path / "swinger.log")
+    controller = spawn(
+        [
+            "controller",
+            str(REPO / "examples" / "controllers" / "hold_pose.py"),
+            "--robot",
+            "pend",
+            "--name",
+            "swinger",
+            "--nameserver",
+            nameserver,
+        ],
+        tmp_path / "swinger.log",
+    )
     try:
         client.call("start")
         status = wait_finished(client)

@@ -19,30 +19,51 @@ def _box_project(folder, robot: str, *, sync: str = "lockstep", publish_every: i
     (folder / "box.urdf").write_text(BOX_URDF.format(mass=1.0, i=0.08 / 12))
     (folder / "floor.urdf").write_text(FLOOR_URDF)
     path = folder / "p.yaml"
-    path.write_text(f"world: {{timestep: 0.001, end_time: {end_time}, sync: {sync}, publish_every: {publish_every}}}\n"
-                    "services: {loader: local}\n"
-                    "models:\n  - {name: floor, file: floor.urdf, static: true}\n"
-                    f"  - {{name: {robot}, file: box.urdf, position: [0, 0, 0.1]}}\n")
+    path.write_text(
+        f"world: {{timestep: 0.001, end_time: {end_time}, sync: {sync}, publish_every: {publish_every}}}\n"
+        "services: {loader: local}\n"
+        "models:\n  - {name: floor, file: floor.urdf, static: true}\n"
+        f"  - {{name: {robot}, file: box.urdf, position: [0, 0, 0.1]}}\n"
+    )
     return path
 
 
 def test_a_controller_finds_the_simulator_that_has_its_robot_among_two(nameserver, tmp_path):
-    sims = [spawn(["run", "simserver", "--project", str(_box_project(tmp_path / name, robot)), "--name", name,
-                   "--nameserver", nameserver], tmp_path / f"{name}.log")
-            for name, robot in (("sim_a", "box1"), ("sim_b", "box2"))]
-    controller = write_controller(tmp_path, "idle", """
+    sims = [
+        spawn(
+            [
+                "run",
+                "simserver",
+                "--project",
+                str(_box_project(tmp_path / name, robot)),
+                "--name",
+                name,
+                "--nameserver",
+                nameserver,
+            ],
+            tmp_path / f"{name}.log",
+        )
+        for name, robot in (("sim_a", "box1"), ("sim_b", "box2"))
+    ]
+    controller = write_controller(
+        tmp_path,
+        "idle",
+        """
         from hrpsim.controllers import Controller
 
         class Idle(Controller):
             def control(self, state):
                 return None
-    """)
+    """,
+    )
     ctl = None
     try:
         entries = [wait_registered(nameserver, name, proc) for name, proc in zip(("sim_a", "sim_b"), sims, strict=True)]
         assert [e["metadata"]["robots"] for e in entries] == [["box1"], ["box2"]]
-        ctl = spawn(["controller", str(controller), "--robot", "box2", "--name", "idle", "--nameserver", nameserver],
-                    tmp_path / "controller.log")
+        ctl = spawn(
+            ["controller", str(controller), "--robot", "box2", "--name", "idle", "--nameserver", nameserver],
+            tmp_path / "controller.log",
+        )
         with Client(entries[1]["endpoint"], peer="sim_b", timeout=5.0) as sim_b:
             deadline = time.monotonic() + 30
             while "idle" not in sim_b.call("summary")["controllers"]:

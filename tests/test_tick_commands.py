@@ -72,17 +72,19 @@ def test_state_carries_numpy_arrays(sim):
     assert sim.hub.summary()["raw"]["ticks"] == 1
 
 
-@pytest.mark.parametrize(("build", "names", "field"), [
-    (lambda s, n: proto.command(s["tick"], torque=np.zeros(n - 1)), ["torque", "expected"], "torque"),
-    (lambda s, n: proto.command(s["tick"], q_ref=np.r_[np.zeros(n - 1), np.nan]), ["q_ref", "is nan"],
-     "q_ref[28]"),
-    (lambda s, n: proto.command(s["tick"], modes={"NO_SUCH_JOINT": "torque"}), ["NO_SUCH_JOINT"], "modes"),
-    (lambda s, n: proto.command(s["tick"], modes={"WAIST_P": "floppy"}), ["WAIST_P", "floppy"], "modes.WAIST_P"),
-    (lambda s, n: proto.command(s["tick"] + 7), ["tick"], "tick"),
-    (lambda s, n: proto.encode(proto.COMMAND, tick=s["tick"], torgue=np.zeros(n)), ["torgue"], "torgue"),
-    (lambda s, n: b"\xc1 not msgpack", ["malformed"], None),
-    (lambda s, n: msgpack.packb({"v": 99, "type": "command", "tick": s["tick"]}), ["version"], None),
-])
+@pytest.mark.parametrize(
+    ("build", "names", "field"),
+    [
+        (lambda s, n: proto.command(s["tick"], torque=np.zeros(n - 1)), ["torque", "expected"], "torque"),
+        (lambda s, n: proto.command(s["tick"], q_ref=np.r_[np.zeros(n - 1), np.nan]), ["q_ref", "is nan"], "q_ref[28]"),
+        (lambda s, n: proto.command(s["tick"], modes={"NO_SUCH_JOINT": "torque"}), ["NO_SUCH_JOINT"], "modes"),
+        (lambda s, n: proto.command(s["tick"], modes={"WAIST_P": "floppy"}), ["WAIST_P", "floppy"], "modes.WAIST_P"),
+        (lambda s, n: proto.command(s["tick"] + 7), ["tick"], "tick"),
+        (lambda s, n: proto.encode(proto.COMMAND, tick=s["tick"], torgue=np.zeros(n)), ["torgue"], "torgue"),
+        (lambda s, n: b"\xc1 not msgpack", ["malformed"], None),
+        (lambda s, n: msgpack.packb({"v": 99, "type": "command", "tick": s["tick"]}), ["version"], None),
+    ],
+)
 def test_bad_commands_get_an_error_naming_the_field_and_the_run_goes_on(sim, build, names, field):
     ctl = RawController(sim)
     n = len(ctl.welcome.joints)
@@ -148,8 +150,11 @@ def test_codec_lists_travel_too(sim):
     """A controller without the numpy extension may send plain lists of numbers."""
     ctl = RawController(sim)
     n = len(ctl.welcome.joints)
-    one_tick(sim, ctl, lambda s: CODEC.encode({"v": 1, "type": "command", "tick": s["tick"],
-                                               "q_ref": [0.1] * n, "dq_ref": [0.0] * n}))
+    one_tick(
+        sim,
+        ctl,
+        lambda s: CODEC.encode({"v": 1, "type": "command", "tick": s["tick"], "q_ref": [0.1] * n, "dq_ref": [0.0] * n}),
+    )
     np.testing.assert_allclose(sim.world.read("robot").q, 0.1)
 
 

@@ -24,8 +24,7 @@ def test_a_pd_controller_answers_every_tick(nameserver, tmp_path):
     body = sr1_body()
     project = kinematic_project(tmp_path, [{"name": "hold", "period": 0.002}])
     with HubUnderTest(nameserver, project, body) as sim:
-        proc = start_controller(tmp_path, EXAMPLES / "controllers" / "hold_pose.py", nameserver=nameserver,
-                                name="hold")
+        proc = start_controller(tmp_path, EXAMPLES / "controllers" / "hold_pose.py", nameserver=nameserver, name="hold")
         try:
             attach(sim, ["hold"], [proc])
             sim.world.apply("robot", JointCommand(modes=dict.fromkeys(body.joint_names, "torque")))
@@ -68,8 +67,7 @@ def test_a_controller_detached_after_a_stall_attaches_again(nameserver, tmp_path
     body = sr1_body()
     project = kinematic_project(tmp_path, [{"name": "hold", "policy": "hold", "deadline": 0.3}])
     with HubUnderTest(nameserver, project, body) as sim:
-        proc = start_controller(tmp_path, EXAMPLES / "controllers" / "hold_pose.py", nameserver=nameserver,
-                                name="hold")
+        proc = start_controller(tmp_path, EXAMPLES / "controllers" / "hold_pose.py", nameserver=nameserver, name="hold")
         try:
             attach(sim, ["hold"], [proc])
             sim.run(10)
@@ -90,7 +88,10 @@ def test_a_controller_detached_after_a_stall_attaches_again(nameserver, tmp_path
 def test_a_controller_that_raises_exits_with_status_1_and_the_hub_applies_its_policy(nameserver, tmp_path):
     body = sr1_body()
     project = kinematic_project(tmp_path, [{"name": "crash", "policy": "hold"}])
-    crashing = write_controller(tmp_path, "crashing", """
+    crashing = write_controller(
+        tmp_path,
+        "crashing",
+        """
         from hrpsim.controllers import Controller
 
         class Crashing(Controller):
@@ -98,7 +99,8 @@ def test_a_controller_that_raises_exits_with_status_1_and_the_hub_applies_its_po
                 if state.tick == 5:
                     raise RuntimeError("boom at tick 5")
                 return None
-    """)
+    """,
+    )
     with HubUnderTest(nameserver, project, body) as sim:
         proc = start_controller(tmp_path, crashing, nameserver=nameserver, name="crash")
         try:

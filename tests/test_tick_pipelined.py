@@ -21,8 +21,7 @@ class _Stepper(Controller):
 
 
 def _project(tmp_path, delay: int):
-    data = {"world": {"timestep": 0.001, "command_delay": delay},
-            "models": [{"name": "robot", "file": str(SR1_URDF)}]}
+    data = {"world": {"timestep": 0.001, "command_delay": delay}, "models": [{"name": "robot", "file": str(SR1_URDF)}]}
     return parse_project(data, str(tmp_path / "project.yaml"))
 
 
@@ -67,4 +66,3 @@ def test_pipelined_runs_are_bit_identical_across_processes(nameserver, tmp_path)
 def test_pipelining_is_refused_in_realtime(tmp_path):
     with pytest.raises(ConfigError, match=r"world\.command_delay"):
         parse_project({"world": {"sync": "realtime", "command_delay": 1}}, str(tmp_path / "p.yaml"))
-

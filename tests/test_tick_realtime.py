@@ -46,8 +46,9 @@ def test_an_answer_inside_its_slot_is_applied_to_that_tick(nameserver, tmp_path)
 
     body = sr1_body()
     slot = 0.05
-    project = kinematic_project(tmp_path, [{"name": "half", "policy": "hold", "deadline": 5.0, "period": slot}],
-                                sync="realtime", timestep=slot)
+    project = kinematic_project(
+        tmp_path, [{"name": "half", "policy": "hold", "deadline": 5.0, "period": slot}], sync="realtime", timestep=slot
+    )
     n = len(body.joint_names)
     ticks = 12
 

@@ -35,7 +35,9 @@ def test_malformed_xml_names_file_line_and_column(tmp_path: Path):
 
 def test_a_missing_mesh_names_the_urdf_line_and_every_path_tried(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("ROS_PACKAGE_PATH", str(tmp_path / "nowhere"))
-    text = robot('<link name="a">\n<collision><geometry>\n<mesh filename="package://pkg/m.stl"/></geometry></collision></link>')
+    text = robot(
+        '<link name="a">\n<collision><geometry>\n<mesh filename="package://pkg/m.stl"/></geometry></collision></link>'
+    )
     path, problems = _problems(tmp_path, text)
     (problem,) = problems
     element = "/robot(name='r')/link(name='a')/collision/geometry/mesh"
@@ -107,8 +109,13 @@ def test_every_problem_is_collected_with_its_own_line(tmp_path: Path):
     expected_lines = {_line_of(text, n) for n in ('<mass value="-1"', "nan", '<limit lower="one"', 'name="k"')}
     assert expected_lines <= lines
     joined = "\n".join(problems)
-    for expected in ("is negative", "non-finite", "has 2 numbers, expected 3", "lower 'one' is not a list of numbers",
-                     "unknown joint type 'screw'"):
+    for expected in (
+        "is negative",
+        "non-finite",
+        "has 2 numbers, expected 3",
+        "lower 'one' is not a list of numbers",
+        "unknown joint type 'screw'",
+    ):
         assert expected in joined
     assert all(p.startswith(str(path)) for p in problems)
 
@@ -133,18 +140,18 @@ def _mutate(original: bytes, data) -> bytes:
     size = len(original)
     at = data.draw(st.integers(0, size - 1))
     if kind == "delete":
-        return original[:at] + original[at + data.draw(st.integers(1, 200)):]
+        return original[:at] + original[at + data.draw(st.integers(1, 200)) :]
     if kind == "truncate":
         return original[:at]
     if kind == "byte":
-        return original[:at] + bytes([data.draw(st.integers(0, 255))]) + original[at + 1:]
+        return original[:at] + bytes([data.draw(st.integers(0, 255))]) + original[at + 1 :]
     if kind == "duplicate":
         end = min(size, at + data.draw(st.integers(1, 400)))
         return original[:end] + original[at:end] + original[end:]
     numbers = list(re.finditer(rb"-?\d+\.?\d*", original))
     match = numbers[data.draw(st.integers(0, len(numbers) - 1))]
     token = data.draw(st.sampled_from([b"nan", b"-inf", b"-1", b"0", b"1e400", b"x", b""]))
-    return original[: match.start()] + token + original[match.end():]
+    return original[: match.start()] + token + original[match.end() :]
 
 
 def test_mimic_joints_in_a_circle(tmp_path: Path):

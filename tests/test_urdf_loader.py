@@ -147,7 +147,9 @@ def test_ros_package_path_is_searched_first(tmp_path: Path, monkeypatch):
     elsewhere.mkdir(parents=True)
     trimesh.creation.box(extents=(3, 3, 3)).export(elsewhere / "big.stl")
     monkeypatch.setenv("ROS_PACKAGE_PATH", str(tmp_path / "ws" / "pkgs"))
-    text = robot('<link name="a"><collision><geometry><mesh filename="package://parts/big.stl"/></geometry></collision></link>')
+    text = robot(
+        '<link name="a"><collision><geometry><mesh filename="package://parts/big.stl"/></geometry></collision></link>'
+    )
     body = load_urdf(write(tmp_path / "elsewhere", "a.urdf", text))
     assert np.allclose(body.links[0].shapes[0].vertices.max(axis=0), [1.5, 1.5, 1.5])
 
@@ -155,14 +157,11 @@ def test_ros_package_path_is_searched_first(tmp_path: Path, monkeypatch):
 def test_forgiving_where_real_files_differ_from_the_spec(tmp_path: Path):
     """Real files write version="0.0" declarations, lower > upper for "no limit", capsules and
     planes: read them, with a warning where the meaning is a guess."""
-    text = (
-        '<?xml version="0.0" ?>\n'
-        + robot(
-            '<link name="a"><collision><geometry><plane normal="1 0 0"/></geometry></collision></link>'
-            '<link name="b"><collision><geometry><capsule radius="0.1" length="0.5"/></geometry></collision></link>'
-            '<joint name="j" type="revolute"><parent link="a"/><child link="b"/>\n'
-            '<limit lower="1" upper="-1" effort="1" velocity="1"/></joint>'
-        )
+    text = '<?xml version="0.0" ?>\n' + robot(
+        '<link name="a"><collision><geometry><plane normal="1 0 0"/></geometry></collision></link>'
+        '<link name="b"><collision><geometry><capsule radius="0.1" length="0.5"/></geometry></collision></link>'
+        '<joint name="j" type="revolute"><parent link="a"/><child link="b"/>\n'
+        '<limit lower="1" upper="-1" effort="1" velocity="1"/></joint>'
     )
     body = load_urdf(write(tmp_path, "f.urdf", text))
     plane, capsule = body.links[0].shapes[0], body.links[1].shapes[0]

@@ -42,11 +42,14 @@ def test_warnings_of_a_tolerated_urdf_reach_the_reply_and_model_info(client, tmp
     import sys
 
     odd = tmp_path / "odd.urdf"
-    odd.write_text('<robot name="o">\n<link name="a"><inertial><mass value="0"/>\n'
-                   '<inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial></link>\n</robot>\n')
+    odd.write_text(
+        '<robot name="o">\n<link name="a"><inertial><mass value="0"/>\n'
+        '<inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial></link>\n</robot>\n'
+    )
     wire = client.call("load", path=str(odd))
     (warning,) = wire["metadata"]["warnings"]
     assert warning.startswith(f"{odd}:2: ") and "mass 0: a massless link" in warning
-    info = subprocess.run([sys.executable, "-m", "hrpsim", "model", "info", str(odd)],
-                          capture_output=True, text=True, timeout=60)
+    info = subprocess.run(
+        [sys.executable, "-m", "hrpsim", "model", "info", str(odd)], capture_output=True, text=True, timeout=60
+    )
     assert info.returncode == 0 and f"warning: {warning}" in info.stdout.splitlines()

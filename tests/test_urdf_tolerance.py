@@ -163,8 +163,10 @@ def test_drake_rotor_inertia_and_gear_ratio_are_read(tmp_path: Path):
 
 def test_an_inertia_that_is_not_positive_semi_definite_is_its_nearest_one(tmp_path: Path):
     """A warning, not an error: PyBullet and ROS load such files (tiago's and romeo's among them)."""
-    text = robot('<link name="a">\n<inertial><mass value="1"/>\n'
-                 '<inertia ixx="0.1" ixy="0" ixz="0" iyy="-0.2" iyz="0" izz="0.1"/></inertial>\n</link>')
+    text = robot(
+        '<link name="a">\n<inertial><mass value="1"/>\n'
+        '<inertia ixx="0.1" ixy="0" ixz="0" iyy="-0.2" iyz="0" izz="0.1"/></inertial>\n</link>'
+    )
     path = write(tmp_path, "odd.urdf", text)
     body = load_urdf(path)
     (warning,) = body.metadata["warnings"]

@@ -24,8 +24,9 @@ SHEARED_PRIMITIVES = {"openhrp3/model/house/house.main.wrl": {"Cylinder": 5}}
 @pytest.mark.parametrize("rel", sorted(FACTS))
 def test_model_info_json_matches_facts(rel: str) -> None:
     facts = FACTS[rel]
-    done = subprocess.run([*HRPSIM, "model", "info", "--json", str(MODELS / rel)], cwd=REPO,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [*HRPSIM, "model", "info", "--json", str(MODELS / rel)], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     info = json.loads(done.stdout)
     assert info["name"] == facts["model_name"]
@@ -34,11 +35,13 @@ def test_model_info_json_matches_facts(rel: str) -> None:
     assert info["joints"] == facts["joint_names_in_order"]
     assert info["dof"] == facts["dof"]
     assert info["mass"] == pytest.approx(facts["total_mass"], abs=1e-9)
-    expected_sensors = sorted((s["name"], SENSOR_TYPE_OF_FACT[s["type"]], s["sensorId"], s["parent_link"])
-                              for s in facts["sensors"])
+    expected_sensors = sorted(
+        (s["name"], SENSOR_TYPE_OF_FACT[s["type"]], s["sensorId"], s["parent_link"]) for s in facts["sensors"]
+    )
     assert sorted((s["name"], s["type"], s["id"], s["link"]) for s in info["sensors"]) == expected_sensors
     assert [(e["name"], e["link1"], e["link2"], e["type"]) for e in info["extra_joints"]] == [
-        (e["name"], e["link1Name"], e["link2Name"], e["jointType"]) for e in facts["extra_joints"]]
+        (e["name"], e["link1Name"], e["link2Name"], e["jointType"]) for e in facts["extra_joints"]
+    ]
     assert info["warnings"] == []
     main = str(MODELS / rel)
     assert info["files"][0] == main

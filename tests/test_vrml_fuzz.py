@@ -22,8 +22,33 @@ from hrpsim.errors import ModelError
 from hrpsim.modelloader import load_body
 
 # Bytes that matter to the grammar, plus some that never belong in VRML.
-NASTY = [b"{", b"}", b"[", b"]", b'"', b"#", b",", b".", b"-", b"0", b"9", b"e", b"nan", b"\x00", b"\xff",
-         b"\n", b" ", b"DEF", b"USE", b"IS", b"PROTO", b"Joint", b"-1", b"1e999", b"\\"]
+NASTY = [
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b'"',
+    b"#",
+    b",",
+    b".",
+    b"-",
+    b"0",
+    b"9",
+    b"e",
+    b"nan",
+    b"\x00",
+    b"\xff",
+    b"\n",
+    b" ",
+    b"DEF",
+    b"USE",
+    b"IS",
+    b"PROTO",
+    b"Joint",
+    b"-1",
+    b"1e999",
+    b"\\",
+]
 
 
 def _including_model(rel: str) -> str:
@@ -33,8 +58,9 @@ def _including_model(rel: str) -> str:
     return rel
 
 
-CASES = [(f.relative_to(MODELS).as_posix(), _including_model(f.relative_to(MODELS).as_posix()))
-         for f in vrml_corpus_files()]
+CASES = [
+    (f.relative_to(MODELS).as_posix(), _including_model(f.relative_to(MODELS).as_posix())) for f in vrml_corpus_files()
+]
 
 
 def _mutate(data: bytes, rng: random.Random) -> bytes:
@@ -43,11 +69,11 @@ def _mutate(data: bytes, rng: random.Random) -> bytes:
         at = rng.randrange(len(out) + 1)
         action = rng.random()
         if action < 0.4:
-            out[at:at + rng.randint(1, 4)] = rng.choice(NASTY)
+            out[at : at + rng.randint(1, 4)] = rng.choice(NASTY)
         elif action < 0.7:
             out[at:at] = rng.choice(NASTY)
         else:
-            del out[at:at + rng.randint(1, 16)]
+            del out[at : at + rng.randint(1, 16)]
     return bytes(out)
 
 
@@ -90,7 +116,7 @@ def test_hypothesis_mutations_of_sample1(corpus_copy: Path, data: st.DataObject)
     cut = data.draw(st.integers(0, len(original)), label="cut")
     at = data.draw(st.integers(0, cut), label="at")
     insert = data.draw(st.sampled_from(NASTY) | st.binary(max_size=8), label="insert")
-    damaged = original[:at] + insert + original[at + data.draw(st.integers(0, 8), label="drop"):cut]
+    damaged = original[:at] + insert + original[at + data.draw(st.integers(0, 8), label="drop") : cut]
     outcome = _load_damaged(corpus_copy, rel, rel, damaged)
     assert outcome is None or isinstance(outcome, Body)
 

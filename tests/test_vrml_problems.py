@@ -63,10 +63,13 @@ def test_lenient_load_keeps_going_with_warnings(tmp_path: Path) -> None:
 
 
 def test_missing_inline_names_the_missing_file_and_the_includer(tmp_path: Path) -> None:
-    path = write_model(tmp_path, """
+    path = write_model(
+        tmp_path,
+        """
 DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" children [
   Segment { children [ Inline { url "parts/gone.wrl" } ] } ] } }
-""")
+""",
+    )
     with pytest.raises(ModelError) as caught:
         load_body(path)
     message = str(caught.value)
@@ -79,19 +82,28 @@ DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" children [
 
 def test_syntax_error_in_an_inline_names_the_inlined_file(tmp_path: Path) -> None:
     (tmp_path / "part.wrl").write_text("Shape { geometry Box { size 1 1 1 }\n")
-    path = write_model(tmp_path, """
+    path = write_model(
+        tmp_path,
+        """
 DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" children Inline { url "part.wrl" } } }
-""")
-    with pytest.raises(ModelError, match=rf"{tmp_path / 'part.wrl'}:2:1: syntax error: the file ends early; "
-                       r"still open: '\{' of Shape at 1:7"):
+""",
+    )
+    with pytest.raises(
+        ModelError,
+        match=rf"{tmp_path / 'part.wrl'}:2:1: syntax error: the file ends early; "
+        r"still open: '\{' of Shape at 1:7",
+    ):
         load_body(path)
 
 
 def test_inline_that_includes_itself_is_a_problem_not_a_hang(tmp_path: Path) -> None:
     (tmp_path / "loop.wrl").write_text('Group { children Inline { url "loop.wrl" } }')
-    path = write_model(tmp_path, """
+    path = write_model(
+        tmp_path,
+        """
 DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" children Inline { url "loop.wrl" } } }
-""")
+""",
+    )
     with pytest.raises(ModelError, match="includes itself"):
         load_body(path)
 
@@ -114,17 +126,22 @@ def test_unknown_suffix_names_the_file_and_the_known_formats(tmp_path: Path) -> 
 
 def test_model_info_reports_problems_on_stderr_with_status_1(tmp_path: Path) -> None:
     path = write_model(tmp_path, SENSOR_PROTO + BROKEN)
-    done = subprocess.run([*HRPSIM, "model", "info", str(path)], cwd=REPO, capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run([*HRPSIM, "model", "info", str(path)], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "unknown jointType 'spin'" in done.stderr and done.stdout == ""
-    lenient = subprocess.run([*HRPSIM, "model", "info", "--lenient", str(path)], cwd=REPO, capture_output=True,
-                             text=True, timeout=60)
+    lenient = subprocess.run(
+        [*HRPSIM, "model", "info", "--lenient", str(path)], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
     assert lenient.returncode == 0 and "warning:" in lenient.stdout and "ROOT  free" in lenient.stdout
 
 
 def test_model_info_tree_shows_links_types_ids_and_sensors() -> None:
-    done = subprocess.run([*HRPSIM, "model", "info", str(MODELS / "openhrp3/model/sample1.wrl")], cwd=REPO,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [*HRPSIM, "model", "info", str(MODELS / "openhrp3/model/sample1.wrl")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0
     out = done.stdout.splitlines()
     assert out[0].startswith("SampleRobot  (vrml, 30 links, 29 dof, 130.8 kg)")
@@ -136,19 +153,23 @@ def test_model_info_tree_shows_links_types_ids_and_sensors() -> None:
 def test_parallel_axis_rule_merges_segments() -> None:
     # Two point-like 1 kg masses 1 m either side of the origin: 2 kg at the origin with
     # inertia 2 about the two axes across the line joining them.
-    merged = combine([MassPart(1.0, np.array([1.0, 0, 0]), np.zeros((3, 3))),
-                      MassPart(1.0, np.array([-1.0, 0, 0]), np.eye(3) * 0.1)])
+    merged = combine(
+        [MassPart(1.0, np.array([1.0, 0, 0]), np.zeros((3, 3))), MassPart(1.0, np.array([-1.0, 0, 0]), np.eye(3) * 0.1)]
+    )
     assert merged.mass == 2.0 and merged.com.tolist() == [0, 0, 0]
     assert np.diag(merged.inertia) == pytest.approx([0.1, 2.1, 2.1])
 
 
 def test_segments_in_transforms_merge_into_the_link_frame(tmp_path: Path) -> None:
-    path = write_model(tmp_path, """
+    path = write_model(
+        tmp_path,
+        """
 DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "free" children [
   Segment { mass 1 centerOfMass 0 0 0 momentsOfInertia [1 0 0 0 2 0 0 0 3] }
   Transform { translation 0 0 2 rotation 0 0 1 1.5707963267948966 children
     Segment { mass 3 centerOfMass 1 0 0 momentsOfInertia [1 0 0 0 2 0 0 0 3] } } ] } }
-""")
+""",
+    )
     root = load_body(path).root
     assert root.mass == 4.0
     assert root.com == pytest.approx([0.0, 0.75, 1.5])
@@ -165,14 +186,17 @@ def test_house_models_share_a_def_name_but_load_apart() -> None:
 
 
 def test_bad_geometry_is_reported_where_it_is_written(tmp_path: Path) -> None:
-    path = write_model(tmp_path, """
+    path = write_model(
+        tmp_path,
+        """
 DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" children [ Segment { children [
   Shape { geometry Box { size -1 1 1 } }
   Shape { geometry Sphere { radius nan } }
   Shape { geometry IndexedFaceSet { coord Coordinate { point [0 0 0, 1 0 0, 0 1 0] } coordIndex [0 1 7 -1] } }
   Shape { geometry Box { size 1 1 1 } }
 ] } ] } }
-""")
+""",
+    )
     with pytest.raises(ModelError) as caught:
         load_body(path)
     problems = caught.value.problems
@@ -188,32 +212,43 @@ DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" children [ Segm
 
 def test_use_bombs_and_huge_sweeps_are_refused_not_expanded(tmp_path: Path) -> None:
     levels = ["DEF L0 Group { }"]
-    levels += [f"DEF L{i} Group {{ children [ USE L{i - 1} USE L{i - 1} USE L{i - 1} USE L{i - 1} ] }}"
-               for i in range(1, 12)]  # 4^11 groups from a few hundred bytes
-    path = write_model(tmp_path, f"""
+    levels += [
+        f"DEF L{i} Group {{ children [ USE L{i - 1} USE L{i - 1} USE L{i - 1} USE L{i - 1} ] }}" for i in range(1, 12)
+    ]  # 4^11 groups from a few hundred bytes
+    path = write_model(
+        tmp_path,
+        f"""
 DEF R Humanoid {{ humanoidBody DEF ROOT Joint {{ jointType "fixed" children [ Segment {{ children [
   {" ".join(levels)} ] }} ] }} }}
-""")
+""",
+    )
     with pytest.raises(ModelError, match=r"expands .* to more than 100000 nodes"):
         load_body(path, lenient=True)
     ring = ", ".join(f"{i} 0" for i in range(3000))
     spine = ", ".join(f"0 {i} 0" for i in range(3000))
-    sweep = write_model(tmp_path, f"""
+    sweep = write_model(
+        tmp_path,
+        f"""
 DEF R Humanoid {{ humanoidBody DEF ROOT Joint {{ jointType "fixed" children [ Segment {{ children [
   Shape {{ geometry Extrusion {{ crossSection [{ring}] spine [{spine}] }} }} ] }} ] }} }}
-""", name="sweep.wrl")
+""",
+        name="sweep.wrl",
+    )
     with pytest.raises(ModelError, match="more than 5000000 vertices"):
         load_body(sweep)
 
 
 def test_a_massless_segment_with_inertia_loads_with_a_warning_naming_its_place(tmp_path: Path) -> None:
-    path = write_model(tmp_path, """
+    path = write_model(
+        tmp_path,
+        """
 DEF R Humanoid { humanoidBody [ DEF ROOT Joint { jointType "free" children [
   DEF GHOST Segment {
     mass 0
     momentsOfInertia [0.1 0 0 0 0.1 0 0 0 0.1] }
 ] } ] }
-""")
+""",
+    )
     body = load_body(path)
     mass_line = path.read_text().splitlines().index("    mass 0") + 1
     warnings = [w for w in body.metadata.get("warnings", []) if "mass 0 with a non-zero momentsOfInertia" in w]

@@ -16,14 +16,17 @@ from hrpsim.modelloader.vrml.scope import instantiate, resolve_file
 
 
 def test_commas_bare_mf_values_trailing_commas_and_nan(tmp_path: Path) -> None:
-    path = write_model(tmp_path, """
+    path = write_model(
+        tmp_path,
+        """
 DEF R Humanoid { humanoidBody [ DEF ROOT Joint { jointType "free"
   children [ DEF SEG Segment { mass 2, centerOfMass 0, 0, 0.5,
      momentsOfInertia [1 0 0, 0 1 0, 0 0 1,]
      children Shape { geometry IndexedFaceSet {
         coord Coordinate { point [0 0 0, 1 0 0, 1 1 0, 0 1 0,] } coordIndex [0, 1, 2, 3, -1,] } } }
    DEF J1 Joint { jointType "rotate" jointAxis "Y" jointId 0 ulimit 1.5 llimit [ -1.5 ] translation 0 0 nan } ] } ] }
-""")
+""",
+    )
     with pytest.raises(ModelError, match=r"Joint 'J1': translation or rotation is not finite"):
         load_body(path)
     body = load_body(path, lenient=True)
@@ -36,24 +39,33 @@ DEF R Humanoid { humanoidBody [ DEF ROOT Joint { jointType "free"
 
 
 def test_crlf_shift_jis_comment_and_no_header(tmp_path: Path) -> None:
-    text = ("#VRML V2.0 utf8\r\n# \x82\xb1\x82\xcc\r\n" + JOINT_PROTO.replace("\n", "\r\n")
-            + 'DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" } }\r\n')
+    text = (
+        "#VRML V2.0 utf8\r\n# \x82\xb1\x82\xcc\r\n"
+        + JOINT_PROTO.replace("\n", "\r\n")
+        + 'DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" } }\r\n'
+    )
     path = tmp_path / "crlf.wrl"
     path.write_bytes(text.encode("latin-1"))
     assert load_body(path).links[0].name == "ROOT"
-    headerless = write_model(tmp_path, 'DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" } }',
-                       name="bare.wrl", header="")
+    headerless = write_model(
+        tmp_path, 'DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" } }', name="bare.wrl", header=""
+    )
     assert load_body(headerless).name == "R"
 
 
 def test_def_use_shares_nodes_and_each_file_is_its_own_scope(tmp_path: Path) -> None:
-    (tmp_path / "part.wrl").write_text("DEF ROOT Transform { children DEF B Shape { geometry Box { size 1 2 3 } } }\n"
-                                       "Transform { translation 0 0 1 children USE B }")
-    path = write_model(tmp_path, """
+    (tmp_path / "part.wrl").write_text(
+        "DEF ROOT Transform { children DEF B Shape { geometry Box { size 1 2 3 } } }\n"
+        "Transform { translation 0 0 1 children USE B }"
+    )
+    path = write_model(
+        tmp_path,
+        """
 DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" children [
   DEF S Segment { children [ Inline { url "part.wrl" } ] }
   Transform { translation 1 0 0 children USE S } ] } }
-""")
+""",
+    )
     body = load_body(path)
     # ROOT inside part.wrl names a Transform there, not the Joint: each file has its own names.
     assert [lk.name for lk in body.links] == ["ROOT"]
@@ -64,7 +76,8 @@ DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" children [
 
 
 def test_proto_is_defaults_externproto_and_route() -> None:
-    parsed = parse_text("""
+    parsed = parse_text(
+        """
 PROTO Thing [ field SFVec3f size 1 2 3  exposedField SFFloat r 0.5 ] {
   DEF IN Group { children [ Shape { geometry Box { size IS size } } ] }
   ROUTE IN.children TO IN.set_children
@@ -73,7 +86,9 @@ EXTERNPROTO Far [ field SFFloat r ] [ "elsewhere.wrl#Far", "urn:x" ]
 Script { field SFFloat k 3 eventIn SFTime tick url "javascript: 1" }
 DEF A Thing { }
 DEF B Thing { size 4 5 6 }
-""", "inline.wrl")
+""",
+        "inline.wrl",
+    )
     problems: list[str] = []
     resolve_file(parsed, problems)
     assert problems == []
@@ -88,19 +103,24 @@ DEF B Thing { size 4 5 6 }
 
 
 def test_user_proto_geometry_is_expanded(tmp_path: Path) -> None:
-    path = write_model(tmp_path, """
+    path = write_model(
+        tmp_path,
+        """
 PROTO Wheel [ field SFFloat radius 0.1 ] { Transform { rotation 1 0 0 1.5707963267948966
   children Shape { geometry Cylinder { radius IS radius height 0.05 } } } }
 DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "free" children [
   Segment { mass 1 children [ Wheel { radius 0.3 } ] } ] } }
-""")
+""",
+    )
     (shape,) = load_body(path).root.shapes
     assert shape.kind == "cylinder" and shape.radius == pytest.approx(0.3)
     assert shape.rotation @ np.array([0, 1, 0]) == pytest.approx([0, 0, 1])
 
 
 def test_transforms_scale_primitives_or_turn_them_into_meshes(tmp_path: Path) -> None:
-    path = write_model(tmp_path, """
+    path = write_model(
+        tmp_path,
+        """
 DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "free" children [ Segment { children [
   Transform { scale 2 3 4 translation 1 0 0 children Shape { geometry Box { size 1 1 1 } } }
   Transform { scale 2 2 2 center 0 1 0 children Shape { geometry Sphere { radius 0.5 } } }
@@ -108,7 +128,8 @@ DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "free" children [ Segme
   Transform { scale 2 3 2 children Shape { geometry Cone { bottomRadius 0.5 height 1 } } }
   Transform { rotation 0 0 1 0.5 children Transform { scale 1 3 1 children Shape { geometry Box { } } } }
 ] } ] } }
-""")
+""",
+    )
     box, sphere, squashed, cone, sheared = load_body(path).root.shapes
     assert box.kind == "box" and box.size.tolist() == [2, 3, 4] and box.translation.tolist() == [1, 0, 0]
     assert sphere.kind == "sphere" and sphere.radius == 1.0 and sphere.translation == pytest.approx([0, -1, 0])
@@ -118,12 +139,15 @@ DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "free" children [ Segme
 
 
 def test_elevation_grid_and_extrusion_become_meshes(tmp_path: Path) -> None:
-    path = write_model(tmp_path, """
+    path = write_model(
+        tmp_path,
+        """
 DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" children [ Segment { children [
   Shape { geometry ElevationGrid { xDimension 3 zDimension 2 xSpacing 0.5 zSpacing 2 height [0 1 2 3 4 5] } }
   Shape { geometry Extrusion { crossSection [1 1, 1 -1, -1 -1, -1 1, 1 1] spine [0 0 0, 0 2 0] } }
 ] } ] } }
-""")
+""",
+    )
     grid, prism = load_body(path).root.shapes
     assert grid.triangles.shape == (4, 3) and grid.vertices[:, 0].max() == 1.0 and grid.vertices[:, 2].max() == 2.0
     assert grid.vertices[:, 1].tolist() == [0, 1, 2, 3, 4, 5]
@@ -135,11 +159,14 @@ DEF R Humanoid { humanoidBody DEF ROOT Joint { jointType "fixed" children [ Segm
 
 def test_concave_faces_are_ear_clipped_when_not_convex(tmp_path: Path) -> None:
     u_shape = "0 0 0, 3 0 0, 3 2 0, 2 2 0, 2 1 0, 1 1 0, 1 2 0, 0 2 0"
-    path = write_model(tmp_path, f"""
+    path = write_model(
+        tmp_path,
+        f"""
 DEF R Humanoid {{ humanoidBody DEF ROOT Joint {{ jointType "fixed" children [ Segment {{ children [
   Shape {{ geometry IndexedFaceSet {{ convex FALSE coord Coordinate {{ point [{u_shape}] }}
      coordIndex [0 1 2 3 4 5 6 7 -1] }} }} ] }} ] }} }}
-""")
+""",
+    )
     (shape,) = load_body(path).root.shapes
     corners = shape.vertices[shape.triangles]
     normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
@@ -148,14 +175,16 @@ DEF R Humanoid {{ humanoidBody DEF ROOT Joint {{ jointType "fixed" children [ Se
     assert normals[:, 2].sum() / 2 == pytest.approx(5.0)
 
 
-@pytest.mark.parametrize(("text", "line", "column", "expected"), [
-    ("Transform {\n  children [ Shape { } \n}", 3, 1, "']'"),
-    ("Transform { translation 1 2 3 ] }", 1, 31, "'}'"),
-    ("DEF 9x Transform {}", 1, 5, "a name"),
-    ('Transform { children [ "text" Shape {} }', 1, 40, "']'"),
-])
-def test_syntax_errors_name_file_line_column_and_expectation(text: str, line: int, column: int,
-                                                            expected: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "line", "column", "expected"),
+    [
+        ("Transform {\n  children [ Shape { } \n}", 3, 1, "']'"),
+        ("Transform { translation 1 2 3 ] }", 1, 31, "'}'"),
+        ("DEF 9x Transform {}", 1, 5, "a name"),
+        ('Transform { children [ "text" Shape {} }', 1, 40, "']'"),
+    ],
+)
+def test_syntax_errors_name_file_line_column_and_expectation(text: str, line: int, column: int, expected: str) -> None:
     with pytest.raises(ModelError) as caught:
         parse_text(text, "/models/bad.wrl")
     message = str(caught.value)
@@ -164,6 +193,9 @@ def test_syntax_errors_name_file_line_column_and_expectation(text: str, line: in
 
 
 def test_a_file_that_ends_early_says_so() -> None:
-    with pytest.raises(ModelError, match=r"bad\.wrl:1:35: syntax error: the file ends early; "
-                       r"still open: '\{' of Transform at 1:11; expected .*'\}'"):
+    with pytest.raises(
+        ModelError,
+        match=r"bad\.wrl:1:35: syntax error: the file ends early; "
+        r"still open: '\{' of Transform at 1:11; expected .*'\}'",
+    ):
         parse_text("Transform { children [ Shape { } ]", "bad.wrl")

@@ -39,14 +39,27 @@ def malformed_frames(n: int, seed: int = 7) -> list[bytes]:
         lambda: rng.randbytes(rng.randint(0, 64)),
         lambda: good[: rng.randint(0, len(good) - 1)],
         lambda: msgpack.packb(rng.choice([[1, 2], "text", 3.5, None, {"v": PROTOCOL_VERSION}])),
-        lambda: msgpack.packb({"v": PROTOCOL_VERSION, "id": rng.randint(0, 9), "op": rng.choice(["list", "nope"]),
-                               "args": {"kind": rng.choice([5, [1], None, "x" * 5000])}}),
+        lambda: msgpack.packb(
+            {
+                "v": PROTOCOL_VERSION,
+                "id": rng.randint(0, 9),
+                "op": rng.choice(["list", "nope"]),
+                "args": {"kind": rng.choice([5, [1], None, "x" * 5000])},
+            }
+        ),
         lambda: msgpack.packb({"v": rng.randint(2, 99), "id": 1, "op": "list", "args": {}}),
-        lambda: msgpack.packb({"v": PROTOCOL_VERSION, "id": 1, "op": "register",
-                               "args": {"name": 1, "kind": None, "endpoint": [], "owner": {}}}),
+        lambda: msgpack.packb(
+            {
+                "v": PROTOCOL_VERSION,
+                "id": 1,
+                "op": "register",
+                "args": {"name": 1, "kind": None, "endpoint": [], "owner": {}},
+            }
+        ),
         lambda: b"\xdb\xff\xff\xff\xf0" + b"x" * 16,  # a str32 header claiming ~4 GB
-        lambda: msgpack.packb({"v": PROTOCOL_VERSION, "id": 1, "op": "resolve",
-                               "args": {"name": msgpack.ExtType(1, rng.randbytes(12))}}),
+        lambda: msgpack.packb(
+            {"v": PROTOCOL_VERSION, "id": 1, "op": "resolve", "args": {"name": msgpack.ExtType(1, rng.randbytes(12))}}
+        ),
     ]
     return [rng.choice(makers)() for _ in range(n)]
 
@@ -102,8 +115,12 @@ def start_silent_peer(tmp_path: Path, bind: str) -> ManagedProcess:
     endpoint_file = tmp_path / "silent.endpoint"
     log = tmp_path / "silent.log"
     with open(log, "wb") as out:
-        popen = subprocess.Popen([sys.executable, str(HERE / "fake_peers.py"), bind, str(endpoint_file)],
-                                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        popen = subprocess.Popen(
+            [sys.executable, str(HERE / "fake_peers.py"), bind, str(endpoint_file)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     proc = ManagedProcess(popen, log)
     proc.address = wait_for_file(endpoint_file, proc)
     return proc
@@ -126,8 +143,9 @@ def test_a_peer_that_dies_during_a_call_raises_peer_gone(tmp_path: Path, bind: s
     bind = bind.replace("ns.sock", "dying.sock")
     peer = start_silent_peer(tmp_path, bind)
     with Client(peer.address, peer="dying-service", timeout=20.0) as client:
-        killer = subprocess.Popen([sys.executable, "-c",
-                                   f"import os,time,signal; time.sleep(0.5); os.killpg({peer.pid}, signal.SIGKILL)"])
+        killer = subprocess.Popen(
+            [sys.executable, "-c", f"import os,time,signal; time.sleep(0.5); os.killpg({peer.pid}, signal.SIGKILL)"]
+        )
         with pytest.raises(PeerGone, match=f"dying-service at {peer.address} went away"):
             start = time.monotonic()
             client.call("ping", timeout=20.0)
@@ -199,7 +217,8 @@ def test_a_garbage_reply_is_a_protocol_error_naming_the_peer(tmp_path: Path) -> 
 
 
 def test_a_service_bound_to_every_interface_registers_a_reachable_endpoint(
-        nameserver: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    nameserver: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from hrpsim.service import Service
 
     monkeypatch.setenv("HRPSIM_ADVERTISE_HOST", "127.0.0.1")

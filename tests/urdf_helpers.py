@@ -37,8 +37,7 @@ def robot(body: str, name: str = "r") -> str:
 
 def inertial(mass: float = 1.0) -> str:
     return (
-        f'<inertial><mass value="{mass}"/>'
-        '<inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial>'
+        f'<inertial><mass value="{mass}"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial>'
     )
 
 

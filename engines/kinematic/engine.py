@@ -59,13 +59,16 @@ class KinematicEngine(Engine):
         self.project, self.bodies = project, bodies
         self.timestep = float(project.world.timestep)
         self.time, self.tick, self.failed = 0.0, 0, None
-        self._robots = {m.name: _Robot(bodies[m.name], m) for m in project.models
-                        if not (m.static or bodies[m.name].static)}
+        self._robots = {
+            m.name: _Robot(bodies[m.name], m) for m in project.models if not (m.static or bodies[m.name].static)
+        }
         if self.motion is not None:
             for name, r in self._robots.items():
                 if self.motion.values.shape[1] != len(r.names):
-                    raise ConfigError(f"replay data has {self.motion.values.shape[1]} joint columns, robot "
-                                      f"{name!r} has {len(r.names)} joints")
+                    raise ConfigError(
+                        f"replay data has {self.motion.values.shape[1]} joint columns, robot "
+                        f"{name!r} has {len(r.names)} joints"
+                    )
 
     @property
     def robots(self) -> list[str]:
@@ -102,17 +105,25 @@ class KinematicEngine(Engine):
 
     def read(self, robot: str) -> RobotState:
         r = self._robot(robot)
-        return RobotState(time=self.time, tick=self.tick, q=r.q.copy(), dq=r.dq.copy(), tau=r.tau.copy(),
-                          root_position=r.root_position.copy(), root_rotation=r.root_rotation.copy(),
-                          root_velocity=np.zeros(6),
-                          sensors={s.name: _reading(s.type) for s in r.body.sensors
-                                   if s.type in ("force", "gyro", "accel")})
+        return RobotState(
+            time=self.time,
+            tick=self.tick,
+            q=r.q.copy(),
+            dq=r.dq.copy(),
+            tau=r.tau.copy(),
+            root_position=r.root_position.copy(),
+            root_rotation=r.root_rotation.copy(),
+            root_velocity=np.zeros(6),
+            sensors={s.name: _reading(s.type) for s in r.body.sensors if s.type in ("force", "gyro", "accel")},
+        )
 
     def apply(self, robot: str, command: JointCommand) -> None:
         r = self._robot(robot)
-        checked = {key: _checked(r, key, value) for key, value in
-                   (("torque", command.torque), ("q_ref", command.q_ref), ("dq_ref", command.dq_ref))
-                   if value is not None}
+        checked = {
+            key: _checked(r, key, value)
+            for key, value in (("torque", command.torque), ("q_ref", command.q_ref), ("dq_ref", command.dq_ref))
+            if value is not None
+        }
         modes = command.modes or {}
         for joint, mode in modes.items():
             if joint not in r.index_of:
@@ -152,12 +163,23 @@ class KinematicEngine(Engine):
         p, r = self.root_pose(model)
         poses = forward_kinematics(self.body(model), p, r, values)
         n = len(poses)
-        return LinkStates(positions=np.array([pp for pp, _ in poses]),
-                          quaternions=np.array([_quaternion(rr) for _, rr in poses]),
-                          linear=np.zeros((n, 3)), angular=np.zeros((n, 3)))
+        return LinkStates(
+            positions=np.array([pp for pp, _ in poses]),
+            quaternions=np.array([_quaternion(rr) for _, rr in poses]),
+            linear=np.zeros((n, 3)),
+            angular=np.zeros((n, 3)),
+        )
 
-    def set_link_data(self, robot: str, *, q: Any = None, dq: Any = None, root_position: Any = None,
-                      root_rotation: Any = None, root_velocity: Any = None) -> None:
+    def set_link_data(
+        self,
+        robot: str,
+        *,
+        q: Any = None,
+        dq: Any = None,
+        root_position: Any = None,
+        root_rotation: Any = None,
+        root_velocity: Any = None,
+    ) -> None:
         r = self._robot(robot)
         if q is not None:
             r.q[:] = r.q_ref[:] = _checked(r, "q", q)

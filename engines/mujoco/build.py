@@ -38,18 +38,27 @@ MIN_MASS = 1e-3  # kg given to massless links, as on ODE
 MIN_INERTIA = 1e-7  # kg m^2: the least principal moment a link keeps, as on ODE
 IMPRATIO = 3.0  # friction 3x harder than normal contact: a box held by friction creeps 0.6 mm/s, not 2
 SOLVER_TOLERANCE = 1e-12  # MuJoCo's 1e-8 lets the solver stop at once on a hard drive that needs no force any more
-SETTINGS = {"solver": ("Newton", "CG", "PGS"), "cone": ("pyramidal", "elliptic"),
-            "integrator": ("implicitfast", "implicit"), "iterations": int, "noslip_iterations": int,
-            "impratio": float, "tolerance": float}
+SETTINGS = {
+    "solver": ("Newton", "CG", "PGS"),
+    "cone": ("pyramidal", "elliptic"),
+    "integrator": ("implicitfast", "implicit"),
+    "iterations": int,
+    "noslip_iterations": int,
+    "impratio": float,
+    "tolerance": float,
+}
 
 
-def build_spec(project: Project, bodies: dict[str, Body], *, runtime: bool = True
-               ) -> tuple[mujoco.MjSpec, dict[str, ModelLayout]]:
+def build_spec(
+    project: Project, bodies: dict[str, Body], *, runtime: bool = True
+) -> tuple[mujoco.MjSpec, dict[str, ModelLayout]]:
     """The MuJoCo spec of a project's world and each model's element names."""
     if project.extra_joints:
-        raise ConfigError(f"{project.path}: extra_joints: the project's own closed loops (between models or "
-                          f"links the model files do not join) are not carried to the mujoco engine yet; "
-                          f"use world.engine: ode for this project")
+        raise ConfigError(
+            f"{project.path}: extra_joints: the project's own closed loops (between models or "
+            f"links the model files do not join) are not carried to the mujoco engine yet; "
+            f"use world.engine: ode for this project"
+        )
     spec = mujoco.MjSpec()
     spec.modelname = "world"
     spec.compiler.degree = False
@@ -72,8 +81,10 @@ def build_spec(project: Project, bodies: dict[str, Body], *, runtime: bool = Tru
 def _options(spec: mujoco.MjSpec, project: Project) -> None:
     world = project.world
     if world.collision != "builtin":
-        raise ConfigError(f"{project.path}: world.collision: {world.collision!r} is for the ODE engine; "
-                          f"the mujoco engine finds its own contacts (remove world.collision)")
+        raise ConfigError(
+            f"{project.path}: world.collision: {world.collision!r} is for the ODE engine; "
+            f"the mujoco engine finds its own contacts (remove world.collision)"
+        )
     spec.option.timestep = float(world.timestep)
     spec.option.gravity = [float(v) for v in world.gravity]
     spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST  # velocity drives are implicit dampers
@@ -90,8 +101,11 @@ def _set_option(spec: mujoco.MjSpec, path: str, key: str, value: Any) -> None:
     if isinstance(kind, tuple):
         if value not in kind:
             raise ConfigError(f"{path}: world.mujoco.{key}: {value!r} is not one of {', '.join(kind)}")
-        enums = {"solver": (mujoco.mjtSolver, "mjSOL_"), "cone": (mujoco.mjtCone, "mjCONE_"),
-                 "integrator": (mujoco.mjtIntegrator, "mjINT_")}
+        enums = {
+            "solver": (mujoco.mjtSolver, "mjSOL_"),
+            "cone": (mujoco.mjtCone, "mjCONE_"),
+            "integrator": (mujoco.mjtIntegrator, "mjINT_"),
+        }
         enum, prefix = enums[key]
         setattr(spec.option, key, getattr(enum, prefix + value.upper()))
         return
@@ -101,8 +115,7 @@ def _set_option(spec: mujoco.MjSpec, path: str, key: str, value: Any) -> None:
     setattr(spec.option, key, kind(value))
 
 
-def _add_model(spec: mujoco.MjSpec, info: Body, config: ModelConfig, joint_limits: bool,
-               runtime: bool) -> ModelLayout:
+def _add_model(spec: mujoco.MjSpec, info: Body, config: ModelConfig, joint_limits: bool, runtime: bool) -> ModelLayout:
     static = bool(config.static or info.static)
     try:
         initial = link_values(info, config.joints)
@@ -111,8 +124,9 @@ def _add_model(spec: mujoco.MjSpec, info: Body, config: ModelConfig, joint_limit
     layout = ModelLayout(config.name, info, config, static, initial)
     position, rotation = root_placement(config, info)
     if not np.linalg.norm(position) < MAX_DISTANCE:
-        raise ConfigError(f"model {config.name!r}: position {config.position} is beyond {MAX_DISTANCE:g} m "
-                          f"from the origin")
+        raise ConfigError(
+            f"model {config.name!r}: position {config.position} is beyond {MAX_DISTANCE:g} m from the origin"
+        )
     poses = forward_kinematics(info, position, rotation, initial) if static else None
     for index, link in enumerate(info.links):
         where = layout.where(index)
@@ -142,12 +156,15 @@ def _add_model(spec: mujoco.MjSpec, info: Body, config: ModelConfig, joint_limit
     return layout
 
 
-def _add_joint(body: mujoco.MjsBody, link: Link, index: int, layout: ModelLayout, joint_limits: bool,
-               where: str) -> str:
+def _add_joint(
+    body: mujoco.MjsBody, link: Link, index: int, layout: ModelLayout, joint_limits: bool, where: str
+) -> str:
     kind = link.joint_type
     if kind == "crawler":
-        raise ConfigError(f"{where}: crawler joints (driven contact surfaces) have no MuJoCo form; "
-                          f"run this model with world.engine: ode")
+        raise ConfigError(
+            f"{where}: crawler joints (driven contact surfaces) have no MuJoCo form; "
+            f"run this model with world.engine: ode"
+        )
     if kind == "free":
         if index != 0:
             raise ConfigError(f"{where}: a free joint below the root has no MuJoCo form (only a root may be free)")
@@ -159,8 +176,9 @@ def _add_joint(body: mujoco.MjsBody, link: Link, index: int, layout: ModelLayout
     name = element(layout.name, link.joint_label)
     axis = np.asarray(link.joint_axis, float)
     joint_type = mujoco.mjtJoint.mjJNT_HINGE if kind == "rotate" else mujoco.mjtJoint.mjJNT_SLIDE
-    joint = body.add_joint(name=name, type=joint_type, axis=axis / max(np.linalg.norm(axis), 1e-12),
-                           armature=float(link.reflected_inertia))
+    joint = body.add_joint(
+        name=name, type=joint_type, axis=axis / max(np.linalg.norm(axis), 1e-12), armature=float(link.reflected_inertia)
+    )
     lo, hi = float(link.q_lower), float(link.q_upper)
     if joint_limits and math.isfinite(lo) and math.isfinite(hi) and lo <= hi:
         joint.limited = mujoco.mjtLimited.mjLIMITED_TRUE
@@ -188,14 +206,18 @@ def _set_inertia(body: mujoco.MjsBody, link: Link, where: str) -> None:
 
 
 def _add_sensor_sites(spec: mujoco.MjSpec, layout: ModelLayout) -> None:
-    kinds = {"force": (mujoco.mjtSensor.mjSENS_FORCE, mujoco.mjtSensor.mjSENS_TORQUE),
-             "gyro": (mujoco.mjtSensor.mjSENS_GYRO,), "accel": (mujoco.mjtSensor.mjSENS_ACCELEROMETER,)}
+    kinds = {
+        "force": (mujoco.mjtSensor.mjSENS_FORCE, mujoco.mjtSensor.mjSENS_TORQUE),
+        "gyro": (mujoco.mjtSensor.mjSENS_GYRO,),
+        "accel": (mujoco.mjtSensor.mjSENS_ACCELEROMETER,),
+    }
     for sensor in layout.info.sensors:
         if sensor.type not in kinds:
             continue  # range and vision sensors have no values on any engine yet
         site = element(layout.name, "sensor", sensor.name)
-        spec.body(layout.bodies[sensor.link]).add_site(name=site, pos=np.asarray(sensor.translation, float),
-                                                       quat=quaternion(np.asarray(sensor.rotation, float)))
+        spec.body(layout.bodies[sensor.link]).add_site(
+            name=site, pos=np.asarray(sensor.translation, float), quat=quaternion(np.asarray(sensor.rotation, float))
+        )
         layout.sensors[sensor.name] = site
         for k, kind in enumerate(kinds[sensor.type]):
             spec.add_sensor(name=f"{site}/{k}", type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE, objname=site)

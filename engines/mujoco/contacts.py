@@ -46,14 +46,20 @@ def add_pairs(spec: mujoco.MjSpec, project: Project, layouts: dict[str, ModelLay
 def _check_surface(path: str, pair: CollisionPair) -> None:
     name = f"collisions: pair {pair.a}/{pair.b}"
     if pair.links_a or pair.links_b:
-        raise ConfigError(f"{path}: {name}: links_a/links_b (contacts limited to some links) are not carried "
-                          f"to the mujoco engine yet; use world.engine: ode for this project")
+        raise ConfigError(
+            f"{path}: {name}: links_a/links_b (contacts limited to some links) are not carried "
+            f"to the mujoco engine yet; use world.engine: ode for this project"
+        )
     if pair.soft_erp is not None or pair.soft_cfm is not None:
-        raise ConfigError(f"{path}: {name}: soft_erp/soft_cfm are ODE contact parameters with no mujoco "
-                          f"equivalent; remove them or use world.engine: ode")
+        raise ConfigError(
+            f"{path}: {name}: soft_erp/soft_cfm are ODE contact parameters with no mujoco "
+            f"equivalent; remove them or use world.engine: ode"
+        )
     if pair.sliding_friction is not None and pair.sliding_friction != pair.friction:
-        raise ConfigError(f"{path}: {name}: MuJoCo has one friction coefficient, so sliding_friction "
-                          f"({pair.sliding_friction}) cannot differ from friction ({pair.friction}) there")
+        raise ConfigError(
+            f"{path}: {name}: MuJoCo has one friction coefficient, so sliding_friction "
+            f"({pair.sliding_friction}) cannot differ from friction ({pair.friction}) there"
+        )
 
 
 def _geom_pairs(a: ModelLayout, b: ModelLayout) -> list[tuple[str, str]]:

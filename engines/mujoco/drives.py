@@ -39,12 +39,23 @@ def add_drive_elements(spec: mujoco.MjSpec, layout: ModelLayout) -> None:
     for joint in layout.joints:
         if not joint or (joint == layout.joints[0] and layout.info.links[0].joint_type == "free"):
             continue
-        spec.add_actuator(name=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT, target=joint,
-                          gaintype=mujoco.mjtGain.mjGAIN_FIXED, biastype=mujoco.mjtBias.mjBIAS_NONE,
-                          gainprm=[1.0] + [0.0] * 9, ctrllimited=mujoco.mjtLimited.mjLIMITED_FALSE,
-                          forcelimited=mujoco.mjtLimited.mjLIMITED_FALSE)
-        spec.add_equality(name=f"{joint}/hold", type=mujoco.mjtEq.mjEQ_JOINT, name1=joint, active=False,
-                          objtype=mujoco.mjtObj.mjOBJ_JOINT)
+        spec.add_actuator(
+            name=joint,
+            trntype=mujoco.mjtTrn.mjTRN_JOINT,
+            target=joint,
+            gaintype=mujoco.mjtGain.mjGAIN_FIXED,
+            biastype=mujoco.mjtBias.mjBIAS_NONE,
+            gainprm=[1.0] + [0.0] * 9,
+            ctrllimited=mujoco.mjtLimited.mjLIMITED_FALSE,
+            forcelimited=mujoco.mjtLimited.mjLIMITED_FALSE,
+        )
+        spec.add_equality(
+            name=f"{joint}/hold",
+            type=mujoco.mjtEq.mjEQ_JOINT,
+            name1=joint,
+            active=False,
+            objtype=mujoco.mjtObj.mjOBJ_JOINT,
+        )
         if joint in velocity:
             add_rotor(spec, joint)
 
@@ -53,8 +64,13 @@ def _velocity_joints(layout: ModelLayout) -> set[str]:
     """MuJoCo names of the joints the project starts in velocity mode."""
     drive = layout.config.drive
     labels = [lk.joint_label for lk in layout.info.links]
-    chosen = labels if drive == "velocity" else [] if isinstance(drive, str) else \
-        [name for name, mode in drive.items() if mode == "velocity"]
+    chosen = (
+        labels
+        if drive == "velocity"
+        else []
+        if isinstance(drive, str)
+        else [name for name, mode in drive.items() if mode == "velocity"]
+    )
     return {element(layout.name, label) for label in chosen}
 
 
@@ -63,8 +79,9 @@ def add_rotor(spec: mujoco.MjSpec, joint: str) -> None:
     the joint along through a tendon friction of at most the torque limit (0: no drag). Only joints
     that use the velocity drive get one, because 29 idle rotors cost sample1 a sixth of its speed."""
     rotor = helper_body(spec.worldbody, f"{joint}/rotor")
-    rotor.add_joint(name=f"{joint}/rotor", type=mujoco.mjtJoint.mjJNT_HINGE, axis=[0.0, 0.0, 1.0],
-                    armature=ROTOR_INERTIA)
+    rotor.add_joint(
+        name=f"{joint}/rotor", type=mujoco.mjtJoint.mjJNT_HINGE, axis=[0.0, 0.0, 1.0], armature=ROTOR_INERTIA
+    )
     drag = spec.add_tendon(name=f"{joint}/drag", frictionloss=0.0)
     drag.wrap_joint(joint, 1.0)
     drag.wrap_joint(f"{joint}/rotor", -1.0)
@@ -73,9 +90,17 @@ def add_rotor(spec: mujoco.MjSpec, joint: str) -> None:
 class Drives:
     """Commands and modes of one robot's joints (controller order) and what they do each step."""
 
-    def __init__(self, model: mujoco.MjModel, data: mujoco.MjData, robot: str, joint_names: list[str],
-                 mujoco_joints: list[str], initial: np.ndarray, torque_limits: list[float],
-                 configured: str | dict[str, str]) -> None:
+    def __init__(
+        self,
+        model: mujoco.MjModel,
+        data: mujoco.MjData,
+        robot: str,
+        joint_names: list[str],
+        mujoco_joints: list[str],
+        initial: np.ndarray,
+        torque_limits: list[float],
+        configured: str | dict[str, str],
+    ) -> None:
         self.m, self.d, self.robot = model, data, robot
         self.dt = float(model.opt.timestep)
         self.names = joint_names
@@ -90,8 +115,11 @@ class Drives:
         def ids(kind: mujoco.mjtObj, suffix: str) -> np.ndarray:
             return np.array([mujoco.mj_name2id(model, kind, j + suffix) if j else -1 for j in mujoco_joints], dtype=int)
 
-        self.actuators, self.equalities, self.tendons = ids(obj.mjOBJ_ACTUATOR, ""), ids(obj.mjOBJ_EQUALITY, "/hold"), \
-            ids(obj.mjOBJ_TENDON, "/drag")
+        self.actuators, self.equalities, self.tendons = (
+            ids(obj.mjOBJ_ACTUATOR, ""),
+            ids(obj.mjOBJ_EQUALITY, "/hold"),
+            ids(obj.mjOBJ_TENDON, "/drag"),
+        )
         joints, rotors = ids(obj.mjOBJ_JOINT, ""), ids(obj.mjOBJ_JOINT, "/rotor")
         self.qpos = np.where(joints >= 0, model.jnt_qposadr[np.maximum(joints, 0)], -1)
         self.rotor_qpos = np.where(rotors >= 0, model.jnt_qposadr[np.maximum(rotors, 0)], -1)
@@ -110,8 +138,10 @@ class Drives:
             return dict.fromkeys(self.names, drive)
         unknown = sorted(set(drive) - set(self.index))
         if unknown:
-            raise ConfigError(f"model {self.robot!r}: drive names unknown joint(s) {', '.join(unknown)} "
-                              f"(joints: {', '.join(self.names)})")
+            raise ConfigError(
+                f"model {self.robot!r}: drive names unknown joint(s) {', '.join(unknown)} "
+                f"(joints: {', '.join(self.names)})"
+            )
         return dict(drive)
 
     def check_modes(self, modes: dict[str, str]) -> None:
@@ -123,8 +153,11 @@ class Drives:
 
     def without_rotor(self, modes: dict[str, str]) -> list[int]:
         """Joints (controller indices) these modes put in velocity mode that have no rotor yet."""
-        return [self.index[name] for name, mode in modes.items()
-                if mode == "velocity" and self.actuators[self.index[name]] >= 0 and self.tendons[self.index[name]] < 0]
+        return [
+            self.index[name]
+            for name, mode in modes.items()
+            if mode == "velocity" and self.actuators[self.index[name]] >= 0 and self.tendons[self.index[name]] < 0
+        ]
 
     def set_modes(self, modes: dict[str, str]) -> None:
         self.check_modes(modes)
@@ -182,8 +215,10 @@ class Drives:
     def record_effort(self) -> None:
         """Each joint's applied torque (force) in the step just taken (after it, before the next)."""
         self.effort[self._torque] = self.torque[self._torque]
-        for group, kind, ids in ((self._hold, mujoco.mjtConstraint.mjCNSTR_EQUALITY, self.equalities),
-                                 (self._velocity, mujoco.mjtConstraint.mjCNSTR_FRICTION_TENDON, self.tendons)):
+        for group, kind, ids in (
+            (self._hold, mujoco.mjtConstraint.mjCNSTR_EQUALITY, self.equalities),
+            (self._velocity, mujoco.mjtConstraint.mjCNSTR_FRICTION_TENDON, self.tendons),
+        ):
             if group.size:
                 force = self._constraint_forces(kind)
                 for i in group:
@@ -192,7 +227,7 @@ class Drives:
     def _constraint_forces(self, kind: mujoco.mjtConstraint) -> dict[int, float]:
         """Force of each constraint row of this kind in the last step, by the id of its element."""
         d = self.d
-        rows = np.flatnonzero(d.efc_type[:d.nefc] == kind)
+        rows = np.flatnonzero(d.efc_type[: d.nefc] == kind)
         return dict(zip(d.efc_id[rows].tolist(), d.efc_force[rows].tolist(), strict=True))
 
     def applied(self) -> np.ndarray:

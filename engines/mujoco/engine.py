@@ -37,8 +37,11 @@ from hrpsim.project import Project
 MAX_LINEAR_SPEED = 1e3  # m/s: beyond this a body is exploding, not moving (as on ODE)
 MAX_ANGULAR_SPEED = 1e4  # rad/s
 MODEL_ERRORS = (ValueError, mujoco.FatalError)
-BAD_STATE_WARNINGS = (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
-                      mujoco.mjtWarning.mjWARN_BADQACC)
+BAD_STATE_WARNINGS = (
+    mujoco.mjtWarning.mjWARN_BADQPOS,
+    mujoco.mjtWarning.mjWARN_BADQVEL,
+    mujoco.mjtWarning.mjWARN_BADQACC,
+)
 
 log = logging.getLogger("hrpsim.simserver")
 # MuJoCo's warnings go to our log, not to a MUJOCO_LOG.TXT in whatever folder the process runs in.
@@ -118,16 +121,17 @@ class MujocoEngine(Engine):
                 self.d.qpos[adr] = values[index]
         if model.free_root is not None:
             adr = model.free_root[0]
-            self.d.qpos[adr:adr + 3] = self.m.body_pos[model.bodies[0]]
-            self.d.qpos[adr + 3:adr + 7] = self.m.body_quat[model.bodies[0]]
+            self.d.qpos[adr : adr + 3] = self.m.body_pos[model.bodies[0]]
+            self.d.qpos[adr + 3 : adr + 7] = self.m.body_quat[model.bodies[0]]
 
     def _attach_drives(self, name: str, model: _Model) -> None:
         layout, links = model.layout, model.layout.info.links
         joints = [layout.joints[i] if model.qpos[i] >= 0 else "" for i in model.controller]
         limits = [min(abs(links[i].torque_lower), abs(links[i].torque_upper)) for i in model.controller]
         initial = np.array([layout.initial_values[i] for i in model.controller])
-        model.drives = Drives(self.m, self.d, name, layout.info.joint_names, joints, initial, limits,
-                              layout.config.drive)
+        model.drives = Drives(
+            self.m, self.d, name, layout.info.joint_names, joints, initial, limits, layout.config.drive
+        )
         model.sensors = SensorSet(self.m, self.d, layout.info, layout.sensors)
 
     def _add_rotors(self, joints: list[str]) -> None:
@@ -155,7 +159,7 @@ class MujocoEngine(Engine):
             if kind == mujoco.mjtJoint.mjJNT_SLIDE:
                 limits[adr] = MAX_LINEAR_SPEED
             elif kind == mujoco.mjtJoint.mjJNT_FREE:
-                limits[adr:adr + 3] = MAX_LINEAR_SPEED
+                limits[adr : adr + 3] = MAX_LINEAR_SPEED
         return limits
 
     # --- models ---
@@ -205,14 +209,19 @@ class MujocoEngine(Engine):
         # the comparisons); the bounds per dof only when some speed is above the lower one.
         speed = np.abs(d.qvel).max(initial=0.0)
         clock_kept = self.tick > 1 and abs(d.time - self.time) < self._half_step
-        if (clock_kept and np.abs(d.qpos).max(initial=0.0) < MAX_DISTANCE
-                and (speed < MAX_LINEAR_SPEED or (np.abs(d.qvel) < self._dof_limit).all())):
+        if (
+            clock_kept
+            and np.abs(d.qpos).max(initial=0.0) < MAX_DISTANCE
+            and (speed < MAX_LINEAR_SPEED or (np.abs(d.qvel) < self._dof_limit).all())
+        ):
             return
         body = self._bad_body()
         if body is None:
             return
-        self.failed = (f"simulation stopped at t={self.time:.6g} s (tick {self.tick}): {self._where(body)} has a "
-                       f"non-finite or exploding state (positions, speeds or accelerations)")
+        self.failed = (
+            f"simulation stopped at t={self.time:.6g} s (tick {self.tick}): {self._where(body)} has a "
+            f"non-finite or exploding state (positions, speeds or accelerations)"
+        )
         log.error("%s", self.failed)
         raise SimulationError(self.failed)
 
@@ -256,9 +265,17 @@ class MujocoEngine(Engine):
             return self._last_state[robot]
         q, dq = self._joint_arrays(model)
         position, rotation, velocity = self._root(model)
-        state = RobotState(time=self.time, tick=self.tick, q=q, dq=dq, tau=model.drives.applied(),
-                           root_position=position, root_rotation=rotation, root_velocity=velocity,
-                           sensors=model.sensors.read())
+        state = RobotState(
+            time=self.time,
+            tick=self.tick,
+            q=q,
+            dq=dq,
+            tau=model.drives.applied(),
+            root_position=position,
+            root_rotation=rotation,
+            root_velocity=velocity,
+            sensors=model.sensors.read(),
+        )
         self._last_state[robot] = state
         return state
 
@@ -285,9 +302,10 @@ class MujocoEngine(Engine):
     def apply(self, robot: str, command: JointCommand) -> None:
         model = self._robot(robot)
         names = model.joint_names
-        arrays = [command_array(robot, name, value, names)
-                  for name, value in (("torque", command.torque), ("q_ref", command.q_ref),
-                                      ("dq_ref", command.dq_ref))]
+        arrays = [
+            command_array(robot, name, value, names)
+            for name, value in (("torque", command.torque), ("q_ref", command.q_ref), ("dq_ref", command.dq_ref))
+        ]
         if command.modes is not None:
             if not isinstance(command.modes, dict):
                 raise RequestError(f"robot {robot!r}: 'modes' must be a map joint -> mode")
@@ -305,10 +323,10 @@ class MujocoEngine(Engine):
     def link_states(self, model_name: str) -> LinkStates:
         model = self._model(model_name)
         bodies = model.bodies
-        velocities = np.array([self._velocity(b) for b in bodies]) if not model.layout.static else np.zeros(
-            (len(bodies), 6))
-        return LinkStates(self.d.xpos[bodies].copy(), self.d.xquat[bodies].copy(), velocities[:, :3],
-                          velocities[:, 3:])
+        velocities = (
+            np.array([self._velocity(b) for b in bodies]) if not model.layout.static else np.zeros((len(bodies), 6))
+        )
+        return LinkStates(self.d.xpos[bodies].copy(), self.d.xquat[bodies].copy(), velocities[:, :3], velocities[:, 3:])
 
     def link_values(self, model_name: str) -> tuple[np.ndarray, np.ndarray]:
         model = self._model(model_name)
@@ -331,8 +349,16 @@ class MujocoEngine(Engine):
         else:
             self._external[(robot, index)] = (f, t)
 
-    def set_link_data(self, robot: str, *, q: Any = None, dq: Any = None, root_position: Any = None,
-                      root_rotation: Any = None, root_velocity: Any = None) -> None:
+    def set_link_data(
+        self,
+        robot: str,
+        *,
+        q: Any = None,
+        dq: Any = None,
+        root_position: Any = None,
+        root_rotation: Any = None,
+        root_velocity: Any = None,
+    ) -> None:
         model = self._robot(robot)
         names = model.joint_names
         q_arr, dq_arr = command_array(robot, "q", q, names), command_array(robot, "dq", dq, names)
@@ -363,13 +389,13 @@ class MujocoEngine(Engine):
             return
         qadr, dadr = model.free_root
         if p is not None:
-            self.d.qpos[qadr:qadr + 3] = p
+            self.d.qpos[qadr : qadr + 3] = p
         if r is not None:
-            self.d.qpos[qadr + 3:qadr + 7] = quaternion(r)
+            self.d.qpos[qadr + 3 : qadr + 7] = quaternion(r)
         if v is not None:
             rotation = self.d.xmat[body].reshape(3, 3) if r is None else r
-            self.d.qvel[dadr:dadr + 3] = v[:3]
-            self.d.qvel[dadr + 3:dadr + 6] = rotation.T @ v[3:]  # MuJoCo keeps a free body's spin in its frame
+            self.d.qvel[dadr : dadr + 3] = v[:3]
+            self.d.qvel[dadr + 3 : dadr + 6] = rotation.T @ v[3:]  # MuJoCo keeps a free body's spin in its frame
 
     # --- life ---
 

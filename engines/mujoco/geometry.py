@@ -30,8 +30,16 @@ def quaternion(rotation: np.ndarray) -> np.ndarray:
     return quat
 
 
-def add_shape(spec: mujoco.MjSpec, body: mujoco.MjsBody, shape: Shape, name: str, *, static: bool,
-              frame: tuple[np.ndarray, np.ndarray] | None = None, where: str) -> mujoco.MjsGeom | None:
+def add_shape(
+    spec: mujoco.MjSpec,
+    body: mujoco.MjsBody,
+    shape: Shape,
+    name: str,
+    *,
+    static: bool,
+    frame: tuple[np.ndarray, np.ndarray] | None = None,
+    where: str,
+) -> mujoco.MjsGeom | None:
     """One geom for ``shape`` on ``body``; ``frame`` is an extra pose in front of the shape's own
     (a static model's link pose). None for shapes with nothing to collide (an empty mesh)."""
     p, r = np.asarray(shape.translation, float), np.asarray(shape.rotation, float)
@@ -45,8 +53,12 @@ def add_shape(spec: mujoco.MjSpec, body: mujoco.MjsBody, shape: Shape, name: str
     geom = body.add_geom(name=name, type=geom_type, size=size, pos=p, quat=quaternion(r))
     if shape.kind == "mesh":
         if not is_convex(shape.vertices, shape.triangles):
-            log.warning("%s: mesh %s is not convex; MuJoCo collides it as its convex hull (ODE by its "
-                        "triangles): contacts in its hollows differ between the engines", where, name)
+            log.warning(
+                "%s: mesh %s is not convex; MuJoCo collides it as its convex hull (ODE by its "
+                "triangles): contacts in its hollows differ between the engines",
+                where,
+                name,
+            )
         mesh = spec.add_mesh(name=name)
         mesh.uservert = np.asarray(shape.vertices, float).reshape(-1).tolist()
         mesh.userface = np.asarray(shape.triangles, int).reshape(-1).tolist()
@@ -64,7 +76,7 @@ def is_convex(vertices: np.ndarray, triangles: np.ndarray, tolerance: float = 1e
     t = np.asarray(triangles, int).reshape(-1, 3)
     scale = max(float(np.ptp(v, axis=0).max()), 1e-12) if len(v) else 1.0
     for start in range(0, len(t), 256):
-        tri = v[t[start:start + 256]]
+        tri = v[t[start : start + 256]]
         normals = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
         lengths = np.linalg.norm(normals, axis=1)
         keep = lengths > 1e-12 * scale * scale
@@ -90,8 +102,10 @@ def _type_and_size(shape: Shape, where: str, static: bool) -> tuple[mujoco.mjtGe
         return g.mjGEOM_CAPSULE, [max(shape.radius, MIN_SIZE), max(shape.height / 2.0, MIN_SIZE), 0.0]
     if kind == "plane":
         if not static:
-            raise ConfigError(f"{where}: a plane can only belong to a static model in MuJoCo "
-                              f"(make the model static, or give the link a thin box)")
+            raise ConfigError(
+                f"{where}: a plane can only belong to a static model in MuJoCo "
+                f"(make the model static, or give the link a thin box)"
+            )
         return g.mjGEOM_PLANE, [0.0, 0.0, 1.0]
     if kind == "mesh":
         if len(shape.triangles) == 0 or len(shape.vertices) < 4:

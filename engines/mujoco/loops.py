@@ -46,8 +46,11 @@ def add_loop(spec: mujoco.MjSpec, layout: ModelLayout, extra: ExtraJoint) -> Non
     frame = _frame_along(axis / max(np.linalg.norm(axis), 1e-12))
     middle = helper_body(body1, element(name, extra.name), pos=point1, quat=quaternion(frame))
     slide, hinge = mujoco.mjtJoint.mjJNT_SLIDE, mujoco.mjtJoint.mjJNT_HINGE
-    free = {"xy": [(slide, (0, 0, 1))], "z": [(slide, (1, 0, 0)), (slide, (0, 1, 0))],
-            "piston": [(slide, (0, 0, 1)), (hinge, (0, 0, 1))]}[extra.type]
+    free = {
+        "xy": [(slide, (0, 0, 1))],
+        "z": [(slide, (1, 0, 0)), (slide, (0, 1, 0))],
+        "piston": [(slide, (0, 0, 1)), (hinge, (0, 0, 1))],
+    }[extra.type]
     for k, (kind, direction) in enumerate(free):
         middle.add_joint(name=element(name, extra.name, f"free{k}"), type=kind, axis=list(direction))
     middle.add_site(name=site1)
@@ -64,8 +67,14 @@ def _equality(spec: mujoco.MjSpec, kind: mujoco.mjtEq, site1: str, site2: str) -
     # A loop is a joint, not a spring: the stiffest time constant MuJoCo keeps stable (two time steps)
     # instead of its default 0.02 s, under which a loaded loop sags by millimetres.
     timeconst = 2.0 * spec.option.timestep
-    spec.add_equality(name=site1.rsplit("/", 1)[0], type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE,
-                      name1=site1, name2=site2, solref=[timeconst, 1.0])
+    spec.add_equality(
+        name=site1.rsplit("/", 1)[0],
+        type=kind,
+        objtype=mujoco.mjtObj.mjOBJ_SITE,
+        name1=site1,
+        name2=site2,
+        solref=[timeconst, 1.0],
+    )
 
 
 def _frame_along(axis: np.ndarray) -> np.ndarray:

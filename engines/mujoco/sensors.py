@@ -44,8 +44,9 @@ class SensorSet:
         # One gather per read: kept values (force, accel) and values now (gyro), then a view per sensor.
         self.force_names = [name for name, _, _ in force]
         self.zero_force = np.array([adr < 0 for _, adr, _ in force], dtype=bool)
-        self.force_index = np.array([[*range(max(f, 0), max(f, 0) + 3), *range(t, t + 3)] for _, f, t in force],
-                                    dtype=int).reshape(-1)
+        self.force_index = np.array(
+            [[*range(max(f, 0), max(f, 0) + 3), *range(t, t + 3)] for _, f, t in force], dtype=int
+        ).reshape(-1)
         self.accel_names = [name for name, _ in accel]
         self.accel_index = np.array([range(adr, adr + 3) for _, adr in accel], dtype=int).reshape(-1)
         self.gyro_names = [name for name, _ in gyro]

@@ -51,15 +51,27 @@ class Surface:
         if pair.soft_cfm is not None:
             mode |= odeparams.CONTACT_SOFT_CFM
         sliding = pair.friction if pair.sliding_friction is None else pair.sliding_friction
-        return cls(mode, float(pair.friction), float(sliding), float(pair.restitution),
-                   float(pair.soft_erp or 0.0), float(pair.soft_cfm or 0.0))
+        return cls(
+            mode,
+            float(pair.friction),
+            float(sliding),
+            float(pair.restitution),
+            float(pair.soft_erp or 0.0),
+            float(pair.soft_cfm or 0.0),
+        )
 
 
 class ContactGenerator:
     """Collides the world's space and creates this step's contact joints."""
 
-    def __init__(self, world: ode.World, space: ode.SpaceBase, models: list[OdeModel],
-                 pairs: list[CollisionPair], crawler_speed: Callable[[str, int], float]) -> None:
+    def __init__(
+        self,
+        world: ode.World,
+        space: ode.SpaceBase,
+        models: list[OdeModel],
+        pairs: list[CollisionPair],
+        crawler_speed: Callable[[str, int], float],
+    ) -> None:
         self.world = world
         self.space = space
         self.group = ode.JointGroup()
@@ -263,5 +275,3 @@ def drive_surface(contact: ode.Contact, surface: Surface, axis: np.ndarray, spee
     contact.setFDir1(tuple(float(v) for v in direction * (sign / norm)))
     contact.setMotion1(float(speed))
     contact.setMu2(surface.mu)
-
-

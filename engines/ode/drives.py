@@ -54,8 +54,10 @@ class Drives:
             return dict.fromkeys(model.joint_names, drive)
         unknown = sorted(set(drive) - set(self.index))
         if unknown:
-            raise ConfigError(f"model {model.name!r}: drive names unknown joint(s) {', '.join(unknown)} "
-                              f"(joints: {', '.join(model.joint_names)})")
+            raise ConfigError(
+                f"model {model.name!r}: drive names unknown joint(s) {', '.join(unknown)} "
+                f"(joints: {', '.join(model.joint_names)})"
+            )
         return dict(drive)
 
     # --- commands ---
@@ -63,8 +65,9 @@ class Drives:
     def set_modes(self, modes: dict[str, str]) -> None:
         for name, mode in modes.items():
             if name not in self.index:
-                raise RequestError(f"model {self.model.name!r} has no joint {name!r} "
-                                   f"(joints: {', '.join(self.model.joint_names)})")
+                raise RequestError(
+                    f"model {self.model.name!r} has no joint {name!r} (joints: {', '.join(self.model.joint_names)})"
+                )
             if mode not in DRIVE_MODES:
                 raise RequestError(f"joint {name!r}: unknown drive mode {mode!r} (modes: {', '.join(DRIVE_MODES)})")
         for name, mode in modes.items():
@@ -113,11 +116,13 @@ class Drives:
         joints = self.model.joints
         self._torque_group = [
             (i, js, js.kind == "hinge", js.link.reflected_inertia > 0.0)
-            for i, js in enumerate(joints) if self.modes[i] == "torque" and js.kind in ("hinge", "slider")
+            for i, js in enumerate(joints)
+            if self.modes[i] == "torque" and js.kind in ("hinge", "slider")
         ]
         self._high_gain_group = [
             (i, js, js.kind == "hinge")
-            for i, js in enumerate(joints) if self.modes[i] == "high_gain" and js.kind in ("hinge", "slider")
+            for i, js in enumerate(joints)
+            if self.modes[i] == "high_gain" and js.kind in ("hinge", "slider")
         ]
 
     # --- every step ---

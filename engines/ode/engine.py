@@ -73,8 +73,10 @@ class OdeEngine(Engine):
         for mc in self.project.models:
             position = root_placement(mc, self.bodies[mc.name])[0]
             if not np.linalg.norm(position) < MAX_DISTANCE:
-                raise ConfigError(f"{self.project.path}: model {mc.name!r}: position {list(position)} is beyond "
-                                  f"{MAX_DISTANCE:g} m from the origin, where ODE's collision space fails")
+                raise ConfigError(
+                    f"{self.project.path}: model {mc.name!r}: position {list(position)} is beyond "
+                    f"{MAX_DISTANCE:g} m from the origin, where ODE's collision space fails"
+                )
             model = OdeModel(mc.name, self.bodies[mc.name], mc, self.ode_world, self.space, joint_limits=limits)
             self.models[mc.name] = model
             if model.static:
@@ -84,13 +86,19 @@ class OdeEngine(Engine):
             for extra in model.info.extra_joints:
                 self._extra.extend(build_extra_joint(model, extra, self.ode_world))
         for joint in self.project.extra_joints:  # loops the project closes, within a model or between two
-            self._extra.extend(build_joint_between(self.models[joint.model1], self.models[joint.model2],
-                                                   joint.as_extra_joint(), self.ode_world))
+            self._extra.extend(
+                build_joint_between(
+                    self.models[joint.model1], self.models[joint.model2], joint.as_extra_joint(), self.ode_world
+                )
+            )
         self._robots = [name for name, m in self.models.items() if not m.static]
         self.contacts = self._contact_generator()
         self._velocity_readers = [
             (sim.body.getPosition, sim.body.getLinearVel, sim.body.getAngularVel, model.name, sim.link.name)
-            for model in self.models.values() for sim in model.links if sim.body is not None]
+            for model in self.models.values()
+            for sim in model.links
+            if sim.body is not None
+        ]
         self._drive_list = list(self.drives.values())
         self._moving = [self.models[name] for name in self.robots]
         self._sensor_list = [s for s in self.sensors.values() if s.has_accelerometers]
@@ -112,8 +120,14 @@ class OdeEngine(Engine):
         if self.project.world.collision == "service":
             from hrpsim.engines.ode.remote_contacts import RemoteContacts
 
-            return RemoteContacts(self.ode_world, self.space, models, self.project.collision_pairs(), crawler_speed,
-                                  nameserver=self.nameserver)
+            return RemoteContacts(
+                self.ode_world,
+                self.space,
+                models,
+                self.project.collision_pairs(),
+                crawler_speed,
+                nameserver=self.nameserver,
+            )
         return ContactGenerator(self.ode_world, self.space, models, self.project.collision_pairs(), crawler_speed)
 
     def close(self) -> None:
@@ -207,12 +221,17 @@ class OdeEngine(Engine):
             vx, vy, vz = linear()
             wx, wy, wz = angular()
             # NaN fails every comparison, so this catches non-finite values too.
-            if not (vx * vx + vy * vy + vz * vz < v_max and wx * wx + wy * wy + wz * wz < w_max
-                    and px * px + py * py + pz * pz < p_max):
-                self.failed = (f"simulation stopped at t={self.time:.6g} s (tick {self.tick}): model {model!r} "
-                               f"link {link!r} has a non-finite or exploding state (position {px:.3g} {py:.3g} "
-                               f"{pz:.3g} m, linear velocity {vx:.3g} {vy:.3g} {vz:.3g} m/s, angular velocity "
-                               f"{wx:.3g} {wy:.3g} {wz:.3g} rad/s)")
+            if not (
+                vx * vx + vy * vy + vz * vz < v_max
+                and wx * wx + wy * wy + wz * wz < w_max
+                and px * px + py * py + pz * pz < p_max
+            ):
+                self.failed = (
+                    f"simulation stopped at t={self.time:.6g} s (tick {self.tick}): model {model!r} "
+                    f"link {link!r} has a non-finite or exploding state (position {px:.3g} {py:.3g} "
+                    f"{pz:.3g} m, linear velocity {vx:.3g} {vy:.3g} {vz:.3g} m/s, angular velocity "
+                    f"{wx:.3g} {wy:.3g} {wz:.3g} rad/s)"
+                )
                 log.error("%s", self.failed)
                 raise SimulationError(self.failed)
 
@@ -233,18 +252,27 @@ class OdeEngine(Engine):
         root = model.links[0]
         p, r = model.link_origin(root)
         v, w = model.link_velocity(root)
-        state = RobotState(time=self.time, tick=self.tick, q=model.joint_values(), dq=model.joint_rates(),
-                           tau=self.drives[robot].applied(), root_position=p, root_rotation=r,
-                           root_velocity=np.concatenate([v, w]), sensors=self.sensors[robot].read(self.tick > 0))
+        state = RobotState(
+            time=self.time,
+            tick=self.tick,
+            q=model.joint_values(),
+            dq=model.joint_rates(),
+            tau=self.drives[robot].applied(),
+            root_position=p,
+            root_rotation=r,
+            root_velocity=np.concatenate([v, w]),
+            sensors=self.sensors[robot].read(self.tick > 0),
+        )
         self._last_state[robot] = state
         return state
 
     def apply(self, robot: str, command: JointCommand) -> None:
         """Set commands (full length, controller order) and modes; values hold until changed."""
         model = self._robot(robot)
-        arrays = [command_array(robot, field, value, model.joint_names)
-                  for field, value in (("torque", command.torque), ("q_ref", command.q_ref),
-                                       ("dq_ref", command.dq_ref))]
+        arrays = [
+            command_array(robot, field, value, model.joint_names)
+            for field, value in (("torque", command.torque), ("q_ref", command.q_ref), ("dq_ref", command.dq_ref))
+        ]
         drives = self.drives[robot]
         if command.modes is not None:
             if not isinstance(command.modes, dict):
@@ -263,16 +291,22 @@ class OdeEngine(Engine):
         moving = [sim for sim in m.links if sim.body is not None]
         if len(moving) < len(m.links):  # fixed links have no body: their pose is kept, they do not move
             poses = m.link_poses()
-            return LinkStates(positions=poses[:, :3].copy(), quaternions=poses[:, 3:].copy(),
-                              linear=np.zeros((len(poses), 3)), angular=np.zeros((len(poses), 3)))
+            return LinkStates(
+                positions=poses[:, :3].copy(),
+                quaternions=poses[:, 3:].copy(),
+                linear=np.zeros((len(poses), 3)),
+                angular=np.zeros((len(poses), 3)),
+            )
         bodies = [sim.body for sim in moving]
         rotation = np.array([b.getRotation() for b in bodies]).reshape(-1, 3, 3)
         offset = np.einsum("nij,nj->ni", rotation, np.array([sim.com for sim in moving]))  # COM from the origin
         angular = np.array([b.getAngularVel() for b in bodies])
-        return LinkStates(positions=np.array([b.getPosition() for b in bodies]) - offset,
-                          quaternions=np.array([b.getQuaternion() for b in bodies]),
-                          linear=np.array([b.getLinearVel() for b in bodies]) - _cross_rows(angular, offset),
-                          angular=angular)
+        return LinkStates(
+            positions=np.array([b.getPosition() for b in bodies]) - offset,
+            quaternions=np.array([b.getQuaternion() for b in bodies]),
+            linear=np.array([b.getLinearVel() for b in bodies]) - _cross_rows(angular, offset),
+            angular=angular,
+        )
 
     def link_values(self, model: str) -> tuple[np.ndarray, np.ndarray]:
         return current_link_values(self._model(model))
@@ -292,9 +326,16 @@ class OdeEngine(Engine):
         else:
             self._external[(robot, index)] = (tuple(map(float, f)), tuple(map(float, t)))
 
-
-    def set_link_data(self, robot: str, *, q: Any = None, dq: Any = None, root_position: Any = None,
-                      root_rotation: Any = None, root_velocity: Any = None) -> None:
+    def set_link_data(
+        self,
+        robot: str,
+        *,
+        q: Any = None,
+        dq: Any = None,
+        root_position: Any = None,
+        root_rotation: Any = None,
+        root_velocity: Any = None,
+    ) -> None:
         """Put the robot into a configuration (joints in controller order; root velocity is
         [linear, angular] in the world frame). Unset quantities keep their current values;
         high-gain targets follow the new joint values."""
@@ -313,8 +354,7 @@ class OdeEngine(Engine):
         if np.linalg.norm(p) >= MAX_DISTANCE:
             raise RequestError(f"{robot}.root_position: {p.tolist()} is beyond {MAX_DISTANCE:g} m from the origin")
         r = r0 if root_rotation is None else rotation(f"{robot}.root_rotation", root_rotation)
-        vel = np.concatenate([v0, w0]) if root_velocity is None else vector(
-            f"{robot}.root_velocity", root_velocity, 6)
+        vel = np.concatenate([v0, w0]) if root_velocity is None else vector(f"{robot}.root_velocity", root_velocity, 6)
         place(model, values, rates, p, r, vel[:3], vel[3:])
         if q_arr is not None:
             self.drives[robot].set_arrays(None, q_arr, None)
@@ -323,8 +363,14 @@ class OdeEngine(Engine):
 
 def _cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Row-wise cross products of (n, 3) arrays (np.cross's checks cost more than the sums here)."""
-    return np.stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1], a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
-                     a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=1)
+    return np.stack(
+        [
+            a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1],
+            a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
+            a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0],
+        ],
+        axis=1,
+    )
 
 
 def _link_index(model: OdeModel, link: str) -> int:

@@ -45,8 +45,10 @@ def build_joint_between(model1: OdeModel, model2: OdeModel, extra: ExtraJoint, w
     """``extra`` with its link1 in ``model1`` and its link2 in ``model2`` (the same model or two)."""
     what = f"extra joint {extra.name!r}"
     if extra.type not in SUPPORTED:
-        raise ConfigError(f"model {model1.name!r}: {what} has type {extra.type!r}, which this simulator "
-                          f"cannot impose (supported: {', '.join(SUPPORTED)})")
+        raise ConfigError(
+            f"model {model1.name!r}: {what} has type {extra.type!r}, which this simulator "
+            f"cannot impose (supported: {', '.join(SUPPORTED)})"
+        )
     i1, p1 = _world_point(model1, extra.link1, extra.point1, what)
     i2, _ = _world_point(model2, extra.link2, extra.point2, what)
     b1, b2 = model1.links[i1].body, model2.links[i2].body

@@ -68,8 +68,17 @@ def nearest(memories: list[ContactMemory], x: float, y: float, z: float) -> Cont
     return best
 
 
-def apply_friction(contact: ode.Contact, position: Vec, normal: Vec, mode: int, mu: float, sliding_mu: float,
-                   b1: ode.Body | None, b2: ode.Body | None, before: ContactMemory | None) -> ContactMemory:
+def apply_friction(
+    contact: ode.Contact,
+    position: Vec,
+    normal: Vec,
+    mode: int,
+    mu: float,
+    sliding_mu: float,
+    b1: ode.Body | None,
+    b2: ode.Body | None,
+    before: ContactMemory | None,
+) -> ContactMemory:
     """Set the contact's friction direction, mode and limits; return what it will remember."""
     tx, ty, tz = _tangential_velocity(position, normal, b1, b2)
     speed = math.sqrt(tx * tx + ty * ty + tz * tz)
@@ -101,8 +110,9 @@ def apply_friction(contact: ode.Contact, position: Vec, normal: Vec, mode: int, 
     return memory
 
 
-def _stick_direction(before: ContactMemory | None, normal: Vec, tx: float, ty: float, tz: float,
-                     speed: float) -> Vec | None:
+def _stick_direction(
+    before: ContactMemory | None, normal: Vec, tx: float, ty: float, tz: float, speed: float
+) -> Vec | None:
     """Along last step's tangential force, else along a landing's slip, else None (ODE's own choice)."""
     if before is not None and before.force is not None:
         # The force is the patch's: take its part in this contact's own tangent plane.
@@ -150,8 +160,7 @@ def share_patch_force(memories: list[ContactMemory]) -> None:
         memory.force, memory.used = total, used
 
 
-def _tangential_velocity(position: Vec, normal: Vec,
-                         b1: ode.Body | None, b2: ode.Body | None) -> Vec:
+def _tangential_velocity(position: Vec, normal: Vec, b1: ode.Body | None, b2: ode.Body | None) -> Vec:
     """Velocity of body 1's point at the contact relative to body 2's, without its normal part."""
     vx = vy = vz = 0.0
     if b1 is not None:

@@ -62,16 +62,25 @@ def ode_mass(link: Link, where: str) -> ode.Mass:
     if values.min() < MIN_INERTIA:
         inertia = vectors @ np.diag(np.maximum(values, MIN_INERTIA)) @ vectors.T
     m = ode.Mass()
-    m.setParameters(mass, 0.0, 0.0, 0.0, inertia[0, 0], inertia[1, 1], inertia[2, 2],
-                    inertia[0, 1], inertia[0, 2], inertia[1, 2])
+    m.setParameters(
+        mass, 0.0, 0.0, 0.0, inertia[0, 0], inertia[1, 1], inertia[2, 2], inertia[0, 1], inertia[0, 2], inertia[1, 2]
+    )
     return m
 
 
 class OdeModel:
     """A model's links in ODE, in link order; ``joints`` in controller order."""
 
-    def __init__(self, name: str, body: Body, config: ModelConfig, world: ode.World, space: ode.SpaceBase,
-                 *, joint_limits: bool = False) -> None:
+    def __init__(
+        self,
+        name: str,
+        body: Body,
+        config: ModelConfig,
+        world: ode.World,
+        space: ode.SpaceBase,
+        *,
+        joint_limits: bool = False,
+    ) -> None:
         self.name = name
         self.info = body
         self.config = config
@@ -127,8 +136,9 @@ class OdeModel:
     def where(self, index: int) -> str:
         return f"model {self.name!r} link {self.info.links[index].name!r}"
 
-    def _build_link(self, index: int, link: Link, pose: tuple[np.ndarray, np.ndarray], world: ode.World,
-                    joint_limits: bool) -> LinkSim:
+    def _build_link(
+        self, index: int, link: Link, pose: tuple[np.ndarray, np.ndarray], world: ode.World, joint_limits: bool
+    ) -> LinkSim:
         p, r = pose
         sim = LinkSim(index, link, com=np.asarray(link.com, float).copy())
         axis = np.asarray(link.joint_axis, float)
@@ -143,16 +153,14 @@ class OdeModel:
             body.setRotation(ode_rotation(r))
             body.setPosition(tuple(float(v) for v in p + r @ sim.com))
             sim.body = body
-            sim.geoms = make_geoms(link.shapes, self.space, body=body, frame=Frame(-sim.com, np.eye(3)),
-                                   where=where)
+            sim.geoms = make_geoms(link.shapes, self.space, body=body, frame=Frame(-sim.com, np.eye(3)), where=where)
             self._make_joint(sim, p, r, world, joint_limits)
         for geom in sim.geoms:
             geom.model_name = self.name
             geom.link_index = index
         return sim
 
-    def _make_joint(self, sim: LinkSim, p: np.ndarray, r: np.ndarray, world: ode.World,
-                    joint_limits: bool) -> None:
+    def _make_joint(self, sim: LinkSim, p: np.ndarray, r: np.ndarray, world: ode.World, joint_limits: bool) -> None:
         link = sim.link
         parent = self.links[link.parent].body if link.parent >= 0 else ode.environment
         axis_world = tuple(float(v) for v in r @ sim.axis)

@@ -17,8 +17,15 @@ def current_link_values(model: OdeModel) -> tuple[np.ndarray, np.ndarray]:
     return values, rates
 
 
-def place(model: OdeModel, values: np.ndarray, rates: np.ndarray, root_position: np.ndarray,
-          root_rotation: np.ndarray, root_linear: np.ndarray, root_angular: np.ndarray) -> None:
+def place(
+    model: OdeModel,
+    values: np.ndarray,
+    rates: np.ndarray,
+    root_position: np.ndarray,
+    root_rotation: np.ndarray,
+    root_linear: np.ndarray,
+    root_angular: np.ndarray,
+) -> None:
     """Move every link body to the configuration given per link (values, rates) and root state;
     mimic joints take their masters' values whatever was given for them."""
     follow_mimics(model.info, values, rates)

@@ -55,8 +55,14 @@ def scan_directions(angle_range: float, step: float) -> tuple[np.ndarray, np.nda
     return angles, directions
 
 
-def cast(scene: Scene, origins: np.ndarray, directions: np.ndarray, max_distance: float,
-         bodies: list[str] | None = None, skip_links: Collection[tuple[str, int]] = ()) -> Hits:
+def cast(
+    scene: Scene,
+    origins: np.ndarray,
+    directions: np.ndarray,
+    max_distance: float,
+    bodies: list[str] | None = None,
+    skip_links: Collection[tuple[str, int]] = (),
+) -> Hits:
     """The nearest hit of each ray (origins and unit directions (R, 3), world frame); ``skip_links``
     names (body, link index) pairs the rays pass through (a sensor's own link, say)."""
     hits = Hits.empty(len(origins))
@@ -70,13 +76,23 @@ def cast(scene: Scene, origins: np.ndarray, directions: np.ndarray, max_distance
             rays = _rays_near(origins, directions, centres[index], entry.bound_radii[index], max_distance)
             if len(rays) == 0:
                 continue
-            _cast_link(hits, rays, origins, directions, max_distance, entry.poses[index],
-                       geometry.links[index], name, link.name)
+            _cast_link(
+                hits,
+                rays,
+                origins,
+                directions,
+                max_distance,
+                entry.poses[index],
+                geometry.links[index],
+                name,
+                link.name,
+            )
     return hits
 
 
-def _rays_near(origins: np.ndarray, directions: np.ndarray, centre: np.ndarray, radius: float,
-               max_distance: float) -> np.ndarray:
+def _rays_near(
+    origins: np.ndarray, directions: np.ndarray, centre: np.ndarray, radius: float, max_distance: float
+) -> np.ndarray:
     """Indices of the rays whose segment passes within ``radius`` of ``centre``."""
     if radius < 0:
         return np.zeros(0, dtype=int)
@@ -87,8 +103,17 @@ def _rays_near(origins: np.ndarray, directions: np.ndarray, centre: np.ndarray, 
     return np.flatnonzero(np.linalg.norm(closest - centre, axis=1) <= radius)
 
 
-def _cast_link(hits: Hits, rays: np.ndarray, origins: np.ndarray, directions: np.ndarray, max_distance: float,
-               link_pose: np.ndarray, ode_link, body: str, link: str) -> None:
+def _cast_link(
+    hits: Hits,
+    rays: np.ndarray,
+    origins: np.ndarray,
+    directions: np.ndarray,
+    max_distance: float,
+    link_pose: np.ndarray,
+    ode_link,
+    body: str,
+    link: str,
+) -> None:
     for geom, shape in zip(ode_link.geoms, ode_link.shapes, strict=True):
         if shape.kind == "mesh":
             _cast_mesh(hits, rays, origins, directions, max_distance, link_pose, shape, body, link)
@@ -103,8 +128,17 @@ def _cast_link(hits: Hits, rays: np.ndarray, origins: np.ndarray, directions: np
                 hits.offer(r, float(depth), body, link, np.array(point), np.array(normal))
 
 
-def _cast_mesh(hits: Hits, rays: np.ndarray, origins: np.ndarray, directions: np.ndarray, max_distance: float,
-               link_pose: np.ndarray, shape: Shape, body: str, link: str) -> None:
+def _cast_mesh(
+    hits: Hits,
+    rays: np.ndarray,
+    origins: np.ndarray,
+    directions: np.ndarray,
+    max_distance: float,
+    link_pose: np.ndarray,
+    shape: Shape,
+    body: str,
+    link: str,
+) -> None:
     rotation = link_pose[:3, :3] @ np.asarray(shape.rotation, dtype=np.float64)
     translation = link_pose[:3, :3] @ np.asarray(shape.translation, dtype=np.float64) + link_pose[:3, 3]
     local_origins = (origins[rays] - translation) @ rotation  # R^T (o - t), row-wise
@@ -131,7 +165,7 @@ def ray_triangles(origins: np.ndarray, directions: np.ndarray, triangles: np.nda
         return best, which
     chunk = max(1, TRIANGLE_CHUNK // n)
     for start in range(0, len(triangles), chunk):
-        part = triangles[start:start + chunk]
+        part = triangles[start : start + chunk]
         t = _moller_trumbore(origins, directions, part)  # (R, T)
         local = np.argmin(t, axis=1)
         nearest = t[np.arange(n), local]

@@ -47,10 +47,18 @@ def model_link_poses(model: OdeModel) -> np.ndarray:
 class RemoteContacts(ContactGenerator):
     """Contacts from the collision service, joints made here. ``close()`` when done."""
 
-    def __init__(self, world: ode.World, space: ode.SpaceBase, models: list[OdeModel],
-                 pairs: list[CollisionPair], crawler_speed: Callable[[str, int], float], *,
-                 nameserver: str | None = None, service: str = DEFAULT_SERVICE,
-                 timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        world: ode.World,
+        space: ode.SpaceBase,
+        models: list[OdeModel],
+        pairs: list[CollisionPair],
+        crawler_speed: Callable[[str, int], float],
+        *,
+        nameserver: str | None = None,
+        service: str = DEFAULT_SERVICE,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
         super().__init__(world, space, models, pairs, crawler_speed)  # surfaces and the default pairs
         self._moving = [m for m in models if not m.static]
         self._names = [m.name for m in models]
@@ -59,9 +67,11 @@ class RemoteContacts(ContactGenerator):
             try:
                 endpoint = ns.endpoint_of(service)
             except NotFound:
-                raise SimulationError(f"world collision is 'service' but no collision service named {service!r} "
-                                      f"is registered with the nameserver at {ns.address}; start it with "
-                                      "`hrpsim run collision` (hrpsim launch does)") from None
+                raise SimulationError(
+                    f"world collision is 'service' but no collision service named {service!r} "
+                    f"is registered with the nameserver at {ns.address}; start it with "
+                    "`hrpsim run collision` (hrpsim launch does)"
+                ) from None
         self.client = Client(endpoint, peer=f"collision service {service!r}", timeout=timeout)
         try:
             self._register(models, pairs)
@@ -107,8 +117,10 @@ class RemoteContacts(ContactGenerator):
         try:
             records = self.client.call("contacts", poses=poses)
         except (PeerGone, Timeout) as exc:  # the service died or hangs: this tick's contacts are lost
-            raise SimulationError(f"no contacts from the collision service: {exc}; the run cannot go on "
-                                  "without them (hrpsim launch restarts the service; start the run again)") from None
+            raise SimulationError(
+                f"no contacts from the collision service: {exc}; the run cannot go on "
+                "without them (hrpsim launch restarts the service; start the run again)"
+            ) from None
         for record in records:
             self._join_record(record)
         return self.count
@@ -130,5 +142,3 @@ class RemoteContacts(ContactGenerator):
             contact.setContactGeomParams(tuple(map(float, position)), tuple(map(float, normal)), float(depth), g1, g2)
             contacts.append(contact)
         self._join(contacts, self.surfaces[(record["body1"], record["body2"])], g1, g2)
-
-

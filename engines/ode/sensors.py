@@ -47,8 +47,9 @@ class OdeSensors:
             if sensor.type != "force" or sim.body is None:
                 continue
             if sim.joint is None:
-                log.warning("force sensor %r of %s has no joint to measure: it reads zeros",
-                            sensor.name, model.where(sim.index))
+                log.warning(
+                    "force sensor %r of %s has no joint to measure: it reads zeros", sensor.name, model.where(sim.index)
+                )
             self.force.append((SensorFrame(sensor), sim))
 
     @property

@@ -27,8 +27,15 @@ MAX_CONTACTS = 32
 
 
 class _ContactGeom(ctypes.Structure):  # dContactGeom, double precision
-    _fields_ = [("pos", ctypes.c_double * 4), ("normal", ctypes.c_double * 4), ("depth", ctypes.c_double),
-                ("g1", ctypes.c_void_p), ("g2", ctypes.c_void_p), ("side1", ctypes.c_int), ("side2", ctypes.c_int)]
+    _fields_ = [
+        ("pos", ctypes.c_double * 4),
+        ("normal", ctypes.c_double * 4),
+        ("depth", ctypes.c_double),
+        ("g1", ctypes.c_void_p),
+        ("g2", ctypes.c_void_p),
+        ("side1", ctypes.c_int),
+        ("side2", ctypes.c_int),
+    ]
 
 
 def _load() -> ctypes.CDLL | None:
@@ -80,8 +87,15 @@ class ExactMesh:
         self._vertices = np.ascontiguousarray(vertices, dtype=np.float64)
         self._indices = np.ascontiguousarray(triangles, dtype=np.int32)
         self._data = _LIB.dGeomTriMeshDataCreate()
-        _LIB.dGeomTriMeshDataBuildDouble(self._data, self._vertices.ctypes.data, 3 * 8, len(self._vertices),
-                                         self._indices.ctypes.data, self._indices.size, 3 * 4)
+        _LIB.dGeomTriMeshDataBuildDouble(
+            self._data,
+            self._vertices.ctypes.data,
+            3 * 8,
+            len(self._vertices),
+            self._indices.ctypes.data,
+            self._indices.size,
+            3 * 4,
+        )
         self.id = _LIB.dCreateTriMesh(None, self._data, None, None, None)
         # The C objects go when this does; the arrays ride along so libode never reads freed memory.
         self._finalizer = weakref.finalize(self, _destroy, self.id, self._data, self._vertices, self._indices)
@@ -120,8 +134,9 @@ def collide(g1: ode.GeomObject, g2: ode.GeomObject) -> list[ode.Contact]:
         return ode.collide(g1, g2)
     assert _LIB is not None
     buffer = (_ContactGeom * MAX_CONTACTS)()
-    count = _LIB.dCollide(m1.id if m1 else g1._id(), m2.id if m2 else g2._id(), MAX_CONTACTS, buffer,
-                          ctypes.sizeof(_ContactGeom))
+    count = _LIB.dCollide(
+        m1.id if m1 else g1._id(), m2.id if m2 else g2._id(), MAX_CONTACTS, buffer, ctypes.sizeof(_ContactGeom)
+    )
     contacts = []
     for found in buffer[:count]:
         contact = ode.Contact()

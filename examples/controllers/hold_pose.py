@@ -1,6 +1,6 @@
 """Hold every joint at the angle it starts at, with a PD law: the smallest useful controller.
 
-    hrpsim controller examples/controllers/hold_pose.py --robot robot -o p_gain=400
+hrpsim controller examples/controllers/hold_pose.py --robot robot -o p_gain=400
 """
 
 import sys

@@ -66,8 +66,7 @@ class SampleWalk(Controller):
         self.reach_target = np.array(list(REACH_POSE.values()))
         self.q_start = None
         self.moded = False
-        log.info("pattern %.3f..%.3f s, %d rows; mode %s", self.pos.start, self.pos.end, len(self.pos.times),
-                 self.mode)
+        log.info("pattern %.3f..%.3f s, %d rows; mode %s", self.pos.start, self.pos.end, len(self.pos.times), self.mode)
 
     def control(self, state):
         if self.q_start is None:

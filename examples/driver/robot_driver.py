@@ -63,8 +63,13 @@ class Driver:
         self.index_of = {n: i for i, n in enumerate(self.joints)}
         self.context = zmq.Context()
         self.router, endpoint = bind_router(self.context, "tcp://127.0.0.1:*", "robot driver", mandatory=True)
-        self.registration = Registration(f"driver-{robot}", "simserver", endpoint, nameserver=nameserver,
-                                         metadata={"controllers": endpoint, "robots": [robot], "hil": True})
+        self.registration = Registration(
+            f"driver-{robot}",
+            "simserver",
+            endpoint,
+            nameserver=nameserver,
+            metadata={"controllers": endpoint, "robots": [robot], "hil": True},
+        )
         self.controller: bytes | None = None
 
     def serve(self, ticks: int) -> None:
@@ -85,9 +90,21 @@ class Driver:
 
     def _tick(self, tick: int) -> None:
         q, dq, tau, sensors = self.hardware.read()
-        self._send(proto.state({"time": tick * self.period, "tick": tick, "q": q, "dq": dq, "tau": tau,
-                                "root_position": np.zeros(3), "root_rotation": np.eye(3),
-                                "root_velocity": np.zeros(6), "sensors": sensors}))
+        self._send(
+            proto.state(
+                {
+                    "time": tick * self.period,
+                    "tick": tick,
+                    "q": q,
+                    "dq": dq,
+                    "tau": tau,
+                    "root_position": np.zeros(3),
+                    "root_rotation": np.eye(3),
+                    "root_velocity": np.zeros(6),
+                    "sensors": sensors,
+                }
+            )
+        )
         command = self._receive(timeout=self.period, expect_tick=tick)
         if command is not None:  # no answer in time: the drivers keep the last command
             self.hardware.write(command, self.period)
@@ -101,22 +118,39 @@ class Driver:
             if msg["type"] == proto.HELLO:
                 self._welcome(identity, proto.parse_hello(msg))
             elif msg["type"] == proto.COMMAND and identity == self.controller:
-                return proto.parse_command(msg, joint_names=self.joints, index_of=self.index_of,
-                                           expected_tick=expect_tick)
+                return proto.parse_command(
+                    msg, joint_names=self.joints, index_of=self.index_of, expected_tick=expect_tick
+                )
         except (ProtocolError, RequestError) as exc:
             self.router.send_multipart([identity, proto.error_for(exc)])
         return None
 
     def _welcome(self, identity: bytes, hello: proto.Hello) -> None:
         if hello.robot != self.robot:
-            raise RequestError(f"hello field 'robot': this driver runs {self.robot!r}, not {hello.robot!r}",
-                               field="robot")
+            raise RequestError(
+                f"hello field 'robot': this driver runs {self.robot!r}, not {hello.robot!r}", field="robot"
+            )
         self.controller = identity
-        self.router.send_multipart([identity, proto.encode(
-            proto.WELCOME, controller=hello.controller, robot=self.robot, period=self.period, every=1,
-            timestep=self.period, sync="realtime", policy="hold", deadline=self.period, joints=self.joints,
-            sensors=[{"name": s.name, "type": s.type, "id": s.id} for s in self.body.sensors],
-            body=self.body.to_wire(), end_time=None)])
+        self.router.send_multipart(
+            [
+                identity,
+                proto.encode(
+                    proto.WELCOME,
+                    controller=hello.controller,
+                    robot=self.robot,
+                    period=self.period,
+                    every=1,
+                    timestep=self.period,
+                    sync="realtime",
+                    policy="hold",
+                    deadline=self.period,
+                    joints=self.joints,
+                    sensors=[{"name": s.name, "type": s.type, "id": s.id} for s in self.body.sensors],
+                    body=self.body.to_wire(),
+                    end_time=None,
+                ),
+            ]
+        )
         log.info("controller %s attached", hello.controller)
 
     def _send(self, frame: bytes) -> None:

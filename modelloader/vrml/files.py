@@ -69,8 +69,9 @@ class SceneLoader:
             except ModelError as exc:
                 self.problems.extend(exc.problems)
                 return None
-        self.problems.append(f"{where}: {what} names a file that cannot be read: {', '.join(tried)} "
-                             f"(referred to from {where.file})")
+        self.problems.append(
+            f"{where}: {what} names a file that cannot be read: {', '.join(tried)} (referred to from {where.file})"
+        )
         return None
 
     def _resolve_extern(self, proto: ExternProto) -> None:

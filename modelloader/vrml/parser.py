@@ -170,8 +170,12 @@ def _get_parser() -> Lark:
     global _parser
     if _parser is None:
         _parser = Lark(
-            GRAMMAR.read_text(), parser="lalr", lexer="contextual", transformer=_builder,
-            maybe_placeholders=False, cache=True,
+            GRAMMAR.read_text(),
+            parser="lalr",
+            lexer="contextual",
+            transformer=_builder,
+            maybe_placeholders=False,
+            cache=True,
         )
     return _parser
 
