@@ -8,18 +8,16 @@ external / in-process. HRPSIM_BENCH_API_S sets the simulated seconds (default 16
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import yaml
-
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from procs import launch_summary, walk_project  # noqa: E402
 
 import hrpsim  # noqa: E402
 from hrpsim.project import load_project  # noqa: E402
@@ -39,36 +37,7 @@ def _inprocess(until: float) -> float:
 
 
 def _external(until: float, folder: Path) -> float:
-    data = yaml.safe_load(WALK.read_text())
-    data["world"]["end_time"] = until
-    for model in data["models"]:
-        model["file"] = str((WALK.parent / model["file"]).resolve())
-    for controller in data["controllers"]:
-        controller["cwd"] = str((WALK.parent / controller.get("cwd", ".")).resolve())
-    project = folder / "walk.yaml"
-    project.write_text(yaml.safe_dump(data))
-    summary = folder / "summary.json"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "hrpsim",
-            "launch",
-            str(project),
-            "--nameserver",
-            "tcp://127.0.0.1:*",
-            "--summary",
-            str(summary),
-            "--run-dir",
-            str(folder / "run"),
-            "--quiet",
-        ],
-        cwd=REPO,
-        check=True,
-        capture_output=True,
-        timeout=600,
-    )
-    return json.loads(summary.read_text())["real_time_factor"]
+    return launch_summary(walk_project(folder, "walk", end_time=until), folder)["real_time_factor"]
 
 
 def run() -> dict[str, float]:

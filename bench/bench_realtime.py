@@ -9,62 +9,19 @@ the simulated seconds (default 16, the whole walk).
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-import yaml
-
-REPO = Path(__file__).resolve().parents[1]
-WALK = REPO / "examples" / "sample_walk.yaml"
-
-
-def _project(folder: Path, sync: str, until: float) -> Path:
-    data = yaml.safe_load(WALK.read_text())
-    data["world"].update(sync=sync, end_time=until)
-    for model in data["models"]:
-        model["file"] = str((WALK.parent / model["file"]).resolve())
-    for controller in data["controllers"]:
-        controller["cwd"] = str((WALK.parent / controller.get("cwd", ".")).resolve())
-    path = folder / f"walk-{sync}.yaml"
-    path.write_text(yaml.safe_dump(data))
-    return path
-
-
-def _launch(project: Path, folder: Path) -> dict:
-    summary = folder / f"{project.stem}.json"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "hrpsim",
-            "launch",
-            str(project),
-            "--nameserver",
-            "tcp://127.0.0.1:*",
-            "--summary",
-            str(summary),
-            "--run-dir",
-            str(folder / project.stem),
-            "--quiet",
-        ],
-        cwd=REPO,
-        check=True,
-        capture_output=True,
-        timeout=600,
-    )
-    return json.loads(summary.read_text())
+from procs import launch_summary, walk_project
 
 
 def run() -> dict[str, float]:
     until = float(os.environ.get("HRPSIM_BENCH_REALTIME_S", "16"))
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        lockstep = _launch(_project(folder, "lockstep", until), folder)
-        realtime = _launch(_project(folder, "realtime", until), folder)
+        lockstep = launch_summary(walk_project(folder, "walk-lockstep", sync="lockstep", end_time=until), folder)
+        realtime = launch_summary(walk_project(folder, "walk-realtime", sync="realtime", end_time=until), folder)
     walker = realtime["controllers"]["walker"]
     timing = realtime.get("timing") or {}
     turns = walker["ticks"] + walker["missed"]

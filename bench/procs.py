@@ -47,3 +47,42 @@ def nameserver_process() -> Iterator[str]:
         finally:
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(10)
+
+
+def walk_project(folder: Path, name: str, **world: object) -> Path:
+    """examples/sample_walk.yaml with ``world`` overrides, written into ``folder`` with absolute paths."""
+    import yaml
+
+    walk = REPO / "examples" / "sample_walk.yaml"
+    data = yaml.safe_load(walk.read_text())
+    data["world"].update(world)
+    for model in data["models"]:
+        model["file"] = str((walk.parent / model["file"]).resolve())
+    for controller in data["controllers"]:
+        controller["cwd"] = str((walk.parent / controller.get("cwd", ".")).resolve())
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def launch_summary(project: Path, folder: Path) -> dict:
+    """``hrpsim launch PROJECT`` to its end (a private nameserver); the run summary."""
+    import json
+
+    summary = folder / f"{project.stem}.json"
+    argv = [
+        sys.executable,
+        "-m",
+        "hrpsim",
+        "launch",
+        str(project),
+        "--nameserver",
+        "tcp://127.0.0.1:*",
+        "--summary",
+        str(summary),
+        "--run-dir",
+        str(folder / project.stem),
+        "--quiet",
+    ]
+    subprocess.run(argv, cwd=REPO, check=True, capture_output=True, timeout=900)
+    return json.loads(summary.read_text())
