@@ -2,7 +2,7 @@
 
 pyode's ``Param*`` constants predate ODE 0.13, which inserted ``dParamLoVel``/``dParamHiVel``
 after ``dParamVel``: through pyode, "FMax" sets a velocity bound and a motor silently does
-nothing (shared/notes/ode.md). Every joint parameter the simulator sets comes from here.
+nothing (docs/physics.md). Every joint parameter the simulator sets comes from here.
 """
 
 from __future__ import annotations
