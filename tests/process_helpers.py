@@ -9,6 +9,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parents[1]
 HRPSIM = [sys.executable, "-m", "hrpsim"]
@@ -112,16 +113,21 @@ def wait_registered(nameserver: str, name: str, proc: ManagedProcess, timeout: f
     raise AssertionError(f"{name} did not register within {timeout} s:\n{proc.log_text()}")
 
 
-def launch_summary(project: Path, tmp_path: Path) -> tuple[dict, str]:
-    """Run ``hrpsim launch`` on a project to its end: (the run summary, what it printed on stderr)."""
+class Launched(NamedTuple):
+    summary: dict
+    stdout: str
+    stderr: str
+
+
+def launch_summary(project: Path, tmp_path: Path, *extra: str, timeout: float = 240) -> Launched:
+    """Run ``hrpsim launch`` on a project to its end (a private nameserver, ``--quiet``): the run summary
+    and what it printed on stdout and stderr."""
     import json
 
     summary = tmp_path / "summary.json"
     done = subprocess.run(
         [
-            sys.executable,
-            "-m",
-            "hrpsim",
+            *HRPSIM,
             "launch",
             str(project),
             "--summary",
@@ -131,11 +137,12 @@ def launch_summary(project: Path, tmp_path: Path) -> tuple[dict, str]:
             "--run-dir",
             str(tmp_path / "run"),
             "--quiet",
+            *extra,
         ],
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=timeout,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    return json.loads(summary.read_text()), done.stderr
+    return Launched(json.loads(summary.read_text()), done.stdout, done.stderr)

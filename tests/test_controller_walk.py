@@ -5,11 +5,9 @@ in torque mode, stays upright, moves forward, then reaches until its wrist feels
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 from controller_helpers import EXAMPLES
-from process_helpers import REPO
+from process_helpers import REPO, launch_summary
 
 # The walk's summary recorded before the simulator core was reorganised; every figure but the
 # wall-clock ones must stay bit-identical across refactors of the engine and the tick loop.
@@ -32,29 +30,8 @@ def _physical_figures(summary: dict) -> dict:
 
 
 def test_the_sample_walk_finishes_upright_and_forward(tmp_path):
-    summary_file = tmp_path / "summary.json"
     run_dir = tmp_path / "run"
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "hrpsim",
-            "launch",
-            str(EXAMPLES / "sample_walk.yaml"),
-            "--nameserver",
-            "tcp://127.0.0.1:*",
-            "--summary",
-            str(summary_file),
-            "--run-dir",
-            str(run_dir),
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    summary = json.loads(summary_file.read_text())
+    summary = launch_summary(EXAMPLES / "sample_walk.yaml", tmp_path).summary
     robot = summary["robots"]["robot"]
     walker = summary["controllers"]["walker"]
     assert summary["error"] is None

@@ -9,13 +9,11 @@ differently: MuJoCo ends 5.8 cm short of ODE's end in x and 4.2 cm off in y (doc
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 from controller_helpers import EXAMPLES
-from process_helpers import REPO
+from process_helpers import REPO, launch_summary
 
 pytest.importorskip("mujoco")
 
@@ -23,29 +21,8 @@ ODE_SUMMARY = REPO / "tests" / "data" / "sample_walk_summary.json"
 
 
 def test_the_sample_walk_on_mujoco_ends_where_it_ends_on_ode(tmp_path):
-    summary_file = tmp_path / "summary.json"
     run_dir = tmp_path / "run"
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "hrpsim",
-            "launch",
-            str(EXAMPLES / "sample_walk_mujoco.yaml"),
-            "--nameserver",
-            "tcp://127.0.0.1:*",
-            "--summary",
-            str(summary_file),
-            "--run-dir",
-            str(run_dir),
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    summary = json.loads(summary_file.read_text())
+    summary = launch_summary(EXAMPLES / "sample_walk_mujoco.yaml", tmp_path).summary
     robot, walker = summary["robots"]["robot"], summary["controllers"]["walker"]
     assert summary["error"] is None
     assert summary["sim_time"] == 16.0 and walker["ticks"] == 8000 and walker["missed"] == 0

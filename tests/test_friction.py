@@ -3,17 +3,14 @@ contacts and with contacts from the collision service, and the slope example thr
 
 from __future__ import annotations
 
-import json
 import math
-import subprocess
-import sys
 from functools import partial
 from pathlib import Path
 
 import contact_cases as cases
 import pytest
 from collision_helpers import collision_service
-from process_helpers import REPO
+from process_helpers import REPO, launch_summary
 from sim_helpers import ode_engine
 
 
@@ -44,29 +41,7 @@ def test_contacts_from_the_collision_service_get_the_same_friction(nameserver: s
 
 
 def test_the_slope_example_slides_down_the_diagonal_through_hrpsim_launch(tmp_path: Path) -> None:
-    summary_file = tmp_path / "summary.json"
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "hrpsim",
-            "launch",
-            str(REPO / "examples" / "slope.yaml"),
-            "--summary",
-            str(summary_file),
-            "--nameserver",
-            "tcp://127.0.0.1:*",
-            "--run-dir",
-            str(tmp_path / "run"),
-            "--quiet",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    box = json.loads(summary_file.read_text())["robots"]["box"]
+    box = launch_summary(REPO / "examples" / "slope.yaml", tmp_path, timeout=120).summary["robots"]["box"]
     dx, dy, dz = (end - start for start, end in zip(box["root_start"], box["root_end"], strict=True))
     tilt = math.radians(28.0)
     assert math.degrees(math.atan2(dy, dx)) == pytest.approx(45.0, abs=1.0)

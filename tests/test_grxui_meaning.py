@@ -53,7 +53,7 @@ def test_an_extra_joint_item_holds_a_box_to_another_model(tmp_path: Path, box_fi
     project = _project(tmp_path, _model("anchor", anchor, 2.0, robot=False), _model("box", box, 1.5, robot=True), joint)
     (loop,) = load_project(project).extra_joints
     assert (loop.model1, loop.link1, loop.model2, loop.link2, loop.type) == ("anchor", "WAIST", "box", "WAIST", "ball")
-    summary, _ = launch_summary(project, tmp_path)
+    summary = launch_summary(project, tmp_path).summary
     assert summary["robots"]["box"]["root_end"][2] == pytest.approx(1.5, abs=0.05)  # hangs; free, it would fall 4.9 m
 
 
@@ -62,7 +62,7 @@ def test_only_the_listed_pairs_collide(tmp_path: Path, box_files, models_dir: Pa
     _, box = box_files
     project = _project(tmp_path, _model("floor", floor, -0.1, robot=False), _model("box", box, 0.5, robot=True))
     assert load_project(project).collision_pairs() == []
-    summary, _ = launch_summary(project, tmp_path)
+    summary = launch_summary(project, tmp_path).summary
     assert summary["robots"]["box"]["root_end"][2] < -1.0  # GrxUI checks no pair: the box falls through
 
 
@@ -90,7 +90,7 @@ def test_properties_of_joints_the_model_lacks_are_notes_printed_by_launch(tmp_pa
     not_carried = [note for note in loaded.notes if "grx.xml:" in note]
     assert len(not_carried) == 3  # J0.angle, J0.mode, the RT system
     assert sum("no joint 'J0'" in note for note in not_carried) == 2
-    _, printed = launch_summary(project, tmp_path)
+    printed = launch_summary(project, tmp_path).stderr
     lines = [line for line in printed.splitlines() if line.startswith("launch: note: ")]
     assert lines == [f"launch: note: {note}" for note in loaded.notes]
 
@@ -116,7 +116,7 @@ def test_a_pair_naming_a_link_collides_that_link_only(tmp_path: Path, links: str
         "  - {name: tower, file: tower.urdf, position: [0, 0, 1.0]}\n"
         f"collisions:\n  - {{a: floor, b: tower, links_b: {links}}}\n"
     )
-    summary, _ = launch_summary(project, tmp_path)
+    summary = launch_summary(project, tmp_path).summary
     assert summary["robots"]["tower"]["root_end"][2] == pytest.approx(rest, abs=5e-3)
 
 

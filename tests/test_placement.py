@@ -26,7 +26,7 @@ def test_a_box_dropped_on_an_unplaced_floor_rests_on_its_surface(tmp_path: Path,
         "collisions:\n"
         "  - {a: floor, b: box, friction: 0.5}\n"
     )
-    summary, _ = launch_summary(project, tmp_path)
+    summary = launch_summary(project, tmp_path).summary
     box = summary["robots"]["box"]
     assert box["root_end"][2] == pytest.approx(0.1, abs=2e-3)  # box2 is 0.2 m tall; the floor's top is z = 0
 

@@ -2,45 +2,19 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
+from process_helpers import REPO, launch_summary
 
 
 def _launch(project: str, tmp_path: Path, *extra: str) -> dict:
-    return _launch_with_output(project, tmp_path, *extra)[0]
+    return launch_summary(REPO / "examples" / project, tmp_path, *extra).summary
 
 
 def _launch_with_output(project: str, tmp_path: Path, *extra: str) -> tuple[dict, str]:
-    summary = tmp_path / "summary.json"
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "hrpsim",
-            "launch",
-            str(REPO / "examples" / project),
-            "--summary",
-            str(summary),
-            "--nameserver",
-            "tcp://127.0.0.1:*",
-            "--run-dir",
-            str(tmp_path / "run"),
-            "--quiet",
-            *extra,
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    return json.loads(summary.read_text()), result.stdout
+    launched = launch_summary(REPO / "examples" / project, tmp_path, *extra)
+    return launched.summary, launched.stdout
 
 
 def test_launch_box_drop_lands_the_box_on_the_floor(tmp_path: Path) -> None:
