@@ -16,66 +16,67 @@ external / in-process ticks/s of that engine. The machine has 2 cores shared wit
 
 from __future__ import annotations
 
-import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import yaml
-
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(REPO / "examples" / "controllers"))
 
+from procs import launch_summary, walk_project  # noqa: E402
 from sample_walk import SampleWalk  # noqa: E402
 
-from hrpsim.controllers.state import JointIndex, State  # noqa: E402
-from hrpsim.engines.base import Engine, JointCommand, make_engine  # noqa: E402
 from hrpsim.modelloader import load_body  # noqa: E402
 from hrpsim.project import load_project  # noqa: E402
+from hrpsim.simulation import Simulation  # noqa: E402
 
 PROJECT = REPO / "examples" / "sample_walk.yaml"
 ENGINES = ("ode", "mujoco")
 BLOCK = 500
 
 
+class TimedWalk(SampleWalk):
+    """The sample walk's controller, keeping the time its own turns take."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seconds = 0.0
+
+    def control(self, state):
+        before = time.perf_counter()
+        try:
+            return super().control(state)
+        finally:
+            self.seconds += time.perf_counter() - before
+
+
 class InProcessWalk:
-    """One engine walking the pattern with the controller called directly."""
+    """One engine walking the pattern with the controller in process (hrpsim.Simulation)."""
 
     def __init__(self, engine: str, bodies: dict) -> None:
         project = load_project(PROJECT)
         project.world.engine = engine
-        self.world: Engine = make_engine(project, bodies)
-        body = bodies["robot"]
-        self.controller = SampleWalk()
-        self.controller.joints = JointIndex(body.joint_names)
-        self.controller.period = self.controller.timestep = project.world.timestep
-        self.controller.start(body)
+        project.controllers = []
+        self.sim = Simulation(project, bodies=bodies)
+        self.controller = TimedWalk()
+        self.sim.attach(self.controller, robot="robot", name="walker")
         self.end = project.world.end_time
 
     @property
     def finished(self) -> bool:
-        return self.world.time >= self.end - 1e-9
+        return self.sim.time >= self.end - 1e-9
 
     def run(self, ticks: int) -> tuple[float, float]:
         """Ticks/s of the next ``ticks`` ticks, whole and without the controller's own time."""
-        world, controller, joints = self.world, self.controller, self.controller.joints
-        clock = time.perf_counter
-        start, done, in_controller = clock(), 0, 0.0
-        while done < ticks and not self.finished:
-            world.collide()
-            state = State(world.read("robot").to_wire(), joints)
-            before = clock()
-            command = controller.control(state)
-            in_controller += clock() - before
-            world.apply("robot", JointCommand(**command.fields()))
-            world.integrate()
-            done += 1
-        elapsed = clock() - start
-        return done / elapsed, done / (elapsed - in_controller)
+        ticks = min(ticks, round((self.end - self.sim.time) / self.sim.engine.timestep))
+        spent_before, start = self.controller.seconds, time.perf_counter()
+        self.sim.step(ticks)
+        elapsed = time.perf_counter() - start
+        return ticks / elapsed, ticks / (elapsed - (self.controller.seconds - spent_before))
 
 
 def _in_process() -> dict[str, float]:
@@ -103,38 +104,7 @@ def _in_process() -> dict[str, float]:
 
 def _external(engine: str, folder: Path) -> float:
     """The real-time factor of the whole walk launched as processes on ``engine``."""
-    data = yaml.safe_load(PROJECT.read_text())
-    data["world"]["engine"] = engine
-    project = PROJECT.with_name(f".bench_engines_{engine}.yaml")  # beside the original: relative paths hold
-    project.write_text(yaml.safe_dump(data))
-    summary = folder / f"{engine}.json"
-    try:
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "hrpsim",
-                "launch",
-                str(project),
-                "--nameserver",
-                "tcp://127.0.0.1:*",
-                "--summary",
-                str(summary),
-                "--run-dir",
-                str(folder / engine),
-            ],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-    finally:
-        project.unlink()
-    if done.returncode != 0:
-        raise RuntimeError(
-            f"the {engine} walk failed (exit {done.returncode}):\n{done.stdout[-3000:]}{done.stderr[-2000:]}"
-        )
-    return float(json.loads(summary.read_text())["real_time_factor"])
+    return float(launch_summary(walk_project(folder, f"walk-{engine}", engine=engine), folder)["real_time_factor"])
 
 
 def run() -> dict[str, float]:

@@ -84,5 +84,9 @@ def launch_summary(project: Path, folder: Path) -> dict:
         str(folder / project.stem),
         "--quiet",
     ]
-    subprocess.run(argv, cwd=REPO, check=True, capture_output=True, timeout=900)
+    done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        raise RuntimeError(
+            f"hrpsim launch {project.name} failed (exit {done.returncode}):\n{done.stdout[-3000:]}{done.stderr[-2000:]}"
+        )
     return json.loads(summary.read_text())
