@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from hrpsim.bodyinfo import Body
+from hrpsim.errors import ConfigError
 
 DRIVE_MODES = ("torque", "high_gain", "velocity")
 POLICIES = ("stop", "hold", "zero")
@@ -45,3 +46,16 @@ def excluded_link_pairs(body: Body) -> set[tuple[int, int]]:
         if a in index and b in index:
             out.add((min(index[a], index[b]), max(index[a], index[b])))
     return out
+
+
+def initial_drive_modes(model: str, drive: str | dict[str, str], joints: list[str]) -> dict[str, str]:
+    """Each joint's starting drive mode from a project's ``drive`` (one mode, or joint -> mode);
+    ConfigError naming joints the model lacks."""
+    if isinstance(drive, str):
+        return dict.fromkeys(joints, drive)
+    unknown = sorted(set(drive) - set(joints))
+    if unknown:
+        raise ConfigError(
+            f"model {model!r}: drive names unknown joint(s) {', '.join(unknown)} (joints: {', '.join(joints)})"
+        )
+    return dict(drive)

@@ -24,9 +24,9 @@ import math
 import mujoco
 import numpy as np
 
-from hrpsim.conventions import DRIVE_MODES
+from hrpsim.conventions import DRIVE_MODES, initial_drive_modes
 from hrpsim.engines.mujoco.layout import ModelLayout, element, helper_body
-from hrpsim.errors import ConfigError, RequestError
+from hrpsim.errors import RequestError
 
 ROTOR_INERTIA = 1e10  # kg m^2 of a velocity drive's rotor: no joint's drag changes its speed
 UNLIMITED = 1e7  # N m: the velocity drive's force limit for joints without one (ODE's motor uses the same)
@@ -131,18 +131,7 @@ class Drives:
             model.tendon_solref_fri[k], model.tendon_solimp_fri[k] = hard
         self.effort = np.zeros(n)
         self._groups()
-        self.set_modes(self._initial_modes(configured))
-
-    def _initial_modes(self, drive: str | dict[str, str]) -> dict[str, str]:
-        if isinstance(drive, str):
-            return dict.fromkeys(self.names, drive)
-        unknown = sorted(set(drive) - set(self.index))
-        if unknown:
-            raise ConfigError(
-                f"model {self.robot!r}: drive names unknown joint(s) {', '.join(unknown)} "
-                f"(joints: {', '.join(self.names)})"
-            )
-        return dict(drive)
+        self.set_modes(initial_drive_modes(self.robot, configured, self.names))
 
     def check_modes(self, modes: dict[str, str]) -> None:
         for name, mode in modes.items():

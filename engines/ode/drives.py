@@ -21,11 +21,11 @@ import math
 
 import numpy as np
 
-from hrpsim.conventions import DRIVE_MODES
+from hrpsim.conventions import DRIVE_MODES, initial_drive_modes
 from hrpsim.engines.ode import params as odeparams
 from hrpsim.engines.ode.mimic import MimicJoints
 from hrpsim.engines.ode.model import LinkSim, OdeModel
-from hrpsim.errors import ConfigError, RequestError
+from hrpsim.errors import RequestError
 
 HIGH_GAIN_FMAX = 1e7  # N m: bounded only so that ODE's LCP stays a box problem
 
@@ -45,20 +45,8 @@ class Drives:
         self.index = {name: i for i, name in enumerate(model.joint_names)}
         self._torque_group: list[tuple[int, LinkSim, bool, bool]] = []
         self._high_gain_group: list[tuple[int, LinkSim, bool]] = []
-        self.set_modes(self._initial_modes(model))
+        self.set_modes(initial_drive_modes(model.name, model.config.drive, model.joint_names))
         self.mimics = MimicJoints(model, timestep)  # not commanded: they follow their masters
-
-    def _initial_modes(self, model: OdeModel) -> dict[str, str]:
-        drive = model.config.drive
-        if isinstance(drive, str):
-            return dict.fromkeys(model.joint_names, drive)
-        unknown = sorted(set(drive) - set(self.index))
-        if unknown:
-            raise ConfigError(
-                f"model {model.name!r}: drive names unknown joint(s) {', '.join(unknown)} "
-                f"(joints: {', '.join(model.joint_names)})"
-            )
-        return dict(drive)
 
     # --- commands ---
 
