@@ -50,3 +50,12 @@ def pose(translation: np.ndarray | list[float] = (0.0, 0.0, 0.0), rotation: np.n
     if rotation is not None:
         out[:3, :3] = rotation
     return out
+
+
+def matrix_quaternion(r: np.ndarray) -> np.ndarray:
+    """A rotation matrix as a unit quaternion (w x y z), the inverse of :func:`quaternion_matrix`."""
+    w = np.sqrt(max(0.0, 1.0 + r[0, 0] + r[1, 1] + r[2, 2])) / 2.0
+    x = np.copysign(np.sqrt(max(0.0, 1.0 + r[0, 0] - r[1, 1] - r[2, 2])) / 2.0, r[2, 1] - r[1, 2])
+    y = np.copysign(np.sqrt(max(0.0, 1.0 - r[0, 0] + r[1, 1] - r[2, 2])) / 2.0, r[0, 2] - r[2, 0])
+    z = np.copysign(np.sqrt(max(0.0, 1.0 - r[0, 0] - r[1, 1] + r[2, 2])) / 2.0, r[1, 0] - r[0, 1])
+    return np.array([w, x, y, z])

@@ -23,6 +23,7 @@ from hrpsim.errors import ConfigError, RequestError
 from hrpsim.kinematics import follow_mimics, forward_kinematics, link_values
 from hrpsim.placement import root_placement
 from hrpsim.project import ModelConfig, Project
+from hrpsim.transforms import matrix_quaternion
 
 GRAVITY = 9.8
 DAMPING = 1.0  # N m s/rad on torque-driven joints, so a constant torque gives a bounded speed
@@ -165,7 +166,7 @@ class KinematicEngine(Engine):
         n = len(poses)
         return LinkStates(
             positions=np.array([pp for pp, _ in poses]),
-            quaternions=np.array([_quaternion(rr) for _, rr in poses]),
+            quaternions=np.array([matrix_quaternion(rr) for _, rr in poses]),
             linear=np.zeros((n, 3)),
             angular=np.zeros((n, 3)),
         )
@@ -222,20 +223,3 @@ def _reading(sensor_type: str) -> np.ndarray:
     if sensor_type == "gyro":
         return np.zeros(3)
     return np.array([0.0, 0.0, GRAVITY])
-
-
-def _quaternion(r: np.ndarray) -> np.ndarray:
-    """w x y z of a rotation matrix (Shepperd's method on the largest diagonal term)."""
-    trace = r[0, 0] + r[1, 1] + r[2, 2]
-    if trace > 0:
-        s = 2.0 * np.sqrt(1.0 + trace)
-        return np.array([s / 4, (r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s, (r[1, 0] - r[0, 1]) / s])
-    i = int(np.argmax(np.diag(r)))
-    j, k = (i + 1) % 3, (i + 2) % 3
-    s = 2.0 * np.sqrt(1.0 + r[i, i] - r[j, j] - r[k, k])
-    q = np.empty(4)
-    q[0] = (r[k, j] - r[j, k]) / s
-    q[1 + i] = s / 4
-    q[1 + j] = (r[j, i] + r[i, j]) / s
-    q[1 + k] = (r[k, i] + r[i, k]) / s
-    return q

@@ -23,6 +23,7 @@ from hrpsim.errors import ConfigError, RequestError
 from hrpsim.kinematics import forward_kinematics, link_values
 from hrpsim.placement import root_placement
 from hrpsim.project import ModelConfig
+from hrpsim.transforms import matrix_quaternion
 
 log = logging.getLogger("hrpsim.simserver")
 
@@ -256,7 +257,7 @@ class OdeModel:
             if sim.body is None:
                 p, r = self.link_origin(sim)
                 out[i, :3] = p
-                out[i, 3:] = _quaternion(r)
+                out[i, 3:] = matrix_quaternion(r)
             else:
                 q = sim.body.getQuaternion()
                 r = np.array(sim.body.getRotation()).reshape(3, 3)
@@ -280,11 +281,3 @@ def _reader(sim: LinkSim, what: str) -> tuple[Callable[[], float], LinkSim]:
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """A 3-vector cross product without numpy's general-case overhead (hot path)."""
     return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
-
-
-def _quaternion(r: np.ndarray) -> np.ndarray:
-    w = np.sqrt(max(0.0, 1.0 + r[0, 0] + r[1, 1] + r[2, 2])) / 2.0
-    x = np.copysign(np.sqrt(max(0.0, 1.0 + r[0, 0] - r[1, 1] - r[2, 2])) / 2.0, r[2, 1] - r[1, 2])
-    y = np.copysign(np.sqrt(max(0.0, 1.0 - r[0, 0] + r[1, 1] - r[2, 2])) / 2.0, r[0, 2] - r[2, 0])
-    z = np.copysign(np.sqrt(max(0.0, 1.0 - r[0, 0] - r[1, 1] + r[2, 2])) / 2.0, r[1, 0] - r[0, 1])
-    return np.array([w, x, y, z])
