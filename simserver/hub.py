@@ -380,6 +380,11 @@ class ControllerHub:
             # Noted for refused hellos too: when that peer's socket number is reused by the next
             # connection, its late disconnect event must not detach the newcomer.
             self._note_connection(fd, identity)
+        if self._monitor.poll(0):
+            # The peer this controller replaces may have closed on another socket number, its
+            # disconnect event queued behind this hello: act on it first, or the newcomer is
+            # refused for a robot that only a dead connection still holds.
+            self._handle_disconnects()
         try:
             hello = proto.parse_hello(msg)
             key = admit_controller(frame, hello.robot, self._by_name.get(hello.controller))

@@ -175,6 +175,23 @@ def test_a_reused_socket_number_does_not_detach_the_newcomer(sim):
     assert any("connection dropped" in e for e in sim.hub.summary()["raw"]["events"])
 
 
+def test_a_newcomer_on_another_socket_number_replaces_a_closed_controller(sim):
+    """B connects while A is still open (so on another socket number); A closes; B's hello comes first."""
+    a = RawController(sim, "raw")
+    b = sim.context.socket(zmq.DEALER)
+    b.setsockopt(zmq.LINGER, 0)
+    b.connect(sim.hub.endpoint)
+    time.sleep(0.3)  # B's connection is up before A's goes down
+    a.sock.close(linger=0)
+    time.sleep(0.3)  # A's disconnect event waits in the queue
+    b.send(proto.hello("other", "robot"))
+    time.sleep(0.3)
+    sim.hub.poll()
+    sim.hub.poll()
+    assert sim.hub.attached == ["other"]
+    assert sim.hub.summary()["raw"]["policy_applied"] == "hold"
+
+
 def test_the_sdk_raises_the_simulators_error_type_with_its_field_for_a_refused_hello(sim):
     from concurrent.futures import ThreadPoolExecutor
 
