@@ -21,6 +21,7 @@ from hrpsim.bodyinfo import Body
 from hrpsim.conventions import MAX_DISTANCE
 from hrpsim.engines.base import Engine, JointCommand, LinkStates, RobotState
 from hrpsim.engines.checks import command_array, rotation, vector
+from hrpsim.engines.ode.body_table import BodyTable
 from hrpsim.engines.ode.contacts import ContactGenerator
 from hrpsim.engines.ode.drives import Drives
 from hrpsim.engines.ode.extrajoints import build_extra_joint, build_joint_between
@@ -34,6 +35,7 @@ from hrpsim.project import Project
 MAX_LINEAR_SPEED = 1e3  # m/s: beyond this a body is exploding, not moving
 MAX_ANGULAR_SPEED = 1e4  # rad/s
 CONTACT_SURFACE_LAYER = 1e-4  # m of allowed penetration: keeps resting contacts from chattering
+_GUARD_LIMITS = np.array([MAX_DISTANCE**2, MAX_LINEAR_SPEED**2, MAX_ANGULAR_SPEED**2])
 
 log = logging.getLogger("hrpsim.simserver")
 
@@ -93,12 +95,9 @@ class OdeEngine(Engine):
             )
         self._robots = [name for name, m in self.models.items() if not m.static]
         self.contacts = self._contact_generator()
-        self._velocity_readers = [
-            (sim.body.getPosition, sim.body.getLinearVel, sim.body.getAngularVel, model.name, sim.link.name)
-            for model in self.models.values()
-            for sim in model.links
-            if sim.body is not None
-        ]
+        guarded = [(model.name, sim) for model in self.models.values() for sim in model.moving_links]
+        self._guarded_links = [(name, sim.link.name) for name, sim in guarded]
+        self._guarded = BodyTable([sim.body for _, sim in guarded])
         self._drive_list = list(self.drives.values())
         self._moving = [self.models[name] for name in self.robots]
         self._sensor_list = [s for s in self.sensors.values() if s.has_accelerometers]
@@ -148,7 +147,8 @@ class OdeEngine(Engine):
         if self.contacts is not None:
             self.contacts.release()
         self.contacts = None
-        self._drive_list, self._sensor_list, self._velocity_readers, self._moving, self._robots = [], [], [], [], []
+        self._drive_list, self._sensor_list, self._guarded_links, self._moving, self._robots = [], [], [], [], []
+        self._guarded = BodyTable([])
         self._extra, self._external, self._last_state = [], {}, {}
         self.drives, self.sensors = {}, {}
         self.models = {}
@@ -215,25 +215,22 @@ class OdeEngine(Engine):
         self.integrate()
 
     def _guard(self) -> None:
-        p_max, v_max, w_max = MAX_DISTANCE**2, MAX_LINEAR_SPEED**2, MAX_ANGULAR_SPEED**2
-        for position, linear, angular, model, link in self._velocity_readers:
-            px, py, pz = position()
-            vx, vy, vz = linear()
-            wx, wy, wz = angular()
-            # NaN fails every comparison, so this catches non-finite values too.
-            if not (
-                vx * vx + vy * vy + vz * vz < v_max
-                and wx * wx + wy * wy + wz * wz < w_max
-                and px * px + py * py + pz * pz < p_max
-            ):
-                self.failed = (
-                    f"simulation stopped at t={self.time:.6g} s (tick {self.tick}): model {model!r} "
-                    f"link {link!r} has a non-finite or exploding state (position {px:.3g} {py:.3g} "
-                    f"{pz:.3g} m, linear velocity {vx:.3g} {vy:.3g} {vz:.3g} m/s, angular velocity "
-                    f"{wx:.3g} {wy:.3g} {wz:.3g} rad/s)"
-                )
-                log.error("%s", self.failed)
-                raise SimulationError(self.failed)
+        motion = self._guarded.motion()
+        # NaN fails every comparison, so this catches non-finite values too.
+        fine = np.einsum("ijk,ijk->ij", motion, motion) < _GUARD_LIMITS
+        if fine.all():
+            return
+        i = int(np.argmin(fine.all(axis=1)))
+        p, v, w = motion[i]
+        model, link = self._guarded_links[i]
+        self.failed = (
+            f"simulation stopped at t={self.time:.6g} s (tick {self.tick}): model {model!r} "
+            f"link {link!r} has a non-finite or exploding state (position {p[0]:.3g} {p[1]:.3g} "
+            f"{p[2]:.3g} m, linear velocity {v[0]:.3g} {v[1]:.3g} {v[2]:.3g} m/s, angular velocity "
+            f"{w[0]:.3g} {w[1]:.3g} {w[2]:.3g} rad/s)"
+        )
+        log.error("%s", self.failed)
+        raise SimulationError(self.failed)
 
     def _apply_external(self, robot: str, index: int, force: tuple[float, ...], torque: tuple[float, ...]) -> None:
         model = self.models[robot]
@@ -297,15 +294,12 @@ class OdeEngine(Engine):
                 linear=np.zeros((len(poses), 3)),
                 angular=np.zeros((len(poses), 3)),
             )
-        bodies = [sim.body for sim in moving]
-        rotation = np.array([b.getRotation() for b in bodies]).reshape(-1, 3, 3)
-        offset = np.einsum("nij,nj->ni", rotation, np.array([sim.com for sim in moving]))  # COM from the origin
-        angular = np.array([b.getAngularVel() for b in bodies])
+        frames = m.link_frames()
         return LinkStates(
-            positions=np.array([b.getPosition() for b in bodies]) - offset,
-            quaternions=np.array([b.getQuaternion() for b in bodies]),
-            linear=np.array([b.getLinearVel() for b in bodies]) - _cross_rows(angular, offset),
-            angular=angular,
+            positions=frames.positions,
+            quaternions=frames.quaternions.copy(),
+            linear=frames.linear,
+            angular=frames.angular.copy(),
         )
 
     def link_values(self, model: str) -> tuple[np.ndarray, np.ndarray]:
@@ -359,18 +353,6 @@ class OdeEngine(Engine):
         if q_arr is not None:
             self.drives[robot].set_arrays(None, q_arr, None)
         self._last_state.pop(robot, None)
-
-
-def _cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise cross products of (n, 3) arrays (np.cross's checks cost more than the sums here)."""
-    return np.stack(
-        [
-            a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1],
-            a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
-            a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0],
-        ],
-        axis=1,
-    )
 
 
 def _link_index(model: OdeModel, link: str) -> int:

@@ -18,6 +18,7 @@ import ode
 
 from hrpsim.bodyinfo import Body, Link
 from hrpsim.engines.ode import params as odeparams
+from hrpsim.engines.ode.body_table import BodyReading, BodyTable
 from hrpsim.engines.ode.geometry import Frame, make_geoms, ode_rotation
 from hrpsim.errors import ConfigError, RequestError
 from hrpsim.kinematics import forward_kinematics, link_values
@@ -103,6 +104,9 @@ class OdeModel:
         self._value_readers = [_reader(js, "value") for js in self.joints]
         self._rate_readers = [_reader(js, "rate") for js in self.joints]
         self._hinges = [(sim, sim.joint.getAngle) for sim in self.links if sim.kind == "hinge"]
+        self.moving_links = [sim for sim in self.links if sim.body is not None]
+        self.bodies = BodyTable([sim.body for sim in self.moving_links])  # all of them in one read
+        self._coms = np.array([sim.com for sim in self.moving_links]).reshape(-1, 3)
 
     def joint_values(self) -> np.ndarray:
         """Joint values in controller order."""
@@ -253,17 +257,27 @@ class OdeModel:
     def link_poses(self) -> np.ndarray:
         """(links, 7): position xyz and rotation as a quaternion wxyz, for observers."""
         out = np.empty((len(self.links), 7))
+        if len(self.moving_links) == len(self.links):
+            frames = self.link_frames()
+            out[:, :3], out[:, 3:] = frames.positions, frames.quaternions
+            return out
         for i, sim in enumerate(self.links):
-            if sim.body is None:
-                p, r = self.link_origin(sim)
-                out[i, :3] = p
-                out[i, 3:] = matrix_quaternion(r)
-            else:
-                q = sim.body.getQuaternion()
-                r = np.array(sim.body.getRotation()).reshape(3, 3)
-                out[i, :3] = np.array(sim.body.getPosition()) - r @ sim.com
-                out[i, 3:] = q
+            p, r = self.link_origin(sim)
+            out[i, :3] = p
+            out[i, 3:] = matrix_quaternion(r) if sim.body is None else sim.body.getQuaternion()
         return out
+
+    def link_frames(self) -> BodyReading:
+        """Every moving link's frame origin (not its centre of mass) and velocity there, world frame."""
+        reading = self.bodies.read()
+        offset = np.einsum("nij,nj->ni", reading.rotations, self._coms)  # centre of mass from the origin
+        return BodyReading(
+            positions=reading.positions - offset,
+            rotations=reading.rotations,
+            quaternions=reading.quaternions,
+            linear=reading.linear - cross_rows(reading.angular, offset),
+            angular=reading.angular,
+        )
 
 
 def _zero() -> float:
@@ -281,3 +295,15 @@ def _reader(sim: LinkSim, what: str) -> tuple[Callable[[], float], LinkSim]:
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """A 3-vector cross product without numpy's general-case overhead (hot path)."""
     return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+def cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cross products of (n, 3) arrays (np.cross's checks cost more than the sums here)."""
+    return np.stack(
+        [
+            a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1],
+            a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
+            a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0],
+        ],
+        axis=1,
+    )

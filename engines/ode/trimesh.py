@@ -14,12 +14,13 @@ arrays are kept alive here because libode does not copy them.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import logging
 import weakref
 
 import numpy as np
 import ode
+
+from hrpsim.engines.ode.libode import LIBODE
 
 log = logging.getLogger("hrpsim.odemesh")
 
@@ -39,11 +40,8 @@ class _ContactGeom(ctypes.Structure):  # dContactGeom, double precision
 
 
 def _load() -> ctypes.CDLL | None:
-    try:
-        lib = ctypes.CDLL(ctypes.util.find_library("ode") or "libode.so.8")
-    except OSError:
-        return None
-    if not (lib.dCheckConfiguration(b"ODE_EXT_trimesh") and lib.dCheckConfiguration(b"ODE_double_precision")):
+    lib = LIBODE
+    if lib is None or not lib.dCheckConfiguration(b"ODE_EXT_trimesh"):
         return None
     vp, d = ctypes.c_void_p, ctypes.c_double
     signatures = {
@@ -52,7 +50,6 @@ def _load() -> ctypes.CDLL | None:
         "dGeomTriMeshDataDestroy": ([vp], None),
         "dCreateTriMesh": ([vp, vp, vp, vp, vp], vp),
         "dGeomDestroy": ([vp], None),
-        "dGeomGetBody": ([vp], vp),
         "dGeomSetBody": ([vp, vp], None),
         "dGeomSetPosition": ([vp, d, d, d], None),
         "dGeomSetRotation": ([vp, vp], None),

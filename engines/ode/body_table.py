@@ -1,0 +1,154 @@
+"""Every body's pose and velocity in one numpy gather, straight from ODE's memory.
+
+pyode reads a body's position, rotation, quaternion and velocities one call (and one tuple) at a
+time: 150 calls per tick for a 30-link robot, which made up most of the state guard and of an
+observer's per-tick read of every link. ODE keeps those vectors inside each body's struct, and
+``dBodyGetPosition`` and its siblings return pointers to them that stay valid for the body's
+life. A table records those addresses once, as indices into one float64 view spanning the
+bodies' memory, and reads them all with a single fancy index: only those addresses are ever
+read, creating the view touches nothing.
+
+Where libode cannot be loaded through ctypes (or its layout does not check out), the same table
+reads through pyode's getters instead: slower, same numbers.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import ode
+
+from hrpsim.engines.ode.libode import LIBODE
+
+log = logging.getLogger("hrpsim.simserver")
+
+_DOUBLE = ctypes.sizeof(ctypes.c_double)
+_MAX_SPAN = 1 << 34  # doubles: bodies further apart than 128 GiB are read through pyode
+# Per body, in the gathered row: position 3, rotation 3x3, quaternion 4, linear 3, angular 3.
+_ROW = 3 + 9 + 4 + 3 + 3
+_MOTION = [0, 1, 2, 16, 17, 18, 19, 20, 21]  # position, linear and angular velocity in that row
+
+
+@dataclass(frozen=True)
+class BodyReading:
+    """World-frame vectors of each body, at its centre of mass; rows in the table's body order."""
+
+    positions: np.ndarray  # (n, 3)
+    rotations: np.ndarray  # (n, 3, 3)
+    quaternions: np.ndarray  # (n, 4) w x y z
+    linear: np.ndarray  # (n, 3)
+    angular: np.ndarray  # (n, 3)
+
+
+class BodyTable:
+    """Reads a fixed list of bodies at once; holds them so their memory outlives the table."""
+
+    def __init__(self, bodies: Sequence[ode.Body]) -> None:
+        self.bodies = list(bodies)
+        self._view: np.ndarray | None = None
+        self._index: np.ndarray | None = None
+        self._motion_index: np.ndarray | None = None
+        if self.bodies and LIBODE is not None:
+            self._map_memory()
+
+    @property
+    def direct(self) -> bool:
+        """True when reads come straight from ODE's memory (False: through pyode's getters)."""
+        return self._view is not None
+
+    def read(self) -> BodyReading:
+        n = len(self.bodies)
+        if self._view is not None:
+            rows = self._view[self._index]
+        else:
+            rows = np.array([_pyode_row(b) for b in self.bodies]).reshape(n, _ROW)
+        return BodyReading(
+            positions=rows[:, 0:3],
+            rotations=rows[:, 3:12].reshape(n, 3, 3),
+            quaternions=rows[:, 12:16],
+            linear=rows[:, 16:19],
+            angular=rows[:, 19:22],
+        )
+
+    def motion(self) -> np.ndarray:
+        """(n, 3, 3): each body's position, linear and angular velocity, in one gather (for checks)."""
+        if self._view is not None:
+            return self._view[self._motion_index]
+        reading = self.read()
+        return np.stack([reading.positions, reading.linear, reading.angular], axis=1)
+
+    def _map_memory(self) -> None:
+        addresses = np.array([_vector_addresses(_body_id(b)) for b in self.bodies], dtype=np.int64)
+        base = int(addresses.min())
+        span = (int(addresses.max()) - base) // _DOUBLE + 12
+        if span > _MAX_SPAN or np.any((addresses - base) % _DOUBLE):
+            log.info("ODE bodies are too far apart in memory to read at once: reading them through pyode")
+            return
+        self._view = np.ctypeslib.as_array((ctypes.c_double * span).from_address(base))
+        self._index = np.concatenate([_row_index(row - base) for row in addresses]).reshape(len(self.bodies), _ROW)
+        self._motion_index = self._index[:, _MOTION].reshape(len(self.bodies), 3, 3)
+        if not _agrees(self.read(), self.bodies):  # a libode whose layout is not what pyode reads
+            log.warning("ODE's body memory does not read back as pyode reports it: reading through pyode")
+            self._view = self._index = self._motion_index = None
+
+
+def _body_id(body: ode.Body) -> int:
+    """The dBodyID behind a pyode Body (pyode does not expose it): through a geom attached to it."""
+    probe = ode.GeomSphere(None, 1.0)
+    probe.setBody(body)
+    try:
+        return int(LIBODE.dGeomGetBody(probe._id()))
+    finally:
+        probe.setBody(None)
+
+
+def _vector_addresses(body_id: int) -> list[int]:
+    lib = LIBODE
+    return [
+        lib.dBodyGetPosition(body_id),
+        lib.dBodyGetRotation(body_id),
+        lib.dBodyGetQuaternion(body_id),
+        lib.dBodyGetLinearVel(body_id),
+        lib.dBodyGetAngularVel(body_id),
+    ]
+
+
+def _row_index(offsets: np.ndarray) -> np.ndarray:
+    """Element indices of one body's row: ODE's rotation is three rows of four (the fourth unused)."""
+    position, rotation, quaternion, linear, angular = (int(o) // _DOUBLE for o in offsets)
+    return np.array(
+        [position + i for i in range(3)]
+        + [rotation + 4 * r + c for r in range(3) for c in range(3)]
+        + [quaternion + i for i in range(4)]
+        + [linear + i for i in range(3)]
+        + [angular + i for i in range(3)],
+        dtype=np.intp,
+    )
+
+
+def _pyode_row(body: ode.Body) -> tuple[float, ...]:
+    return (
+        *body.getPosition(),
+        *body.getRotation(),
+        *body.getQuaternion(),
+        *body.getLinearVel(),
+        *body.getAngularVel(),
+    )
+
+
+def _agrees(reading: BodyReading, bodies: Sequence[ode.Body]) -> bool:
+    expected = np.array([_pyode_row(b) for b in bodies])
+    got = np.hstack(
+        [
+            reading.positions,
+            reading.rotations.reshape(len(bodies), 9),
+            reading.quaternions,
+            reading.linear,
+            reading.angular,
+        ]
+    )
+    return bool(np.array_equal(got, expected))

@@ -1,0 +1,103 @@
+"""Reading every body from ODE's memory at once gives exactly what pyode's getters give."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from sim_helpers import FLOOR, SAMPLE1
+
+from hrpsim.engines.base import JointCommand
+from hrpsim.engines.ode.body_table import BodyTable
+from hrpsim.engines.ode.engine import OdeEngine
+from hrpsim.modelloader import load_body
+from hrpsim.project import parse_project
+
+
+def _sample_world(tmp_path: Path) -> OdeEngine:
+    data = {
+        "world": {"timestep": 0.001},
+        "models": [
+            {"name": "floor", "file": str(FLOOR), "static": True, "position": [0, 0, -0.1]},
+            {"name": "robot", "file": str(SAMPLE1), "position": [0, 0, 0.8], "drive": "torque"},
+        ],
+        "collisions": [{"a": "floor", "b": "robot", "friction": 0.5}],
+    }
+    project = parse_project(data, str(tmp_path / "world.yaml"))
+    return OdeEngine(project, {m.name: load_body(m.file) for m in project.models})
+
+
+def _pyode_rows(bodies: list) -> np.ndarray:
+    return np.array(
+        [
+            [*b.getPosition(), *b.getRotation(), *b.getQuaternion(), *b.getLinearVel(), *b.getAngularVel()]
+            for b in bodies
+        ]
+    )
+
+
+def _table_rows(table: BodyTable) -> np.ndarray:
+    r = table.read()
+    n = len(table.bodies)
+    return np.hstack([r.positions, r.rotations.reshape(n, 9), r.quaternions, r.linear, r.angular])
+
+
+def _move(world: OdeEngine, ticks: int) -> None:
+    n = len(world.model("robot").joint_names)
+    world.apply("robot", JointCommand(torque=np.linspace(-20.0, 20.0, n)))
+    for _ in range(ticks):
+        world.step()
+
+
+def test_a_falling_robot_reads_the_same_from_memory_as_through_pyode(tmp_path: Path) -> None:
+    world = _sample_world(tmp_path)
+    model = world.model("robot")
+    table = model.bodies
+    assert table.direct, "libode's body memory should be readable on this system"
+    _move(world, 300)  # falling, hitting the floor, joints swinging: every vector non-trivial
+    expected = _pyode_rows(table.bodies)
+    assert np.ptp(expected[:, 16:22]) > 0.1  # the bodies really move
+    np.testing.assert_array_equal(_table_rows(table), expected)
+    motion = table.motion()
+    np.testing.assert_array_equal(motion[:, 0], expected[:, 0:3])
+    np.testing.assert_array_equal(motion[:, 1], expected[:, 16:19])
+    np.testing.assert_array_equal(motion[:, 2], expected[:, 19:22])
+
+
+def test_link_states_are_the_link_frames_computed_from_pyode(tmp_path: Path) -> None:
+    world = _sample_world(tmp_path)
+    _move(world, 200)
+    model = world.model("robot")
+    states = world.link_states("robot")
+    for i, sim in enumerate(model.links):
+        origin, rotation = model.link_origin(sim)
+        linear, angular = model.link_velocity(sim)
+        np.testing.assert_allclose(states.positions[i], origin, atol=1e-12)
+        np.testing.assert_allclose(states.linear[i], linear, atol=1e-12)
+        np.testing.assert_allclose(states.angular[i], angular, atol=1e-12)
+        np.testing.assert_allclose(states.quaternions[i], sim.body.getQuaternion(), atol=1e-12)
+        assert np.allclose(rotation @ rotation.T, np.eye(3))
+
+
+def test_a_reset_world_reads_its_new_bodies_not_the_released_ones(tmp_path: Path) -> None:
+    world = _sample_world(tmp_path)
+    start = world.link_states("robot").positions.copy()
+    _move(world, 200)
+    assert not np.allclose(world.link_states("robot").positions, start)
+    world.reset()
+    np.testing.assert_allclose(world.link_states("robot").positions, start, atol=1e-12)
+    _move(world, 50)
+    np.testing.assert_array_equal(
+        _table_rows(world.model("robot").bodies), _pyode_rows(world.model("robot").bodies.bodies)
+    )
+
+
+def test_without_memory_access_the_table_reads_through_pyode(tmp_path: Path) -> None:
+    world = _sample_world(tmp_path)
+    _move(world, 100)
+    bodies = world.model("robot").bodies.bodies
+    fallback = BodyTable(bodies)
+    fallback._view = fallback._index = fallback._motion_index = None  # as on a libode without ctypes access
+    assert not fallback.direct
+    np.testing.assert_array_equal(_table_rows(fallback), _pyode_rows(bodies))
+    np.testing.assert_array_equal(fallback.motion()[:, 1], _pyode_rows(bodies)[:, 16:19])
