@@ -118,6 +118,7 @@ class External(_Loop):
             metadata={
                 "controllers": self.hub.endpoint,
                 "controllers_ipc": self.hub.ipc_endpoint,
+                "controllers_unix": self.hub.unix_endpoint,
                 "host": host_identity(),
                 "robots": self.world.robots,
             },

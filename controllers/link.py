@@ -1,8 +1,11 @@
-"""The controller's side of the tick protocol: one DEALER socket to the simulator's controller hub.
+"""The controller's side of the tick protocol: a link to the simulator's controller hub.
 
-:class:`SimulatorLink` says hello, waits for the welcome, then hands out what the simulator sends
-(states, errors, bye) and sends commands back. It watches its own connection through a socket
-monitor, so a simulator that dies is reported as :class:`PeerGone` instead of silence.
+A link says hello, waits for the welcome, then hands out what the simulator sends (states,
+errors, bye) and sends commands back. :class:`SimulatorLink` is one DEALER socket; it watches its
+connection through a socket monitor, so a simulator that dies is reported as :class:`PeerGone`
+instead of silence. :class:`UnixLink` is the same protocol over the hub's Unix channel
+(hrpsim/unix_channel.py), for a controller on the simulator's host; :func:`open_link` picks by
+endpoint.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import zmq
 from zmq.utils.monitor import parse_monitor_message
 
 from hrpsim import tick as proto
+from hrpsim import unix_channel
 from hrpsim.errors import AccessDenied, PeerGone, ProtocolError, Timeout
 from hrpsim.security import connect_securely
 
@@ -22,25 +26,31 @@ HEARTBEAT_MS = 1000  # zmq heartbeats find a peer that vanished without closing 
 MAX_WELCOME_BYTES = 64 * 1024 * 1024  # the welcome carries the robot's body, meshes and all
 
 
-class SimulatorLink:
-    def __init__(
-        self, endpoint: str, *, context: zmq.Context | None = None, peer: str = "simulator", spin_s: float = 0.0
-    ) -> None:
-        self.endpoint = endpoint
-        self.spin_s = spin_s  # how long receive() busy-polls before sleeping (lower latency, more CPU)
-        self.peer = peer
-        ctx = context or zmq.Context.instance()
-        self._sock = ctx.socket(zmq.DEALER)
-        self._sock.setsockopt(zmq.LINGER, 0)
-        self._sock.setsockopt(zmq.HEARTBEAT_IVL, HEARTBEAT_MS)
-        self._sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * HEARTBEAT_MS)
-        self._sock.setsockopt(zmq.MAXMSGSIZE, MAX_WELCOME_BYTES)
-        connect_securely(self._sock)
-        self._monitor = self._sock.get_monitor_socket(
-            zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
-        )
-        self._sock.connect(endpoint)
-        self._connected = False
+class Link:
+    """What every link does the same way; subclasses move the bytes."""
+
+    endpoint: str
+    peer: str
+    _connected: bool
+
+    def receive(self, timeout: float) -> dict[str, Any] | None:
+        raise NotImplementedError
+
+    def _send(self, data: bytes) -> None:
+        """Send one message now; PeerGone if it cannot go."""
+        raise NotImplementedError
+
+    def send_command(self, tick: int, **fields: Any) -> None:
+        self._send(proto.command(tick, **fields))
+
+    def bye(self, reason: str) -> None:
+        try:
+            self._send(proto.bye(reason))
+        except PeerGone:
+            pass
+
+    def close(self) -> None:
+        raise NotImplementedError
 
     def attach(
         self,
@@ -55,7 +65,7 @@ class SimulatorLink:
     ) -> proto.Welcome:
         """Say hello and return the welcome; RequestError if the simulator refuses (message says why).
         The welcome's ``controller`` is the name the simulator attached it under."""
-        self._sock.send(
+        self._send(
             proto.hello(controller, robot, period=period, policy=policy, deadline=deadline, default_name=default_name)
         )
         deadline_at = time.monotonic() + timeout
@@ -76,6 +86,27 @@ class SimulatorLink:
         if msg["type"] != proto.WELCOME:
             raise ProtocolError(f"expected a welcome from the {self.peer}, got a {msg['type']!r} message")
         return proto.parse_welcome(msg)
+
+
+class SimulatorLink(Link):
+    def __init__(
+        self, endpoint: str, *, context: zmq.Context | None = None, peer: str = "simulator", spin_s: float = 0.0
+    ) -> None:
+        self.endpoint = endpoint
+        self.spin_s = spin_s  # how long receive() busy-polls before sleeping (lower latency, more CPU)
+        self.peer = peer
+        ctx = context or zmq.Context.instance()
+        self._sock = ctx.socket(zmq.DEALER)
+        self._sock.setsockopt(zmq.LINGER, 0)
+        self._sock.setsockopt(zmq.HEARTBEAT_IVL, HEARTBEAT_MS)
+        self._sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * HEARTBEAT_MS)
+        self._sock.setsockopt(zmq.MAXMSGSIZE, MAX_WELCOME_BYTES)
+        connect_securely(self._sock)
+        self._monitor = self._sock.get_monitor_socket(
+            zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+        )
+        self._sock.connect(endpoint)
+        self._connected = False
 
     def receive(self, timeout: float) -> dict[str, Any] | None:
         """The next message (welcome/state/error/bye), or None after ``timeout`` s; PeerGone if the link dropped.
@@ -98,17 +129,13 @@ class SimulatorLink:
             if time.monotonic() >= deadline:
                 return None
 
-    def send_command(self, tick: int, **fields: Any) -> None:
+    def _send(self, data: bytes) -> None:
         try:
-            self._sock.send(proto.command(tick, **fields), zmq.NOBLOCK)
+            self._sock.send(data, zmq.NOBLOCK)
         except zmq.Again:
             raise PeerGone(f"cannot send to the {self.peer} at {self.endpoint}: its queue is full") from None
-
-    def bye(self, reason: str) -> None:
-        try:
-            self._sock.send(proto.bye(reason), zmq.NOBLOCK)
-        except zmq.ZMQError:
-            pass
+        except zmq.ZMQError as exc:
+            raise PeerGone(f"cannot send to the {self.peer} at {self.endpoint}: {exc}") from None
 
     def close(self) -> None:
         if self._sock.closed:
@@ -132,3 +159,53 @@ class SimulatorLink:
                     f"the {self.peer} at {self.endpoint} refused this process's key: attaching "
                     "needs a key on its allow-list with the controller role (docs/security.md)"
                 )
+
+
+class UnixLink(Link):
+    """The link over the hub's Unix channel: one socket, one wake-up per message on each side."""
+
+    def __init__(self, endpoint: str, *, peer: str = "simulator", spin_s: float = 0.0, timeout: float = 5.0) -> None:
+        self.endpoint = endpoint
+        self.spin_s = spin_s
+        self.peer = peer
+        try:
+            self._channel = unix_channel.connect(
+                endpoint, timeout=timeout, max_message=MAX_WELCOME_BYTES, peer=f"{peer} at {endpoint}"
+            )
+        except OSError as exc:
+            raise PeerGone(f"cannot connect to the {peer} at {endpoint}: {exc}") from None
+        self._connected = True
+        self._closed = False
+
+    def receive(self, timeout: float) -> dict[str, Any] | None:
+        """The next message (welcome/state/error/bye), or None after ``timeout`` s; PeerGone if the link dropped."""
+        channel = self._channel
+        try:
+            if self.spin_s > 0:
+                spin_until = time.perf_counter() + min(self.spin_s, timeout)
+                while time.perf_counter() < spin_until:  # busy-poll: the next state comes within a tick
+                    data = channel.receive(0.0)
+                    if data is not None:
+                        return proto.decode(data, expect=proto.TO_CONTROLLER)
+            data = channel.receive(timeout)
+        except EOFError:
+            raise PeerGone(f"the {self.peer} at {self.endpoint} went away (its connection dropped)") from None
+        return None if data is None else proto.decode(data, expect=proto.TO_CONTROLLER)
+
+    def _send(self, data: bytes) -> None:
+        try:
+            self._channel.send(data)
+        except OSError as exc:
+            raise PeerGone(f"cannot send to the {self.peer} at {self.endpoint}: {exc}") from None
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._channel.close()
+
+
+def open_link(endpoint: str, *, peer: str = "simulator", spin_s: float = 0.0, timeout: float = 5.0) -> Link:
+    """The link for ``endpoint``: the Unix channel for ``unix://``, else ZeroMQ (tcp://, ipc://)."""
+    if endpoint.startswith(unix_channel.SCHEME):
+        return UnixLink(endpoint, peer=peer, spin_s=spin_s, timeout=timeout)
+    return SimulatorLink(endpoint, peer=peer, spin_s=spin_s)

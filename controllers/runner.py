@@ -36,16 +36,18 @@ from typing import Any
 import numpy as np
 
 from hrpsim import tick as proto
+from hrpsim import unix_channel
 from hrpsim.bodyinfo import Body
 from hrpsim.controllers.base import Controller
 from hrpsim.controllers.command import Command
-from hrpsim.controllers.link import SimulatorLink
+from hrpsim.controllers.link import Link, open_link
 from hrpsim.controllers.options import convert_options, split_options
 from hrpsim.controllers.services import Services
 from hrpsim.controllers.state import JointIndex, State
 from hrpsim.errors import ConfigError, HrpsimError, NotFound, PeerGone, RequestError, Timeout
 from hrpsim.logs import setup_logging
 from hrpsim.naming import NameClient, Registration, host_identity, nameserver_address
+from hrpsim.security import identity
 
 log = logging.getLogger("hrpsim.controller")
 
@@ -124,7 +126,12 @@ def find_controller_endpoint(
                 live = [
                     e
                     for e in entries
-                    if exclude not in (e["metadata"].get("controllers"), e["metadata"].get("controllers_ipc"))
+                    if exclude
+                    not in (
+                        e["metadata"].get("controllers"),
+                        e["metadata"].get("controllers_ipc"),
+                        e["metadata"].get("controllers_unix"),
+                    )
                 ]
                 found = _pick_simserver(live, robot)
                 if found is not None:
@@ -154,10 +161,15 @@ def _pick_simserver(entries: list[dict[str, Any]], robot: str) -> tuple[str, str
 
 
 def _nearest_endpoint(metadata: dict[str, Any]) -> str:
-    """The simulator's ipc endpoint when it runs on this host (no TCP stack in the way), else its tcp one."""
-    ipc = metadata.get("controllers_ipc")
-    if isinstance(ipc, str) and metadata.get("host") == host_identity() and Path(ipc[len("ipc://") :]).exists():
-        return ipc
+    """On the simulator's host, its Unix channel (no ZeroMQ threads in the way) or else its ipc
+    endpoint (no TCP stack); from another host, its tcp endpoint."""
+    if metadata.get("host") == host_identity():
+        unix = metadata.get("controllers_unix")
+        if isinstance(unix, str) and identity() is None and Path(unix_channel.path_of(unix)).exists():
+            return unix
+        ipc = metadata.get("controllers_ipc")
+        if isinstance(ipc, str) and Path(ipc[len("ipc://") :]).exists():
+            return ipc
     return metadata["controllers"]
 
 
@@ -221,7 +233,7 @@ class ControllerRunner:
             timeout=timeout,
             exclude=self._dead_endpoint,
         )
-        link = SimulatorLink(endpoint, peer=f"simserver {sim_name!r}", spin_s=opts.spin_s)
+        link = open_link(endpoint, peer=f"simserver {sim_name!r}", spin_s=opts.spin_s, timeout=timeout)
         try:
             welcome = link.attach(
                 opts.name, opts.robot, period=opts.period, timeout=timeout, default_name=opts.default_name
@@ -263,14 +275,14 @@ class ControllerRunner:
         self._started = True
         return joints
 
-    def _serve(self, link: SimulatorLink, joints: JointIndex) -> int:
+    def _serve(self, link: Link, joints: JointIndex) -> int:
         self._serving = True
         try:
             return self._serve_states(link, joints)
         finally:
             self._serving = False
 
-    def _serve_states(self, link: SimulatorLink, joints: JointIndex) -> int:
+    def _serve_states(self, link: Link, joints: JointIndex) -> int:
         if self._interrupted.is_set():
             link.bye("interrupted")
             raise _Interrupted
@@ -290,7 +302,7 @@ class ControllerRunner:
             elif kind == proto.ERROR:
                 self._on_error(link, msg)
 
-    def _answer(self, link: SimulatorLink, state: State) -> None:
+    def _answer(self, link: Link, state: State) -> None:
         try:
             result = self.controller.control(state)
         except Exception:
@@ -304,7 +316,7 @@ class ControllerRunner:
         else:
             link.send_command(state.tick, torque=np.asarray(result, dtype=np.float64))
 
-    def _on_error(self, link: SimulatorLink, msg: dict[str, Any]) -> None:
+    def _on_error(self, link: Link, msg: dict[str, Any]) -> None:
         log.warning(
             "the simulator reports (field %r, tick %s): %s", msg.get("field"), msg.get("tick"), msg.get("message")
         )

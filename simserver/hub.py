@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+import socket
 import tempfile
 import time
 from collections.abc import Callable
@@ -35,6 +36,7 @@ import zmq
 from zmq.utils.monitor import parse_monitor_message
 
 from hrpsim import tick as proto
+from hrpsim import unix_channel
 from hrpsim.controllers.base import Controller
 from hrpsim.controllers.command import Command
 from hrpsim.controllers.state import JointIndex, State
@@ -42,7 +44,7 @@ from hrpsim.engines.base import Engine, RobotState
 from hrpsim.errors import ProtocolError, RequestError, SimulationError
 from hrpsim.hil.devices import RobotDevices, devices_of
 from hrpsim.project import Project
-from hrpsim.security import admit_controller
+from hrpsim.security import admit_controller, identity
 from hrpsim.service import DEFAULT_BIND, bind_router
 from hrpsim.simserver.admission import AttachedController, admit
 from hrpsim.simserver.controller_stats import ControllerStats
@@ -52,6 +54,8 @@ from hrpsim.simserver.sensor_delivery import SensorDelivery, with_readings
 
 log = logging.getLogger("hrpsim.simserver.hub")
 
+MAX_COMMAND_BYTES = 64 * 1024
+UNIX_PREFIX = b"unix/"  # identities of controllers on the Unix channel
 SERVE_SLICE_S = 0.02  # a lockstep wait this long or longer answers the simulator's requests every slice
 
 
@@ -89,16 +93,24 @@ class ControllerHub:
         self._router: zmq.Socket | None = None
         self.endpoint: str | None = None
         self.ipc_endpoint: str | None = None  # the same hub for controllers on this host
+        self.unix_endpoint: str | None = None  # the same again without ZeroMQ (hrpsim/unix_channel.py)
+        self._listener: socket.socket | None = None
+        self._channels: dict[bytes, unix_channel.Channel] = {}  # by identity, for sending
+        self._channel_of_fd: dict[int, tuple[bytes, unix_channel.Channel]] = {}  # for receiving
+        self._accepted = 0
         if bind is not None:
             ctx = context or zmq.Context.instance()
             self._router, self.endpoint = bind_router(
-                ctx, bind, "controller hub", mandatory=True, domain="controllers", max_message=64 * 1024
-            )  # commands
+                ctx, bind, "controller hub", mandatory=True, domain="controllers", max_message=MAX_COMMAND_BYTES
+            )
             self.ipc_endpoint = _bind_ipc(self._router)
             self._monitor = self._router.get_monitor_socket(zmq.EVENT_DISCONNECTED)
             self._poller = zmq.Poller()
             self._poller.register(self._router, zmq.POLLIN)
             self._poller.register(self._monitor, zmq.POLLIN)
+            if identity() is None:  # with keys, every controller comes through CurveZMQ
+                self._listener, self.unix_endpoint = unix_channel.listen()
+                self._poller.register(self._listener.fileno(), zmq.POLLIN)
             log.info("controller hub serving at %s (%s)", self.endpoint, project.world.sync)
 
     # --- the simulator's loop ---
@@ -288,6 +300,13 @@ class ControllerHub:
         self._router.close(linger=0)
         if self.ipc_endpoint is not None:
             Path(self.ipc_endpoint[len("ipc://") :]).unlink(missing_ok=True)
+        for _, channel in list(self._channel_of_fd.values()):
+            channel.close()
+        self._channel_of_fd.clear()
+        self._channels.clear()
+        if self._listener is not None:
+            self._listener.close()
+            Path(unix_channel.path_of(self.unix_endpoint)).unlink(missing_ok=True)
 
     # --- receiving ---
 
@@ -297,7 +316,8 @@ class ControllerHub:
             if timeout > 0:
                 time.sleep(timeout)
             return
-        if not self._spin_until_ready(timeout):
+        ready = self._ready(timeout)
+        if not ready:
             return
         while True:  # messages first: a controller's bye arrives before its connection drops
             try:
@@ -308,18 +328,62 @@ class ControllerHub:
                 log.warning("dropped a controller message of %d frames (expected 2)", len(frames))
                 continue
             self._handle(frames[0].bytes, frames[1])
+        for source, _ in ready:
+            if isinstance(source, int):
+                self._read_unix(source)
         if self._monitor.poll(0):
             self._handle_disconnects()
 
-    def _spin_until_ready(self, timeout: float) -> bool:
+    def _ready(self, timeout: float) -> list[tuple[Any, int]]:
+        """What has something to read, busy-polling the first ``spin_s`` of the wait."""
         spin_until = time.perf_counter() + min(timeout, self._spin_s)
         while True:
-            if self._router.poll(0) or self._monitor.poll(0):
-                return True
-            if time.perf_counter() >= spin_until:
+            ready = self._poller.poll(0)
+            if ready or time.perf_counter() >= spin_until:
                 break
         remaining_ms = (timeout - self._spin_s) * 1000
-        return remaining_ms > 0 and bool(self._poller.poll(remaining_ms))
+        if ready or remaining_ms <= 0:
+            return ready
+        return self._poller.poll(remaining_ms)
+
+    def _read_unix(self, fd: int) -> None:
+        if self._listener is not None and fd == self._listener.fileno():
+            self._accept_unix()
+            return
+        entry = self._channel_of_fd.get(fd)
+        if entry is None:
+            return
+        who, channel = entry
+        try:
+            messages, closed = channel.read_ready()
+        except ProtocolError as exc:
+            log.warning("%s; its connection is closed", exc)
+            messages, closed = [], True
+        for message in messages:
+            self._handle(who, _UnixFrame(message))
+        if closed:
+            self._close_unix(fd)
+
+    def _accept_unix(self) -> None:
+        self._accepted += 1
+        who = UNIX_PREFIX + str(self._accepted).encode()
+        channel = unix_channel.accept(
+            self._listener, max_message=MAX_COMMAND_BYTES, peer=f"controller connection {who.decode()}"
+        )
+        if channel is None:
+            return
+        self._channels[who] = channel
+        self._channel_of_fd[channel.fileno()] = (who, channel)
+        self._poller.register(channel.fileno(), zmq.POLLIN)
+
+    def _close_unix(self, fd: int) -> None:
+        who, channel = self._channel_of_fd.pop(fd)
+        self._channels.pop(who, None)
+        self._poller.unregister(fd)
+        channel.close()
+        ctl = self._by_identity.get(who)
+        if ctl is not None:
+            self._lost(ctl, "its connection dropped (the process died or closed its socket)")
 
     def _serve_slot(self, tick: int, slot_end: float | None) -> None:
         """Realtime: take answers as they come until every answer to ``tick`` is in or the slot ends."""
@@ -655,11 +719,33 @@ class ControllerHub:
     def _send(self, identity: bytes, frame: bytes) -> bool:
         if self._router is None or identity.startswith(b"local/"):
             return False
+        if identity.startswith(UNIX_PREFIX):
+            channel = self._channels.get(identity)
+            if channel is None:
+                return False
+            try:
+                channel.send(frame)
+                return True
+            except OSError:  # closed, or reading nothing for a long while
+                return False
         try:
             self._router.send_multipart([identity, frame], zmq.NOBLOCK)
             return True
         except zmq.ZMQError:  # EHOSTUNREACH: that peer is gone; EAGAIN: its queue is full
             return False
+
+
+class _UnixFrame:
+    """A message from the Unix channel, looking like the ZeroMQ frame the handlers take: it has
+    no metadata (no socket number, no authenticated key)."""
+
+    __slots__ = ("bytes",)
+
+    def __init__(self, data: bytes) -> None:
+        self.bytes = data
+
+    def get(self, option: Any) -> Any:
+        raise zmq.ZMQError(zmq.EINVAL)
 
 
 def _source_fd(frame: zmq.Frame) -> int | None:

@@ -123,6 +123,7 @@ class SimServer(Service):
             "project": self.project.path,
             "controllers": self.hub.endpoint,
             "controllers_ipc": self.hub.ipc_endpoint,
+            "controllers_unix": self.hub.unix_endpoint,
             "host": host_identity(),
             "robots": list(self.engine.robots),
             "engine": self.engine.name,

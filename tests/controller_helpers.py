@@ -14,7 +14,7 @@ from process_helpers import REPO, ManagedProcess, spawn, wait_registered
 
 from hrpsim.bodyinfo import Body
 from hrpsim.engines.kinematic.engine import KinematicEngine
-from hrpsim.naming import Registration
+from hrpsim.naming import Registration, host_identity
 from hrpsim.project import Project, parse_project
 from hrpsim.simserver.hub import ControllerHub
 from hrpsim.simserver.loop import TickLoop
@@ -46,7 +46,9 @@ class HubUnderTest:
     """The real ControllerHub and TickLoop on the kinematic engine, in the test process, registered as
     simserver ``sim`` with the nameserver (so a test can step the loop tick by tick)."""
 
-    def __init__(self, nameserver: str, project: Project, body: Body) -> None:
+    def __init__(self, nameserver: str, project: Project, body: Body, *, transport: str = "tcp") -> None:
+        """``transport``: what the registration offers controllers: ``tcp`` alone, or ``ipc`` / ``unix``
+        with this host's identity (the SDK then takes that endpoint)."""
         self.context = zmq.Context()
         self.world = KinematicEngine(project, {"robot": body})
         self.hub = ControllerHub(self.world, project, context=self.context)
@@ -57,9 +59,15 @@ class HubUnderTest:
             "simserver",
             self.hub.endpoint,
             nameserver=nameserver,
-            metadata={"controllers": self.hub.endpoint, "robots": ["robot"]},
+            metadata={"controllers": self.hub.endpoint, "robots": ["robot"], **self._local(transport)},
         )
         self.registration.start()
+
+    def _local(self, transport: str) -> dict[str, str]:
+        if transport == "tcp":
+            return {}
+        endpoint = {"ipc": self.hub.ipc_endpoint, "unix": self.hub.unix_endpoint}[transport]
+        return {"host": host_identity(), f"controllers_{transport}": endpoint}
 
     def step(self) -> None:
         self.loop.tick_once()

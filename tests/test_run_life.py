@@ -64,7 +64,8 @@ def test_the_by_hand_sequence_ends_with_the_controller_leaving_on_its_own(namese
         assert started.returncode == 0, started.stderr
         assert controller.popen.wait(timeout=120) == 0, controller.log_text()
         assert "the run reached its end at t=0.4000 s" in controller.log_text()
-        assert f"at {entry['metadata']['controllers_ipc']}" in controller.log_text()  # same host: ipc, not tcp
+        # same host: the Unix channel, not tcp
+        assert f"at {entry['metadata']['controllers_unix']}" in controller.log_text()
         assert "interrupted" not in controller.log_text()
         status = _sim(["status"], nameserver)
         assert "tick 200, finished" in status.stdout

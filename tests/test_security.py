@@ -76,6 +76,7 @@ def test_roles_on_a_keyed_simulator(keys: Path, tmp_path: Path, monkeypatch: pyt
     project = write_box_drop_project(tmp_path, publish_every=5)
     proc, admin, entry = start_simserver(tmp_path, ns.address, project)
     try:
+        assert entry["metadata"]["controllers_unix"] is None  # with keys, controllers come through CurveZMQ only
         assert admin.call("step", n=2)["tick"] == 2
         monkeypatch.setenv("HRPSIM_KEY", "eye")
         with Client(entry["endpoint"], peer="simserver", timeout=5.0) as eye:

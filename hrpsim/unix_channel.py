@@ -1,0 +1,132 @@
+"""Length-prefixed messages over a Unix stream socket: the tick protocol's path within one host.
+
+ZeroMQ hands every message to an I/O thread on each side, so one tick's state and answer wake
+six threads in two processes; a Unix socket between the simulator and a controller on the same
+host wakes only the two that do the work (bench/RESULTS.md, `tick`). The messages are the same
+bytes as over ZeroMQ; only the framing differs: a 4-byte little-endian length before each.
+
+The channel is offered only when the simulator runs without keys: it is protected by its socket
+file's permissions (owner only), not by CurveZMQ.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import select
+import socket
+import struct
+import tempfile
+import time
+from pathlib import Path
+
+from hrpsim.errors import ProtocolError
+
+SCHEME = "unix://"
+_HEADER = struct.Struct("<I")
+SEND_TIMEOUT_S = 5.0  # a peer that reads nothing for this long is treated as gone
+_READ_CHUNK = 1 << 20
+
+
+class Channel:
+    """One connected end: ``send`` whole messages, ``read_ready``/``receive`` whole messages back."""
+
+    def __init__(self, sock: socket.socket, *, max_message: int, peer: str) -> None:
+        sock.settimeout(SEND_TIMEOUT_S)
+        self._sock = sock
+        self._buffer = bytearray()
+        self._pending: list[bytes] = []  # complete messages not handed out yet
+        self.max_message = max_message
+        self.peer = peer  # who is at the other end, for error messages
+
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+    def send(self, data: bytes) -> None:
+        """The whole message, or OSError (the peer is gone, or read nothing for SEND_TIMEOUT_S)."""
+        self._sock.sendall(_HEADER.pack(len(data)) + data)
+
+    def read_ready(self) -> tuple[list[bytes], bool]:
+        """When the socket is readable: every message now complete, and whether the peer has closed.
+        ProtocolError when a message announces more than ``max_message`` bytes."""
+        closed = self._fill()
+        messages, self._pending = self._pending, []
+        return messages, closed
+
+    def receive(self, timeout: float) -> bytes | None:
+        """The next message within ``timeout`` s (None if none came); EOFError if the peer closed."""
+        deadline = time.monotonic() + timeout
+        while not self._pending:
+            remaining = deadline - time.monotonic()
+            if not select.select([self._sock], [], [], max(0.0, remaining))[0]:
+                return None
+            if self._fill() and not self._pending:
+                raise EOFError(f"the {self.peer} closed the connection")
+        return self._pending.pop(0)
+
+    def close(self) -> None:
+        self._sock.close()
+
+    def _fill(self) -> bool:
+        """Read what has arrived and cut it into messages; True when the peer has closed."""
+        try:
+            chunk = self._sock.recv(_READ_CHUNK, socket.MSG_DONTWAIT)
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            return True
+        self._buffer += chunk
+        self._cut()
+        return not chunk
+
+    def _cut(self) -> None:
+        buffer = self._buffer
+        while len(buffer) >= _HEADER.size:
+            (size,) = _HEADER.unpack_from(buffer)
+            if size > self.max_message:
+                raise ProtocolError(
+                    f"a message of {size} bytes from the {self.peer} exceeds the limit of {self.max_message}"
+                )
+            end = _HEADER.size + size
+            if len(buffer) < end:
+                return
+            self._pending.append(bytes(buffer[_HEADER.size : end]))
+            del buffer[:end]
+
+
+def listen(backlog: int = 16) -> tuple[socket.socket, str]:
+    """A listening socket on a fresh path in the temporary folder (owner only) and its endpoint."""
+    path = Path(tempfile.gettempdir()) / f"hrpsim-hub-{os.getpid()}-{secrets.token_hex(4)}.unix"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old_mask = os.umask(0o177)  # the socket file is created rw for its owner only
+    try:
+        listener.bind(str(path))
+    finally:
+        os.umask(old_mask)
+    listener.listen(backlog)
+    listener.setblocking(False)
+    return listener, SCHEME + str(path)
+
+
+def accept(listener: socket.socket, *, max_message: int, peer: str) -> Channel | None:
+    try:
+        sock, _ = listener.accept()
+    except (BlockingIOError, InterruptedError):
+        return None
+    return Channel(sock, max_message=max_message, peer=peer)
+
+
+def connect(endpoint: str, *, timeout: float, max_message: int, peer: str) -> Channel:
+    """Connect to ``unix://PATH``; OSError if nothing listens there."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(path_of(endpoint))
+    except OSError:
+        sock.close()
+        raise
+    return Channel(sock, max_message=max_message, peer=peer)
+
+
+def path_of(endpoint: str) -> str:
+    return endpoint[len(SCHEME) :]
