@@ -386,12 +386,22 @@ class ControllerHub:
             self._lost(ctl, "its connection dropped (the process died or closed its socket)")
 
     def _serve_slot(self, tick: int, slot_end: float | None) -> None:
-        """Realtime: take answers as they come until every answer to ``tick`` is in or the slot ends."""
+        """Realtime: take answers as they come until every answer to ``tick`` is in or the slot ends.
+
+        A controller always has one time step from the moment its state went out: when the
+        simulator itself started the tick late (behind the wall clock), the lateness is the
+        simulator's (the loop's jitter and overruns), not a miss of a controller that answered in time."""
+        if slot_end is None:
+            self._receive(0.0)
+            return
+        step = self.project.world.timestep
         while True:
             self._receive(0.0)
-            if slot_end is None or not any(c.outstanding == tick for c in self._by_name.values()):
+            waiting = [c for c in self._by_name.values() if c.outstanding == tick]
+            if not waiting:
                 return
-            remaining = slot_end - time.perf_counter()
+            end = max(slot_end, max(c.sent_at for c in waiting) + step)
+            remaining = end - time.perf_counter()
             if remaining <= 0:
                 return
             self._receive(remaining)

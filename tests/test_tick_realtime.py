@@ -77,3 +77,43 @@ def test_an_answer_inside_its_slot_is_applied_to_that_tick(nameserver, tmp_path)
         report = sim.hub.summary()["half"]
     assert applied == [0.01 * k for k in range(ticks)]
     assert report["missed"] == 0 and report["late_applied"] == 0 and report["ticks"] == ticks
+
+
+def test_a_tick_the_simulator_started_late_still_gives_the_controller_its_time_step(nameserver, tmp_path):
+    """The slot is already over when the hub looks for answers (the simulator fell behind the wall
+    clock): an answer a quarter step after the state is the controller's in time, not a miss."""
+    import threading
+    import time
+
+    body = sr1_body()
+    step = 0.05
+    project = kinematic_project(
+        tmp_path, [{"name": "quick", "policy": "hold", "deadline": 5.0}], sync="realtime", timestep=step
+    )
+    n = len(body.joint_names)
+
+    def quick_controller(sock: zmq.Socket) -> None:
+        if sock.poll(5000):
+            state = proto.decode(sock.recv(), expect=proto.TO_CONTROLLER)
+            time.sleep(step / 4)
+            sock.send(proto.command(state["tick"], q_ref=np.full(n, 0.2), dq_ref=np.zeros(n)))
+
+    with HubUnderTest(nameserver, project, body) as sim:
+        sock = sim.context.socket(zmq.DEALER)
+        sock.connect(sim.hub.endpoint)
+        sock.send(proto.hello("quick", "robot"))
+        assert sim.hub.wait_for_controllers(["quick"], 5.0) == []
+        assert sock.poll(5000)
+        sock.recv()  # welcome
+        worker = threading.Thread(target=quick_controller, args=(sock,), daemon=True)
+        worker.start()
+        record = sim.record()
+        sim.hub.poll()
+        sim.hub.before_collide(record)
+        sim.world.collide()
+        sim.hub.after_collide(record, slot_end=time.perf_counter() - 1.0)  # a slot that ended long ago
+        sim.world.integrate()
+        worker.join(10)
+        report = sim.hub.summary()["quick"]
+    np.testing.assert_allclose(sim.world.read("robot").q, 0.2)
+    assert report["missed"] == 0 and report["ticks"] == 1
