@@ -14,12 +14,22 @@ from hrpsim.modelloader import load_body
 from hrpsim.project import parse_project
 
 
-def _sample_world(tmp_path: Path) -> OdeEngine:
+BENT_KNEES = {
+    "RLEG_HIP_P": -0.3,
+    "RLEG_KNEE": 0.6,
+    "RLEG_ANKLE_P": -0.3,
+    "LLEG_HIP_P": -0.3,
+    "LLEG_KNEE": 0.6,
+    "LLEG_ANKLE_P": -0.3,
+}
+
+
+def _sample_world(tmp_path: Path, joints: dict[str, float] | None = None) -> OdeEngine:
     data = {
         "world": {"timestep": 0.001},
         "models": [
             {"name": "floor", "file": str(FLOOR), "static": True, "position": [0, 0, -0.1]},
-            {"name": "robot", "file": str(SAMPLE1), "position": [0, 0, 0.8], "drive": "torque"},
+            {"name": "robot", "file": str(SAMPLE1), "position": [0, 0, 0.8], "drive": "torque", "joints": joints or {}},
         ],
         "collisions": [{"a": "floor", "b": "robot", "friction": 0.5}],
     }
@@ -101,3 +111,28 @@ def test_without_memory_access_the_table_reads_through_pyode(tmp_path: Path) -> 
     assert not fallback.direct
     np.testing.assert_array_equal(_table_rows(fallback), _pyode_rows(bodies))
     np.testing.assert_array_equal(fallback.motion()[:, 1], _pyode_rows(bodies)[:, 16:19])
+
+
+def _effort_through_pyode(model, sim) -> float:
+    """A joint's effort from pyode's getters alone: the constraint wrench on the child body about
+    the joint's anchor, along its axis."""
+    f, t, _, _ = sim.joint.getFeedback()
+    axis = np.array(sim.joint.getAxis())
+    if sim.kind == "slider":
+        return float(np.dot(f, axis))
+    lever = np.array(sim.body.getPosition()) - np.array(sim.joint.getAnchor())
+    return float(np.dot(np.array(t) + np.cross(lever, f), axis))
+
+
+def test_joint_efforts_from_memory_match_the_wrench_pyode_reports(tmp_path: Path) -> None:
+    world = _sample_world(tmp_path, BENT_KNEES)
+    model = world.model("robot")
+    world.apply("robot", JointCommand(modes=dict.fromkeys(model.joint_names, "high_gain")))
+    for _ in range(400):  # motors holding bent knees on the floor: real efforts
+        world.step()
+    assert model._efforts.feedback.direct
+    efforts = model.joint_efforts(model.bodies.read())
+    expected = [_effort_through_pyode(model, sim) if sim.kind in ("hinge", "slider") else 0.0 for sim in model.joints]
+    assert np.max(np.abs(expected)) > 1.0  # the legs carry the robot
+    np.testing.assert_allclose(efforts, expected, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(world.read("robot").tau, expected, rtol=1e-9, atol=1e-9)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import ode
 
-from hrpsim.engines.ode.libode import LIBODE
+from hrpsim.engines.ode.libode import JOINT_TYPE_HINGE, JOINT_TYPE_SLIDER, LIBODE
 
 log = logging.getLogger("hrpsim.simserver")
 
@@ -152,3 +152,59 @@ def _agrees(reading: BodyReading, bodies: Sequence[ode.Body]) -> bool:
         ]
     )
     return bool(np.array_equal(got, expected))
+
+
+class FeedbackTable:
+    """The wrench each of a list of hinge or slider joints put on its first body in the last step
+    (``f1``, ``t1`` of ODE's dJointFeedback), read at once like :class:`BodyTable`.
+
+    pyode does not expose a joint's ODE id, so each joint is found among its body's joints: the
+    one hinge or slider with that body first and feedback switched on. Where that is not
+    unambiguous (or libode is not reachable), reads go through pyode's ``getFeedback``."""
+
+    def __init__(self, joints: Sequence[tuple[ode.Joint, ode.Body, str]]) -> None:
+        self.joints = [joint for joint, _, _ in joints]
+        self._view: np.ndarray | None = None
+        self._index: np.ndarray | None = None
+        if self.joints and LIBODE is not None:
+            self._map_memory(joints)
+
+    @property
+    def direct(self) -> bool:
+        return self._view is not None
+
+    def read(self) -> np.ndarray:
+        """(k, 2, 3): per joint, the force and the torque (about the body's centre of mass) on its body."""
+        if self._view is not None:
+            return self._view[self._index]
+        return np.array([joint.getFeedback()[:2] for joint in self.joints]).reshape(len(self.joints), 2, 3)
+
+    def _map_memory(self, joints: Sequence[tuple[ode.Joint, ode.Body, str]]) -> None:
+        addresses = []
+        for _, body, kind in joints:
+            address = _feedback_address(_body_id(body), JOINT_TYPE_HINGE if kind == "hinge" else JOINT_TYPE_SLIDER)
+            if address is None:
+                return
+            addresses.append(address)
+        base = min(addresses)
+        span = (max(addresses) - base) // _DOUBLE + 8
+        if span > _MAX_SPAN or any((a - base) % _DOUBLE for a in addresses):
+            return
+        self._view = np.ctypeslib.as_array((ctypes.c_double * span).from_address(base))
+        self._index = np.array(
+            [[[(a - base) // _DOUBLE + part * 4 + i for i in range(3)] for part in (0, 1)] for a in addresses],
+            dtype=np.intp,
+        )
+
+
+def _feedback_address(body_id: int, joint_type: int) -> int | None:
+    """The dJointFeedback of the one joint of ``joint_type`` whose first body is ``body_id``."""
+    lib = LIBODE
+    found = []
+    for i in range(lib.dBodyGetNumJoints(body_id)):
+        joint = lib.dBodyGetJoint(body_id, i)
+        if lib.dJointGetType(joint) == joint_type and lib.dJointGetBody(joint, 0) == body_id:
+            feedback = lib.dJointGetFeedback(joint)
+            if feedback:
+                found.append(feedback)
+    return found[0] if len(found) == 1 else None

@@ -23,6 +23,7 @@ import numpy as np
 
 from hrpsim.conventions import DRIVE_MODES, initial_drive_modes
 from hrpsim.engines.ode import params as odeparams
+from hrpsim.engines.ode.body_table import BodyReading
 from hrpsim.engines.ode.mimic import MimicJoints
 from hrpsim.engines.ode.model import LinkSim, OdeModel
 from hrpsim.errors import RequestError
@@ -102,6 +103,7 @@ class Drives:
 
     def _regroup(self) -> None:
         joints = self.model.joints
+        self._torque_mask = np.array([mode == "torque" for mode in self.modes], dtype=bool)
         self._torque_group = [
             (i, js, js.kind == "hinge", js.link.reflected_inertia > 0.0)
             for i, js in enumerate(joints)
@@ -138,10 +140,10 @@ class Drives:
     def crawler_speed(self, i: int) -> float:
         return float(self.torque[i] if self.modes[i] == "torque" else self.dq_ref[i])
 
-    def applied(self) -> np.ndarray:
+    def applied(self, frames: BodyReading | None = None) -> np.ndarray:
         """Per joint the torque (force) applied in the last step: the command in torque mode,
-        the motor's effort otherwise."""
-        out = np.empty(len(self.modes))
-        for i, sim in enumerate(self.model.joints):
-            out[i] = self.torque[i] if self.modes[i] == "torque" else self.model.joint_effort(sim)
-        return out
+        the motor's effort otherwise. ``frames``: this tick's reading of the bodies, if made."""
+        if self._torque_mask.all():
+            return self.torque.copy()
+        efforts = self.model.joint_efforts(frames if frames is not None else self.model.bodies.read())
+        return np.where(self._torque_mask, self.torque, efforts)

@@ -246,18 +246,22 @@ class OdeEngine(Engine):
         model = self._robot(robot)
         if self.failed is not None and robot in self._last_state:
             return self._last_state[robot]
-        root = model.links[0]
-        p, r = model.link_origin(root)
-        v, w = model.link_velocity(root)
+        frames = model.link_frames()
+        if model.links[0].body is not None:  # the root is the first moving link
+            p, r = frames.positions[0].copy(), frames.rotations[0].copy()
+            velocity = np.concatenate([frames.linear[0], frames.angular[0]])
+        else:
+            p, r = model.link_origin(model.links[0])
+            velocity = np.zeros(6)
         state = RobotState(
             time=self.time,
             tick=self.tick,
             q=model.joint_values(),
             dq=model.joint_rates(),
-            tau=self.drives[robot].applied(),
+            tau=self.drives[robot].applied(frames),
             root_position=p,
             root_rotation=r,
-            root_velocity=np.concatenate([v, w]),
+            root_velocity=velocity,
             sensors=self.sensors[robot].read(self.tick > 0),
         )
         self._last_state[robot] = state

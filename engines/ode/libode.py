@@ -16,7 +16,14 @@ _SIGNATURES: dict[str, tuple[list, object]] = {
     "dBodyGetQuaternion": ([ctypes.c_void_p], ctypes.c_void_p),
     "dBodyGetLinearVel": ([ctypes.c_void_p], ctypes.c_void_p),
     "dBodyGetAngularVel": ([ctypes.c_void_p], ctypes.c_void_p),
+    "dBodyGetNumJoints": ([ctypes.c_void_p], ctypes.c_int),
+    "dBodyGetJoint": ([ctypes.c_void_p, ctypes.c_int], ctypes.c_void_p),
+    "dJointGetType": ([ctypes.c_void_p], ctypes.c_int),
+    "dJointGetBody": ([ctypes.c_void_p, ctypes.c_int], ctypes.c_void_p),
+    "dJointGetFeedback": ([ctypes.c_void_p], ctypes.c_void_p),
 }
+JOINT_TYPE_HINGE = 2  # ODE's dJointType
+JOINT_TYPE_SLIDER = 3
 
 
 def _load() -> ctypes.CDLL | None:

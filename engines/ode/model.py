@@ -18,7 +18,7 @@ import ode
 
 from hrpsim.bodyinfo import Body, Link
 from hrpsim.engines.ode import params as odeparams
-from hrpsim.engines.ode.body_table import BodyReading, BodyTable
+from hrpsim.engines.ode.body_table import BodyReading, BodyTable, FeedbackTable
 from hrpsim.engines.ode.geometry import Frame, make_geoms, ode_rotation
 from hrpsim.errors import ConfigError, RequestError
 from hrpsim.kinematics import forward_kinematics, link_values
@@ -107,6 +107,7 @@ class OdeModel:
         self.moving_links = [sim for sim in self.links if sim.body is not None]
         self.bodies = BodyTable([sim.body for sim in self.moving_links])  # all of them in one read
         self._coms = np.array([sim.com for sim in self.moving_links]).reshape(-1, 3)
+        self._efforts = _EffortTable(self)
 
     def joint_values(self) -> np.ndarray:
         """Joint values in controller order."""
@@ -237,22 +238,10 @@ class OdeModel:
             return sim.joint.getPositionRate()
         return 0.0
 
-    def joint_effort(self, sim: LinkSim) -> float:
-        """Torque (force) the joint's constraints apply along its axis in the last step: motor and stops."""
-        if sim.kind not in ("hinge", "slider"):
-            return 0.0
-        # Plain float arithmetic: this runs per joint per state read, where numpy's overhead dominates.
-        f, t, _, _ = sim.joint.getFeedback()
-        ax, ay, az = sim.joint.getAxis()
-        if sim.kind == "slider":
-            return f[0] * ax + f[1] * ay + f[2] * az
-        px, py, pz = sim.joint.getAnchor()
-        cx, cy, cz = sim.body.getPosition()
-        rx, ry, rz = cx - px, cy - py, cz - pz
-        mx = t[0] + ry * f[2] - rz * f[1]
-        my = t[1] + rz * f[0] - rx * f[2]
-        mz = t[2] + rx * f[1] - ry * f[0]
-        return mx * ax + my * ay + mz * az
+    def joint_efforts(self, frames: BodyReading) -> np.ndarray:
+        """Per joint in controller order, the torque (force) its constraints (motor and stops) applied
+        along its axis in the last step; 0 for fixed joints. ``frames``: a reading of the bodies."""
+        return self._efforts.compute(frames)
 
     def link_poses(self) -> np.ndarray:
         """(links, 7): position xyz and rotation as a quaternion wxyz, for observers."""
@@ -307,3 +296,38 @@ def cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         ],
         axis=1,
     )
+
+
+class _EffortTable:
+    """What :meth:`OdeModel.joint_efforts` needs per measurable joint, laid out for numpy.
+
+    A joint sits at its link's frame origin and ODE reports the constraint wrench on the child
+    body: force ``f`` and torque ``t`` about its centre of mass. With ``a`` the joint axis and
+    ``c`` the centre of mass (both in the link frame, turned by the body's rotation ``R``), the
+    effort about a hinge is ``(t + Rc x f) . Ra = t . Ra + f . R(a x c)``, along a slider ``f . Ra``:
+    two link-frame constants per joint, one rotation each, no cross product per tick."""
+
+    def __init__(self, model: OdeModel) -> None:
+        row_of = {id(sim): row for row, sim in enumerate(model.moving_links)}
+        measured = [(column, sim) for column, sim in enumerate(model.joints) if sim.kind in ("hinge", "slider")]
+        self.size = len(model.joints)
+        self.columns = np.array([column for column, _ in measured], dtype=np.intp)
+        self.rows = np.array([row_of[id(sim)] for _, sim in measured], dtype=np.intp)
+        # per joint, the link-frame vectors that f and t are projected on: columns (for f, for t)
+        self.weights = np.array([_effort_weights(sim) for _, sim in measured], dtype=float).reshape(-1, 3, 2)
+        self.feedback = FeedbackTable([(sim.joint, sim.body, sim.kind) for _, sim in measured])
+
+    def compute(self, frames: BodyReading) -> np.ndarray:
+        out = np.zeros(self.size)
+        if not len(self.columns):
+            return out
+        weights = frames.rotations[self.rows] @ self.weights  # (k, 3, 2), world frame
+        out[self.columns] = np.einsum("kji,kij->k", self.feedback.read(), weights)
+        return out
+
+
+def _effort_weights(sim: LinkSim) -> np.ndarray:
+    axis, com = np.asarray(sim.axis, float), np.asarray(sim.com, float)
+    if sim.kind == "hinge":
+        return np.stack([np.cross(axis, com), axis], axis=1)
+    return np.stack([axis, np.zeros(3)], axis=1)
