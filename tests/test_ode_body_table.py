@@ -13,7 +13,6 @@ from hrpsim.engines.ode.engine import OdeEngine
 from hrpsim.modelloader import load_body
 from hrpsim.project import parse_project
 
-
 BENT_KNEES = {
     "RLEG_HIP_P": -0.3,
     "RLEG_KNEE": 0.6,
