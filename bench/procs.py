@@ -16,8 +16,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @contextmanager
-def nameserver_process() -> Iterator[str]:
-    """A real nameserver on an ephemeral port; yields its address."""
+def nameserver_process(*, ttl: float = 3.0) -> Iterator[str]:
+    """A real nameserver on an ephemeral port (entries live ``ttl`` s without a heartbeat); yields its address."""
     with tempfile.TemporaryDirectory() as tmp:
         endpoint = Path(tmp) / "ns.endpoint"
         env = {**os.environ, "PYTHONPATH": str(REPO), "HRPSIM_LOG_LEVEL": "WARNING"}
@@ -32,6 +32,8 @@ def nameserver_process() -> Iterator[str]:
                 "tcp://127.0.0.1:*",
                 "--endpoint-file",
                 str(endpoint),
+                "--ttl",
+                str(ttl),
             ],
             env=env,
             stdout=subprocess.DEVNULL,

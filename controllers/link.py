@@ -20,6 +20,7 @@ from hrpsim import tick as proto
 from hrpsim import unix_channel
 from hrpsim.errors import AccessDenied, PeerGone, ProtocolError, Timeout
 from hrpsim.security import connect_securely
+from hrpsim.sockets import readable
 
 MONITOR_SLICE_S = 0.1  # a waiting receive looks at the connection monitor this often
 HEARTBEAT_MS = 1000  # zmq heartbeats find a peer that vanished without closing (a host gone)
@@ -148,7 +149,7 @@ class SimulatorLink(Link):
         self._sock.close(linger=100)  # a moment for a bye to leave
 
     def _check_monitor(self) -> None:
-        while self._monitor.poll(0):
+        while readable(self._monitor):
             event = parse_monitor_message(self._monitor.recv_multipart())["event"]
             if event == zmq.EVENT_CONNECTED:
                 self._connected = True

@@ -19,6 +19,7 @@ from zmq.utils.monitor import parse_monitor_message
 from hrpsim.codec import CODEC, MAX_MESSAGE_BYTES, Codec
 from hrpsim.errors import AccessDenied, PeerGone, ProtocolError, RemoteError, Timeout, error_from_wire
 from hrpsim.security import connect_securely
+from hrpsim.sockets import poller_for, readable
 
 DEFAULT_TIMEOUT = 5.0
 
@@ -60,6 +61,7 @@ class Client:
             | zmq.EVENT_HANDSHAKE_FAILED_AUTH
             | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
         )
+        self._poller = poller_for(self._sock)
         self._connected_once = False
         self._refused: str | None = None  # why the peer refused our key, once it has
         try:
@@ -106,7 +108,7 @@ class Client:
                 )
             # Poll the one socket in short slices and look at connection events between them:
             # a single-socket poll is the cheap path every answered call takes.
-            if self._sock.poll(min(remaining, self.SLICE) * 1000):
+            if readable(self._sock) or self._poller.poll(min(remaining, self.SLICE) * 1000):
                 reply = self._read_reply()
                 if reply is None or reply.id != req_id:
                     continue  # an answer to an earlier call that gave up
@@ -140,12 +142,12 @@ class Client:
         return exc
 
     def _drain_monitor(self) -> None:
-        while self._monitor.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+        while readable(self._monitor):
             self._note_event(parse_monitor_message(self._monitor.recv_multipart()))
 
     def _disconnected(self) -> bool:
         gone = False
-        while self._monitor.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+        while readable(self._monitor):
             event = parse_monitor_message(self._monitor.recv_multipart())
             gone = self._note_event(event) or gone
         return gone

@@ -16,6 +16,8 @@ from collections import OrderedDict
 import zmq
 from zmq.utils.monitor import parse_monitor_message
 
+from hrpsim.sockets import readable
+
 ENV_MAX_CONNECTIONS = "HRPSIM_MAX_CONNECTIONS"
 DEFAULT_MAX_CONNECTIONS = 256
 
@@ -66,7 +68,7 @@ class ConnectionBound:
         self._monitor.close(linger=0)
 
     def _drain(self) -> None:
-        while self._monitor.poll(0):
+        while readable(self._monitor):
             event = parse_monitor_message(self._monitor.recv_multipart())
             fd = int(event["value"])
             if event["event"] == zmq.EVENT_ACCEPTED:

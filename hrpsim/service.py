@@ -31,6 +31,7 @@ from hrpsim.connections import ConnectionBound, max_connections
 from hrpsim.errors import HrpsimError, ProtocolError, RequestError
 from hrpsim.naming import Registration, advertised
 from hrpsim.security import UNAUTHENTICATED, Peer, peer_of, serve_securely
+from hrpsim.sockets import poller_for, readable
 
 DEFAULT_BIND = "tcp://127.0.0.1:*"
 # Bounds on what a peer can make a service hold: a request's size (fitted per service), the
@@ -134,6 +135,7 @@ class Service:
             self._ctx, bind, f"{self.kind} {name!r}", max_message=self.max_request_bytes
         )
         self._connections = ConnectionBound(self.socket, max_connections(), f"{self.kind} {name!r}")
+        self._poller = poller_for(self.socket)
         self._stopping = threading.Event()
         self._ops: dict[str, Operation] = {"ping": self._ping, "quit": self._quit}
         self._ops.update(self.operations())
@@ -186,9 +188,9 @@ class Service:
         """Answer every request that is waiting (waiting up to ``timeout`` s for the first)."""
         handled = 0
         self._connections.enforce()
-        if not self.socket.poll(timeout * 1000):
+        if not readable(self.socket) and not self._poller.poll(timeout * 1000):
             return 0
-        while self.socket.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+        while readable(self.socket):
             self._handle(self.socket.recv_multipart(zmq.NOBLOCK, copy=False))
             handled += 1
         return handled

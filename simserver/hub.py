@@ -51,6 +51,7 @@ from hrpsim.simserver.controller_stats import ControllerStats
 from hrpsim.simserver.held_commands import HeldCommands
 from hrpsim.simserver.record import AppliedCommand, ControllerEvent, TickRecord
 from hrpsim.simserver.sensor_delivery import SensorDelivery, with_readings
+from hrpsim.sockets import readable
 
 log = logging.getLogger("hrpsim.simserver.hub")
 
@@ -331,7 +332,7 @@ class ControllerHub:
         for source, _ in ready:
             if isinstance(source, int):
                 self._read_unix(source)
-        if self._monitor.poll(0):
+        if readable(self._monitor):
             self._handle_disconnects()
 
     def _ready(self, timeout: float) -> list[tuple[Any, int]]:
@@ -435,7 +436,7 @@ class ControllerHub:
         self._fd_owner[fd] = identity
 
     def _handle_disconnects(self) -> None:
-        while self._monitor.poll(0):
+        while readable(self._monitor):
             event = parse_monitor_message(self._monitor.recv_multipart())
             fd = int(event["value"])
             if self._stale_disconnects.get(fd):
@@ -454,7 +455,7 @@ class ControllerHub:
             # Noted for refused hellos too: when that peer's socket number is reused by the next
             # connection, its late disconnect event must not detach the newcomer.
             self._note_connection(fd, identity)
-        if self._monitor.poll(0):
+        if readable(self._monitor):
             # The peer this controller replaces may have closed on another socket number, its
             # disconnect event queued behind this hello: act on it first, or the newcomer is
             # refused for a robot that only a dead connection still holds.
