@@ -38,7 +38,7 @@ from hrpsim.naming import NameClient
 from hrpsim.project import CollisionPair, ModelConfig, Project, WorldConfig
 from hrpsim.transforms import pose
 
-MODELS = REPO.parent / "shared" / "models"
+MODELS = REPO / "models"
 SAMPLE1 = MODELS / "openhrp3" / "model" / "sample1.wrl"
 FLOOR = MODELS / "openhrp3" / "model" / "floor.wrl"
 SAMPLE_POS = MODELS / "openhrp3" / "controller" / "SampleController" / "etc" / "Sample.pos"

@@ -33,7 +33,7 @@ from hrpsim.client import Client
 from hrpsim.modelloader import load_body
 from hrpsim.naming import NameClient
 
-MODELS = REPO.parent / "shared" / "models"
+MODELS = REPO / "models"
 SAMPLE1 = MODELS / "openhrp3/model/sample1.wrl"
 PA10 = MODELS / "openhrp3/model/PA10/pa10.main.wrl"
 HOUSE = MODELS / "openhrp3/model/house/house.main.wrl"

@@ -116,7 +116,7 @@ class _Lockstep:
 def _project():
     from hrpsim.project import parse_project
 
-    models = HERE.parent.parent / "shared" / "models" / "openhrp3" / "model"
+    models = HERE.parent / "models" / "openhrp3" / "model"
     data = {
         "world": {"timestep": 0.001},
         "models": [

@@ -31,7 +31,7 @@ import numpy as np
 import zmq
 
 REPO = Path(__file__).resolve().parents[1]
-MODELS = REPO.parent / "shared" / "models" / "openhrp3" / "model"
+MODELS = REPO / "models" / "openhrp3" / "model"
 LASER_POST = REPO / "examples" / "models" / "laser_post.wrl"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -26,7 +26,7 @@ import numpy as np
 import psutil
 
 REPO = Path(__file__).resolve().parents[1]
-MODELS = REPO.parent / "shared" / "models" / "openhrp3" / "model"
+MODELS = REPO / "models" / "openhrp3" / "model"
 SAMPLE_EVERY_S = 2.0
 ROLES = {
     "run nameserver": "nameserver",
@@ -42,7 +42,7 @@ def soak_seconds() -> float:
 
 def walk_project(folder: Path) -> Path:
     text = (REPO / "examples" / "sample_walk.yaml").read_text()
-    text = text.replace("../../shared/models/openhrp3/model", str(MODELS))
+    text = text.replace("../models/openhrp3/model", str(MODELS))
     text = text.replace("end_time: 16.0, sync: lockstep", "end_time: 100000.0, sync: realtime")
     text = text.replace("cwd: ..", f"cwd: {REPO}")
     # joint targets tracked by the simulator: a tick whose command comes late holds the last targets,

@@ -20,7 +20,7 @@ from pathlib import Path
 import ode
 
 REPO = Path(__file__).resolve().parents[1]
-MODELS = REPO.parent / "shared" / "models" / "openhrp3" / "model"
+MODELS = REPO / "models" / "openhrp3" / "model"
 sys.path.insert(0, str(REPO))
 
 from hrpsim.engines.ode import params as odeparams  # noqa: E402

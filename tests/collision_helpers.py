@@ -7,14 +7,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
-from process_helpers import ManagedProcess, spawn
+from process_helpers import MODELS, ManagedProcess, spawn  # noqa: F401  (tests import MODELS from here)
 from process_helpers import wait_registered as registered_entry
 
 from hrpsim.bodyinfo import Body, Link, Shape
 from hrpsim.client import Client
 from hrpsim.transforms import pose  # noqa: F401  (tests import it from here)
-
-MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 
 
 def wait_registered(nameserver: str, name: str, proc: ManagedProcess, timeout: float = 20.0) -> str:

@@ -1,4 +1,4 @@
-"""Fixtures shared by the whole suite: the shared model corpus and real nameserver processes."""
+"""Fixtures for the whole suite: the model corpus in models/ and real nameserver processes."""
 
 from __future__ import annotations
 
@@ -10,16 +10,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from process_helpers import ManagedProcess, start_nameserver
-
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-MODELS = SHARED / "models"
+from process_helpers import MODELS, ManagedProcess, start_nameserver
 
 
 @pytest.fixture(scope="session")
 def models_dir() -> Path:
     if not MODELS.is_dir():
-        pytest.fail(f"the shared model corpus is missing: expected {MODELS} beside the repository")
+        pytest.fail(f"the model corpus is missing: expected {MODELS} in the repository")
     return MODELS
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import zmq
-from process_helpers import REPO, ManagedProcess, spawn, wait_registered
+from process_helpers import MODELS, REPO, ManagedProcess, spawn, wait_registered
 
 from hrpsim.bodyinfo import Body
 from hrpsim.engines.kinematic.engine import KinematicEngine
@@ -20,7 +20,6 @@ from hrpsim.simserver.hub import ControllerHub
 from hrpsim.simserver.loop import TickLoop
 from hrpsim.simserver.record import TickRecord
 
-MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 SR1_URDF = MODELS / "choreonoid" / "model" / "SR1" / "SR1.urdf"
 EXAMPLES = REPO / "examples"
 
@@ -135,7 +134,7 @@ def joint_vector(body: Body, values: dict[str, float]) -> np.ndarray:
 
 
 def write_project(folder: Path, text: str, name: str = "project.yaml") -> Path:
-    """A project file in ``folder``; ``{models}`` in ``text`` becomes the shared OpenHRP3 model folder."""
+    """A project file in ``folder``; ``{models}`` in ``text`` becomes models/openhrp3/model."""
     path = folder / name
     path.write_text(textwrap.dedent(text).replace("{models}", str(MODELS / "openhrp3" / "model")))
     return path

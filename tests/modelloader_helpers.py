@@ -9,11 +9,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from process_helpers import ManagedProcess, spawn
+from process_helpers import MODEL_FACTS, MODELS, ManagedProcess, spawn
 from process_helpers import wait_registered as registered_entry
 
 REPO = Path(__file__).resolve().parents[1]
-MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
 HRPSIM = [sys.executable, "-m", "hrpsim"]
 
 SENSOR_TYPE_OF_FACT = {
@@ -54,7 +53,7 @@ def write_model(tmp_path: Path, body: str, name: str = "m.wrl", header: str = "#
 
 
 def vrml_facts() -> dict[str, dict[str, Any]]:
-    models = json.loads((MODELS / "facts.json").read_text())["models"]
+    models = json.loads(MODEL_FACTS.read_text())["models"]
     return {rel: facts for rel, facts in models.items() if rel.endswith(".wrl")}
 
 

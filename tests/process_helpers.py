@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parents[1]
+MODELS = REPO / "models"  # the real model corpus (OpenHRP3, Choreonoid, OpenRAVE files)
+MODEL_FACTS = REPO / "tests" / "data" / "model_facts.json"  # its facts; paths relative to MODELS
 HRPSIM = [sys.executable, "-m", "hrpsim"]
 
 
@@ -51,8 +53,8 @@ class ManagedProcess:
 
 
 def model_roots_for(folder: Path) -> str:
-    """What a test's services may read: the repository, the model corpus and the test's folder."""
-    return os.pathsep.join(map(str, (REPO, REPO.parent / "shared" / "models", folder)))
+    """What a test's services may read: the repository (the model corpus included) and the test's folder."""
+    return os.pathsep.join(map(str, (REPO, folder)))
 
 
 def spawn(args: list[str], log: Path, env: dict[str, str] | None = None) -> ManagedProcess:

@@ -6,14 +6,14 @@ import dataclasses
 from pathlib import Path
 
 import numpy as np
+from process_helpers import MODELS
 
 from hrpsim.bodyinfo import Body, Link, Sensor, Shape
 from hrpsim.project import CollisionPair, ModelConfig, OdeConfig, Project, WorldConfig
 
-SHARED_MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
-SAMPLE1 = SHARED_MODELS / "openhrp3" / "model" / "sample1.wrl"
-FLOOR = SHARED_MODELS / "openhrp3" / "model" / "floor.wrl"
-CLOSED_LINK = SHARED_MODELS / "openhrp3" / "model" / "closed-link-sample.wrl"
+SAMPLE1 = MODELS / "openhrp3" / "model" / "sample1.wrl"
+FLOOR = MODELS / "openhrp3" / "model" / "floor.wrl"
+CLOSED_LINK = MODELS / "openhrp3" / "model" / "closed-link-sample.wrl"
 
 
 # A URDF pendulum: a rod of {mass} kg hanging from a continuous joint about Y, its COM {half} m below.

@@ -7,17 +7,18 @@ import math
 from pathlib import Path
 
 import pytest
+from process_helpers import MODEL_FACTS
 
 from hrpsim.errors import ConfigError
 from hrpsim.project import load_project
 
 
-def project_facts(models_dir: Path) -> dict:
-    return json.loads((models_dir / "facts.json").read_text())["projects"]
+def project_facts() -> dict:
+    return json.loads(MODEL_FACTS.read_text())["projects"]
 
 
 def test_every_grxui_project_of_the_corpus_maps_onto_its_facts(models_dir: Path) -> None:
-    for rel, facts in project_facts(models_dir).items():
+    for rel, facts in project_facts().items():
         project = load_project(models_dir / rel)
         sim = facts["simulation"]
         assert project.world.timestep == pytest.approx(float(sim["timeStep"])), rel

@@ -142,7 +142,7 @@ def test_a_project_names_its_key_folder_for_launch(tmp_path: Path, monkeypatch: 
     monkeypatch.delenv("HRPSIM_KEYS", raising=False)
     assert hrpsim_keys(tmp_path / "keys").returncode == 0
     project = tmp_path / "project.yaml"
-    box_drop = (REPO / "examples/box_drop.yaml").read_text().replace("../../shared", str(REPO.parent / "shared"))
+    box_drop = (REPO / "examples/box_drop.yaml").read_text().replace("../models/", f"{REPO / 'models'}/")
     project.write_text(box_drop + "security: {keys: keys}\n")
     done = subprocess.run(
         [

@@ -1,4 +1,4 @@
-"""The simulator on the shared OpenHRP models: sample1 standing in high-gain hold, a closed loop."""
+"""The simulator on OpenHRP3's sample models: sample1 standing in high-gain hold, a closed loop."""
 
 from __future__ import annotations
 

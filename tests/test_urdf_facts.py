@@ -1,5 +1,5 @@
-"""The URDF and COLLADA entries of facts.json, checked through the real ``hrpsim model info --json``
-command (SR1.urdf, pumaarm.zae, barrett-wam-sensors.zae)."""
+"""The URDF and COLLADA entries of tests/data/model_facts.json, checked through the real
+``hrpsim model info --json`` command (SR1.urdf, pumaarm.zae, barrett-wam-sensors.zae)."""
 
 from __future__ import annotations
 

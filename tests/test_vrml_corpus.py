@@ -1,5 +1,5 @@
-"""Every OpenHRP VRML model of the shared corpus against facts.json: first through
-``hrpsim model info --json`` (a real process), then link by link in process."""
+"""Every OpenHRP VRML model of the corpus (models/) against its facts (tests/data/model_facts.json):
+first through ``hrpsim model info --json`` (a real process), then link by link in process."""
 
 from __future__ import annotations
 

@@ -7,7 +7,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
+from process_helpers import MODEL_FACTS, MODELS
+
 SR1 = MODELS / "choreonoid" / "model" / "SR1" / "SR1.urdf"
 PUMA = MODELS / "openrave" / "robots" / "pumaarm.zae"
 WAM = MODELS / "openrave" / "robots" / "barrett-wam-sensors.zae"
@@ -15,12 +16,12 @@ URDF_TO_COLLADA = Path("/usr/lib/collada_urdf/urdf_to_collada")
 
 
 def facts(relative: str) -> dict[str, Any]:
-    return json.loads((MODELS / "facts.json").read_text())["models"][relative]
+    return json.loads(MODEL_FACTS.read_text())["models"][relative]
 
 
 def corpus_models() -> list[Path]:
-    """Every model file listed in facts.json, VRML included."""
-    data = json.loads((MODELS / "facts.json").read_text())
+    """Every model file listed in the corpus facts, VRML included."""
+    data = json.loads(MODEL_FACTS.read_text())
     return [MODELS / name for name in data["models"]]
 
 

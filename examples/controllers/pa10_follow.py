@@ -16,7 +16,7 @@ from pathlib import Path
 from hrpsim.controllers import Controller, run_main
 from hrpsim.controllers.motion_data import read_gains, read_motion
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "models" / "openhrp3" / "controller" / "PA10Controller" / "etc"
+DATA = Path(__file__).resolve().parents[2] / "models" / "openhrp3" / "controller" / "PA10Controller" / "etc"
 
 
 class PA10Follow(Controller):

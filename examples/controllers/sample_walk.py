@@ -27,8 +27,8 @@ import numpy as np
 from hrpsim.controllers import Controller, run_main
 from hrpsim.controllers.motion_data import read_gains, read_motion
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-DATA = SHARED / "models" / "openhrp3" / "controller" / "SampleController" / "etc"
+MODELS = Path(__file__).resolve().parents[2] / "models"
+DATA = MODELS / "openhrp3" / "controller" / "SampleController" / "etc"
 POSE_TIME = 1.0  # seconds to reach the initial pose
 SETTLE = 0.5  # seconds of holding the last row before reaching
 REACH_TIME = 3.0  # seconds for the arm to sweep to the reach pose
