@@ -4,7 +4,7 @@ OdeEngine: sample1.wrl on floor.wrl, 1 ms step, world.step, every joint in torqu
 of bench/tick_pd_controller.py (P 8000, D 100, holding the initial pose). Both sides run the real tick
 loop and controller hub; the baseline runs the same Controller class in process (the hub calls it at
 its turns, no transport), the external side runs it as a separate process (`hrpsim controller`) over
-the hub's ipc endpoint. Blocks of ticks alternate between the two worlds so both see the same machine
+the hub's Unix channel (what the SDK takes on the simulator's host). Blocks of ticks alternate between the two worlds so both see the same machine
 load; each ratio is the median of adjacent blocks' ratios (external / in-process ticks/s).
 `lockstep_ratio`: strict lockstep. `lockstep_ratio_raw`: with bench/tick_raw_controller.py, which
 decodes nothing but the tick: the transport's floor. `pipelined_ratio`: `command_delay: 1` (the answer
