@@ -21,6 +21,7 @@ Ending, documented behaviour:
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib.util
 import inspect
 import logging
@@ -252,6 +253,8 @@ class ControllerRunner:
             )
             joints = self._start_controller(welcome)
             self._register(endpoint, sim_name)
+            gc.collect()
+            gc.freeze()  # what start() built lives as long as the run: full collections skip it
             return self._serve(link, joints)
         except PeerGone as exc:
             exc.endpoint = endpoint  # type: ignore[attr-defined]

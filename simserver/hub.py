@@ -57,6 +57,7 @@ log = logging.getLogger("hrpsim.simserver.hub")
 
 MAX_COMMAND_BYTES = 64 * 1024
 UNIX_PREFIX = b"unix/"  # identities of controllers on the Unix channel
+IDLE_SPIN_S = 0.0003  # a poll() wakes this much late at worst on an idle machine; spin the rest
 SERVE_SLICE_S = 0.02  # a lockstep wait this long or longer answers the simulator's requests every slice
 
 
@@ -180,13 +181,13 @@ class ControllerHub:
             raise RunStopped(reason)
 
     def idle_until(self, wall: float) -> None:
-        """Serve hellos and answers until ``wall`` (perf_counter s); the last millisecond is spun, so a
-        realtime tick starts on time."""
+        """Serve hellos and answers until ``wall`` (perf_counter s); the last IDLE_SPIN_S are spun, so
+        a realtime tick starts on time without taking a core from the controllers for long."""
         while True:
             remaining = wall - time.perf_counter()
             if remaining <= 0:
                 return
-            self._receive(remaining - 0.001 if remaining > 0.002 else 0.0)
+            self._receive(remaining - IDLE_SPIN_S if remaining > 2 * IDLE_SPIN_S else 0.0)
 
     def wait_for_controllers(self, names: list[str], timeout: float) -> list[str]:
         """Wait until every named controller has attached; return the names still missing."""
