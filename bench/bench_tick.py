@@ -2,19 +2,22 @@
 
 OdeEngine: sample1.wrl on floor.wrl, 1 ms step, world.step, every joint in torque mode under the PD law
 of bench/tick_pd_controller.py (P 8000, D 100, holding the initial pose). Both sides run the real tick
-loop and controller hub; the baseline runs the same Controller class in process (the hub calls it at
-its turns, no transport), the external side runs it as a separate process (`hrpsim controller`) over
-the hub's Unix channel (what the SDK takes on the simulator's host). Blocks of ticks alternate between the two worlds so both see the same machine
-load; each ratio is the median of adjacent blocks' ratios (external / in-process ticks/s).
-`lockstep_ratio`: strict lockstep. `lockstep_ratio_raw`: with bench/tick_raw_controller.py, which
-decodes nothing but the tick: the transport's floor. `pipelined_ratio`: `command_delay: 1` (the answer
-to tick k acts from k + 1, so the controller computes while the engine integrates) over the strict
-in-process loop; `pipelined_ratio_300us`: the same with a controller that also computes for 300 us per
-turn, over the in-process loop doing the same work. `rtt_p50_us` / `rtt_p99_us`: state sent -> command
-received (strict). `ticks_per_s_N`: a world of 8 sample1 robots with N of them driven by N external
-controllers (the others hold their pose in high-gain mode); `ticks_per_s_8_inprocess` the same 8
-controllers in process, and `scale_ratio_8` = ticks_per_s_8 / ticks_per_s_8_inprocess.
-The machine has 2 cores shared with other work: the 8-controller figures are CPU-bound.
+loop and controller hub; the baseline runs the same Controller class in process (the hub calls it at its
+turns, no transport), the external side runs it as a separate process (`hrpsim controller`) over the
+hub's Unix channel (what the SDK takes on the simulator's host). Blocks of ticks alternate between the
+two worlds so both see the same machine load; each ratio is the median of adjacent blocks' ratios
+(external / in-process ticks/s). `lockstep_ratio`: strict lockstep. `lockstep_ratio_raw`: with
+bench/tick_raw_controller.py, which decodes nothing but the tick: the transport's floor.
+`pipelined_ratio`: `command_delay: 1` (the answer to tick k acts from k + 1, so the controller computes
+while the engine integrates) over the strict in-process loop; `pipelined_ratio_300us`: the same with a
+controller that also computes for 300 us per turn, over the in-process loop doing the same work;
+`pipelined_bound_300us`: in-process ticks/s without that work over with it, in the same rounds: the most
+any overlap of the controller's work with the physics can give (one tick can never be shorter than the
+in-process tick without the work). `rtt_p50_us` / `rtt_p99_us`: state sent -> command received (strict).
+`ticks_per_s_N`: a world of 8 sample1 robots with N of them driven by N external controllers (the others
+hold their pose in high-gain mode); `ticks_per_s_8_inprocess` the same 8 controllers in process, and
+`scale_ratio_8` = ticks_per_s_8 / ticks_per_s_8_inprocess. The machine has 2 cores shared with other
+work: the 8-controller figures are CPU-bound.
 """
 
 from __future__ import annotations
@@ -179,32 +182,41 @@ class InProcess(_Loop):
         self.hub.close()
 
 
-def _ratio(inproc: _Loop, ext: External) -> tuple[float, list[float], list[float]]:
+def _ratio(inproc: _Loop, ext: External, plain: _Loop | None = None) -> tuple[float, list[float], list[float], float]:
+    """Median ratio external / in-process over alternating blocks; with ``plain`` (the in-process
+    loop without the controller's extra work) also the median of in-process-with-work over plain:
+    the most that overlapping the controller's work with the physics could gain."""
     inproc.run(50)
     ext.run(50)
-    ratios, ext_rates, in_rates = [], [], []
+    ratios, ext_rates, in_rates, bounds = [], [], [], []
     for _ in range(ROUNDS):
         a = inproc.run(BLOCK)
         b = ext.run(BLOCK)
         in_rates.append(a)
         ext_rates.append(b)
         ratios.append(b / a)
-    return statistics.median(ratios), in_rates, ext_rates
+        if plain is not None:
+            bounds.append(plain.run(BLOCK) / a)
+    return statistics.median(ratios), in_rates, ext_rates, statistics.median(bounds) if bounds else float("nan")
 
 
 def _lockstep(
     nameserver: str, cache: dict, ctx: zmq.Context, *, raw: bool = False, delay: int = 0, work_us: float = 0.0
 ) -> dict[str, float]:
     inproc = InProcess(_project(1, 1), cache, work_us=work_us)
+    plain = InProcess(_project(1, 1), cache) if work_us else None
     ext = External(_project(1, 1, delay=delay), nameserver, cache, ctx, raw=raw, work_us=work_us)
     try:
-        ratio, in_rates, ext_rates = _ratio(inproc, ext)
+        ratio, in_rates, ext_rates, bound = _ratio(inproc, ext, plain)
         rtt = ext.hub.summary()["pd0"]
     finally:
         ext.close()
         inproc.close()
+        if plain is not None:
+            plain.close()
     return {
         "ratio": ratio,
+        "bound": bound,
         "ticks_per_s_inprocess": statistics.median(in_rates),
         "ticks_per_s_external": statistics.median(ext_rates),
         "rtt_p50_us": rtt["rtt_p50_us"],
@@ -237,13 +249,16 @@ def run() -> dict[str, float]:
     try:
         with nameserver_process() as nameserver:
             strict = _lockstep(nameserver, cache, ctx)
+            strict.pop("bound")
             figures = {"lockstep_ratio": strict.pop("ratio"), **strict}
             time.sleep(pause)
             figures["lockstep_ratio_raw"] = _lockstep(nameserver, cache, ctx, raw=True)["ratio"]
             time.sleep(pause)
             figures["pipelined_ratio"] = _lockstep(nameserver, cache, ctx, delay=1)["ratio"]
             time.sleep(pause)
-            figures["pipelined_ratio_300us"] = _lockstep(nameserver, cache, ctx, delay=1, work_us=300)["ratio"]
+            with_work = _lockstep(nameserver, cache, ctx, delay=1, work_us=300)
+            figures["pipelined_ratio_300us"] = with_work["ratio"]
+            figures["pipelined_bound_300us"] = with_work["bound"]
             time.sleep(pause)
             figures.update(_scaling(nameserver, cache, ctx))
     finally:
