@@ -196,6 +196,13 @@ class Engine(ABC):
     def set_external_force(self, robot: str, link: str, force: Any, torque: Any = (0.0, 0.0, 0.0)) -> None:
         raise RequestError(f"the {self.name} engine does not apply external forces")
 
+    def contact_points(self) -> list[dict[str, Any]]:
+        """This tick's contact points (after ``collide()``), for observers that record them: per point
+        ``a`` and ``b`` (``MODEL/LINK``), ``position`` (world, m), ``normal`` (unit, world, pointing
+        into ``a``: the direction in which the contact pushes ``a``) and ``depth`` (penetration, m).
+        An engine without contacts reports none."""
+        return []
+
     def forward_kinematics(
         self, robot: str, q: Any = None, root_position: Any = None, root_rotation: Any = None
     ) -> list[tuple[np.ndarray, np.ndarray]]:

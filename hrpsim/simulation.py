@@ -128,6 +128,10 @@ class Simulation:
         )
 
     def close(self) -> None:
+        """End the run for the observers (a recorder finishes its file), then release the engine."""
+        summary = self.summary()
+        for observer in self.loop.observers:
+            observer.end(summary)
         self.hub.close()
         self.loop.observers = []
         self.engine.release()

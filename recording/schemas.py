@@ -130,7 +130,21 @@ CONTACTS = _object(
         **_TICK,
         "contacts": {
             "type": "array",
-            "items": {"type": "object"},
+            "items": {
+                "type": "object",
+                "properties": {
+                    "a": {"type": "string", "description": "MODEL/LINK"},
+                    "b": {"type": "string", "description": "MODEL/LINK"},
+                    "position": {"type": "array", "items": {"type": "number"}, "description": "world, m"},
+                    "normal": {
+                        "type": "array",
+                        "items": {"type": "number"},
+                        "description": "unit, world, pointing into a",
+                    },
+                    "depth": {"type": "number", "description": "penetration, m"},
+                },
+                "required": ["a", "b", "position", "normal", "depth"],
+            },
             "description": "this tick's contact points as the engine reports them",
         },
     },

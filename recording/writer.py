@@ -115,12 +115,12 @@ class Recorder:
             self._add(
                 schemas.events_topic(event.controller), schemas.CONTROLLER_EVENT, stamp, _event_message(record, event)
             )
-        if self.contacts and record.contacts is not None:
+        if self.contacts:
             self._add(
                 schemas.CONTACTS_TOPIC,
                 schemas.CONTACTS,
                 stamp,
-                to_json({"tick": record.tick, "time": record.time, "contacts": record.contacts}),
+                to_json({"tick": record.tick, "time": record.time, "contacts": record.contacts()}),
             )
         self._add(schemas.TF_TOPIC, schemas.FRAME_TRANSFORMS, stamp, self._tf.take(record.time, record.links))
         if record.time - self._flushed_at >= self.flush_every_s:

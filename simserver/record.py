@@ -55,9 +55,9 @@ class TickRecord:
     engine: Engine
     commands: list[AppliedCommand] = field(default_factory=list)
     events: list[ControllerEvent] = field(default_factory=list)
-    contacts: list[dict[str, Any]] | None = None
     _states: dict[str, RobotState] = field(default_factory=dict, repr=False)
     _links: dict[str, LinkStates] = field(default_factory=dict, repr=False)
+    _contacts: list[dict[str, Any]] | None = field(default=None, repr=False)
 
     def state(self, robot: str) -> RobotState:
         """The robot's state at this tick (what its controllers were sent)."""
@@ -71,6 +71,12 @@ class TickRecord:
         if cached is None:
             cached = self._links[model] = self.engine.link_states(model)
         return cached
+
+    def contacts(self) -> list[dict[str, Any]]:
+        """This tick's contact points as the engine reports them (Engine.contact_points)."""
+        if self._contacts is None:
+            self._contacts = self.engine.contact_points()
+        return self._contacts
 
     @property
     def robots(self) -> list[str]:

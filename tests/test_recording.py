@@ -425,3 +425,34 @@ def test_force_sensors_read_zeros_before_the_first_step(models_dir: Path) -> Non
         assert any(np.any(engine.read("robot").sensors[name] != 0.0) for name in forces)
     finally:
         engine.release()
+
+
+@pytest.mark.parametrize("project_file", ["sample_walk.yaml", "sample_walk_mujoco.yaml"])
+def test_contacts_recorded_when_asked_are_the_feet_on_the_floor(
+    project_file: str, tmp_path: Path, models_dir: Path
+) -> None:
+    """record: {contacts: true}: one /contacts message per tick; once the robot stands, its soles
+    touch the floor, each point's normal pushing the robot up."""
+    import hrpsim
+    from hrpsim.recording.writer import Recorder
+
+    out = tmp_path / "contacts.mcap"
+    with hrpsim.Simulation(REPO / "examples" / project_file, observers=[Recorder(out, contacts=True)]) as sim:
+        names = sim.engine.body("robot").joint_names
+        sim.command("robot", q_ref=sim.state("robot").q, dq_ref=np.zeros(len(names)))
+        sim.step(300)
+    with out.open("rb") as stream:
+        messages = [
+            json.loads(message.data)
+            for _, channel, message in make_reader(stream).iter_messages()
+            if channel.topic == schemas.CONTACTS_TOPIC
+        ]
+    assert [m["tick"] for m in messages] == list(range(300))
+    standing = messages[-1]["contacts"]
+    assert standing, "a standing robot touches the floor"
+    for point in standing:
+        robot_side = point["a"] if point["a"].startswith("robot/") else point["b"]
+        assert {point["a"].split("/")[0], point["b"].split("/")[0]} == {"robot", "floor"}
+        assert "LEG_ANKLE" in robot_side  # the soles are on the ankle links
+        up = point["normal"][2] if point["a"].startswith("robot/") else -point["normal"][2]
+        assert up > 0.99 and abs(point["position"][2]) < 0.01 and point["depth"] > -1e-3

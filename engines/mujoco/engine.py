@@ -91,6 +91,7 @@ class MujocoEngine(Engine):
                 self._attach_drives(name, model)
         mujoco.mj_forward(self.m, self.d)  # again: the drives' hold constraints are now (in)active
         self._robots = [name for name, model in self.models.items() if not model.layout.static]
+        self._geom_links = self._geom_link_names()
         self._moving = [self.models[name] for name in self._robots]
         self._dof_limit = self._speed_limits()
         self._half_step = self.timestep / 2.0
@@ -113,6 +114,38 @@ class MujocoEngine(Engine):
         model.joint_qpos, model.joint_dofs = np.maximum(qpos[controller], 0), np.maximum(dofs[controller], 0)
         model.jointless = np.flatnonzero(qpos[controller] < 0)
         return model
+
+    def _geom_link_names(self) -> dict[int, str]:
+        """MuJoCo geom id -> ``MODEL/LINK`` (the contact points' names)."""
+        names = {}
+        for name, model in self.models.items():
+            for index, geoms in enumerate(model.layout.geoms):
+                for geom in geoms:
+                    geom_id = mujoco.mj_name2id(self.m, mujoco.mjtObj.mjOBJ_GEOM, geom)
+                    if geom_id >= 0:
+                        names[geom_id] = f"{name}/{model.layout.info.links[index].name}"
+        return names
+
+    def contact_points(self) -> list[dict[str, Any]]:
+        """MuJoCo's contacts of the current state (found again: the step found those of the last one).
+        Its normal points from geom1 to geom2 and its distance is negative in penetration."""
+        mujoco.mj_collision(self.m, self.d)
+        out = []
+        for contact in self.d.contact[: self.d.ncon]:
+            a = self._geom_links.get(int(contact.geom1))
+            b = self._geom_links.get(int(contact.geom2))
+            if a is None or b is None:
+                continue  # a helper geom of a drive or a loop
+            out.append(
+                {
+                    "a": a,
+                    "b": b,
+                    "position": [float(v) for v in contact.pos],
+                    "normal": [-float(v) for v in contact.frame[:3]],
+                    "depth": -float(contact.dist),
+                }
+            )
+        return out
 
     def _place_initial(self, model: _Model) -> None:
         values = model.layout.initial_values

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import ode
@@ -92,6 +93,7 @@ class ContactGenerator:
         self._excluded = {m.name: excluded_link_pairs(m.info) for m in self.self_colliding}
         self._surface: Surface | None = None
         self.count = 0
+        self.found: list[tuple[ode.GeomObject, ode.GeomObject, list[ode.Contact]]] = []  # this step's, by geoms
         # Contact joints of the step being taken, with what each will remember, and last step's
         # memories by pair of geoms.
         self._joints: list[tuple[ode.ContactJoint, friction.ContactMemory, tuple[float, float, float]]] = []
@@ -136,6 +138,7 @@ class ContactGenerator:
     def collide(self) -> int:
         """Empty last step's contacts and make this step's; returns how many were made."""
         self.begin_step()
+        self.found = []
         self._error: BaseException | None = None
         self.space.collide(None, self._near_spaces)
         for model in self.self_colliding:
@@ -144,6 +147,19 @@ class ContactGenerator:
         if self._error is not None:  # pyode prints and drops exceptions raised inside its callbacks
             raise self._error
         return self.count
+
+    def points(self) -> list[dict[str, Any]]:
+        """Engine.contact_points of this step's contacts: ODE's normal points into the first geom."""
+        out = []
+        for g1, g2, contacts in self.found:
+            a, b = self._link_name(g1), self._link_name(g2)
+            for contact in contacts:
+                position, normal, depth = contact.getContactGeomParams()[:3]
+                out.append({"a": a, "b": b, "position": list(position), "normal": list(normal), "depth": depth})
+        return out
+
+    def _link_name(self, geom: ode.GeomObject) -> str:
+        return f"{geom.model_name}/{self.models[geom.model_name].info.links[geom.link_index].name}"
 
     def begin_step(self) -> None:
         """Remember what last step's contacts did, then destroy their joints."""
@@ -186,6 +202,7 @@ class ContactGenerator:
         contacts = odemesh.collide(g1, g2)
         if not contacts:
             return
+        self.found.append((g1, g2, contacts))  # named only when an observer asks (contact_points)
         self._join(contacts, self._surface, g1, g2)
 
     def _join(self, contacts: list[ode.Contact], surface: Surface, g1: ode.GeomObject, g2: ode.GeomObject) -> None:

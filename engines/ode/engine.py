@@ -313,6 +313,9 @@ class OdeEngine(Engine):
         m = self._model(model)
         return m.link_origin(m.links[0])
 
+    def contact_points(self) -> list[dict[str, Any]]:
+        return self.contacts.points()
+
     def set_external_force(self, robot: str, link: str, force: Any, torque: Any = (0.0, 0.0, 0.0)) -> None:
         """A force (at the link origin) and torque, world frame, applied every tick until changed."""
         model = self._robot(robot)

@@ -113,6 +113,7 @@ class RemoteContacts(ContactGenerator):
     def collide(self) -> int:
         """Empty last step's contacts, ask the service for this step's, make their joints."""
         self.begin_step()
+        self.found = []
         poses = {m.name: model_link_poses(m) for m in self._moving}
         try:
             records = self.client.call("contacts", poses=poses)
@@ -141,4 +142,5 @@ class RemoteContacts(ContactGenerator):
             contact = ode.Contact()
             contact.setContactGeomParams(tuple(map(float, position)), tuple(map(float, normal)), float(depth), g1, g2)
             contacts.append(contact)
+        self.found.append((g1, g2, contacts))
         self._join(contacts, self.surfaces[(record["body1"], record["body2"])], g1, g2)
