@@ -25,16 +25,20 @@ from hrpsim.errors import ProtocolError
 SCHEME = "unix://"
 _HEADER = struct.Struct("<I")
 SEND_TIMEOUT_S = 5.0  # a peer that reads nothing for this long is treated as gone
-_READ_CHUNK = 1 << 20
+_READ_CHUNK = 1 << 18
 
 
 class Channel:
     """One connected end: ``send`` whole messages, ``read_ready``/``receive`` whole messages back."""
 
     def __init__(self, sock: socket.socket, *, max_message: int, peer: str) -> None:
-        sock.settimeout(SEND_TIMEOUT_S)
+        # Non-blocking, waits done here with select: a socket with a timeout makes Python poll before
+        # every send and receive, a system call more per message.
+        sock.setblocking(False)
         self._sock = sock
         self._buffer = bytearray()
+        self._scratch = bytearray(_READ_CHUNK)  # reused: a fresh 1 MB bytes per recv() costs an mmap
+        self._scratch_view = memoryview(self._scratch)
         self._pending: list[bytes] = []  # complete messages not handed out yet
         self.max_message = max_message
         self.peer = peer  # who is at the other end, for error messages
@@ -44,7 +48,18 @@ class Channel:
 
     def send(self, data: bytes) -> None:
         """The whole message, or OSError (the peer is gone, or read nothing for SEND_TIMEOUT_S)."""
-        self._sock.sendall(_HEADER.pack(len(data)) + data)
+        view = memoryview(_HEADER.pack(len(data)) + data)
+        deadline = None
+        while view:
+            try:
+                view = view[self._sock.send(view) :]
+                continue
+            except (BlockingIOError, InterruptedError):
+                pass
+            deadline = deadline or time.monotonic() + SEND_TIMEOUT_S
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([], [self._sock], [], remaining)[1]:
+                raise TimeoutError(f"the {self.peer} read nothing for {SEND_TIMEOUT_S:g} s")
 
     def read_ready(self) -> tuple[list[bytes], bool]:
         """When the socket is readable: every message now complete, and whether the peer has closed.
@@ -70,14 +85,14 @@ class Channel:
     def _fill(self) -> bool:
         """Read what has arrived and cut it into messages; True when the peer has closed."""
         try:
-            chunk = self._sock.recv(_READ_CHUNK, socket.MSG_DONTWAIT)
+            size = self._sock.recv_into(self._scratch)
         except (BlockingIOError, InterruptedError):
             return False
         except OSError:
             return True
-        self._buffer += chunk
+        self._buffer += self._scratch_view[:size]
         self._cut()
-        return not chunk
+        return size == 0
 
     def _cut(self) -> None:
         buffer = self._buffer
@@ -119,7 +134,7 @@ def accept(listener: socket.socket, *, max_message: int, peer: str) -> Channel |
 def connect(endpoint: str, *, timeout: float, max_message: int, peer: str) -> Channel:
     """Connect to ``unix://PATH``; OSError if nothing listens there."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(timeout)
+    sock.settimeout(timeout)  # for the connect only: a Channel is non-blocking
     try:
         sock.connect(path_of(endpoint))
     except OSError:
