@@ -196,7 +196,9 @@ class UnixLink(Link):
     def _send(self, data: bytes) -> None:
         try:
             self._channel.send(data)
-        except OSError as exc:
+        except (BrokenPipeError, ConnectionResetError):
+            raise PeerGone(f"the {self.peer} at {self.endpoint} went away (its connection dropped)") from None
+        except OSError as exc:  # it reads nothing any more (TimeoutError), or the socket broke otherwise
             raise PeerGone(f"cannot send to the {self.peer} at {self.endpoint}: {exc}") from None
 
     def close(self) -> None:
