@@ -94,11 +94,9 @@ class ContactGenerator:
         self._surface: Surface | None = None
         self.count = 0
         self.found: list[tuple[ode.GeomObject, ode.GeomObject, list[ode.Contact]]] = []  # this step's, by geoms
-        # Contact joints of the step being taken, with what each will remember, and last step's
-        # memories by pair of geoms.
-        self._joints: list[tuple[ode.ContactJoint, friction.ContactMemory, tuple[float, float, float]]] = []
-        self._memory: dict[tuple[LinkKey, LinkKey], list[friction.ContactMemory]] = {}
-        self._next_memory: dict[tuple[LinkKey, LinkKey], list[friction.ContactMemory]] = {}
+        # The contact patches of the step being taken and of the last one, by pair of links.
+        self._patches: dict[tuple[LinkKey, LinkKey], friction.Patch] = {}
+        self._last_patches: dict[tuple[LinkKey, LinkKey], friction.Patch] = {}
         # per pair of geoms: its pair of links, and whether either geom is on a crawler link
         self._pairs: dict[tuple[ode.GeomObject, ode.GeomObject], tuple[tuple[LinkKey, LinkKey], bool]] = {}
 
@@ -121,16 +119,15 @@ class ContactGenerator:
     def release(self) -> None:
         """Destroy this step's contact joints and drop every ODE reference (see World.close)."""
         self.begin_step()
-        self._memory, self._pairs = {}, {}
+        self._last_patches, self._pairs = {}, {}
         self.models, self.self_colliding, self._surface = {}, [], None
         self.world = self.space = None
 
     def _drop_feedback(self) -> None:
         # pyode frees a joint's feedback buffer through the ODE joint: that must happen before the
         # group destroys the joint, or freeing it later aborts the process.
-        for joint, _, _ in self._joints:
-            joint.setFeedback(False)
-        self._joints = []
+        for patch in self._patches.values():
+            patch.drop_feedback()
 
     def __del__(self) -> None:
         self._drop_feedback()  # freed without release(): before the group goes, whatever the order
@@ -163,12 +160,10 @@ class ContactGenerator:
 
     def begin_step(self) -> None:
         """Remember what last step's contacts did, then destroy their joints."""
-        friction.harvest(self._joints)
-        self._joints = []
-        for memories in self._next_memory.values():
-            friction.share_patch_force(memories)
+        for patch in self._patches.values():
+            patch.read_back()
         self.group.empty()
-        self._memory, self._next_memory = self._next_memory, {}
+        self._last_patches, self._patches = self._patches, {}
         self.count = 0
 
     def _near_spaces(self, _args: object, s1: ode.GeomObject, s2: ode.GeomObject) -> None:
@@ -207,6 +202,8 @@ class ContactGenerator:
 
     def _join(self, contacts: list[ode.Contact], surface: Surface, g1: ode.GeomObject, g2: ode.GeomObject) -> None:
         """Contact joints for this step between the geoms' bodies, with the pair's surface."""
+        if not contacts:  # nor a patch: an empty one would make next step's contacts of these links old
+            return
         b1, b2 = g1.getBody(), g2.getBody()
         pair = self._pairs.get((g1, g2))
         if pair is None:
@@ -220,21 +217,29 @@ class ContactGenerator:
                 ode.ContactJoint(self.world, self.group, contact).attach(b1, b2)
             self.count += len(contacts)
             return
-        before = self._memory.get(key, ())
-        memories = self._next_memory.setdefault(key, [])
-        joints, soft = self._joints, surface.mode & SOFTNESS_FLAGS
-        mode, mu, sliding_mu = surface.mode, surface.mu, surface.sliding_mu
+        self._join_with_friction(contacts, surface, b1, b2, key)
+
+    def _join_with_friction(
+        self,
+        contacts: list[ode.Contact],
+        surface: Surface,
+        b1: ode.Body | None,
+        b2: ode.Body | None,
+        key: tuple[LinkKey, LinkKey],
+    ) -> None:
+        """Contact joints with Coulomb friction, in the patch of their pair of links."""
+        patch = self._patches.get(key)
+        if patch is None:
+            patch = self._patches[key] = friction.Patch(self._last_patches.get(key))
+        patch.apply(contacts, surface.mode, surface.mu, surface.sliding_mu, b1, b2)
+        world, group, joints, soft = self.world, self.group, patch.joints, surface.mode & SOFTNESS_FLAGS
         for contact in contacts:
             if soft:
                 set_softness(contact, surface)
-            position, normal = contact.getContactGeomParams()[:2]
-            remembered = friction.nearest(before, *position) if before else None
-            memory = friction.apply_friction(contact, position, normal, mode, mu, sliding_mu, b1, b2, remembered)
-            joint = ode.ContactJoint(self.world, self.group, contact)
+            joint = ode.ContactJoint(world, group, contact)
             joint.attach(b1, b2)
             joint.setFeedback(True)  # read back in begin_step(): the friction's direction and limit next step
-            joints.append((joint, memory, normal))
-            memories.append(memory)
+            joints.append(joint)
         self.count += len(contacts)
 
     def _on_crawler(self, geom: ode.GeomObject) -> bool:

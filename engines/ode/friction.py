@@ -13,14 +13,21 @@ way friction must act, where the square's limit is exactly mu N:
 - a **sticking** contact: along the tangential force its patch (all contacts between the same
   two links) carried last step, read back from ODE's joint feedback, with the static
   coefficient; near the limit its limit is instead the static coefficient times the normal
-  force it carried last step, in newtons (see :func:`apply_friction`). A new contact takes its
-  slip's direction; a contact with hardly any tangential force keeps ODE's default direction.
+  force the nearest contact of the patch carried last step, in newtons (see
+  :meth:`Patch._orient`). A new contact takes its slip's direction; a contact with hardly any
+  tangential force keeps ODE's default direction.
 
-Each contact remembers whether it sticks or slides; the next step's contact of the same pair of
-links nearest to it inherits that. A new contact sticks (no slip on placement or landing); a
-sticking contact whose point still moves faster than :data:`SLIP_SPEED` after a step needed
-more than the static limit, and slides from then on; a sliding contact sticks again when its
-speed falls under that speed.
+A :class:`Patch` remembers a step's contacts between two links: where each was, the normal
+force each carried and the patch's net tangential force. A contact of a new patch sticks (no
+slip on placement or landing); a contact of a patch that was there last step slides while its
+point moves faster than :data:`SLIP_SPEED`, so a sticking contact still moving that fast after
+a step needed more than the static limit, and a sliding one that slows under it sticks again.
+
+The model runs on every tick, between ODE's steps, for a handful of contacts: its cost is a few
+pyode calls per contact and the Python around them. Plain floats, not numpy: a numpy call costs
+more than a contact's whole arithmetic here. A contact that barely moves, in a patch with no
+force to follow, takes the shortest path (see :meth:`Patch.apply`): every foot of a robot
+standing still, about a third of them in the sample walk.
 """
 
 from __future__ import annotations
@@ -40,83 +47,154 @@ DIRECTION_FLOOR = 1e-9  # N: a projected force this small has no direction
 Vec = tuple[float, float, float]
 
 _STICK_FLAGS = odeparams.CONTACT_SLIP1 | odeparams.CONTACT_SLIP2
+_STILL = (SLIP_SPEED / 2) ** 2  # (m/s)^2: a point this slow is far from slipping, rounding or not
 
 
-class ContactMemory:
-    """What one contact did last step: where it was, whether it slid, its tangential force."""
+class Patch:
+    """One step's contacts between two links: set up before the step, their forces read after it."""
 
-    __slots__ = ("force", "normal", "sliding", "used", "x", "y", "z")
+    __slots__ = ("before", "force", "joints", "loads", "normals", "positions", "used")
 
-    def __init__(self, position: Vec, sliding: bool) -> None:
-        self.x, self.y, self.z = position
-        self.sliding = sliding
-        self.normal = 0.0  # N: the normal force it carried, read back after the step
-        self.force: Vec | None = None  # N: its tangential force on body 1, if it had one
-        self.used = 0.0  # its patch's tangential force over its normal force
+    def __init__(self, before: Patch | None) -> None:
+        self.before = before  # last step's patch between the same links, until this one is read back
+        self.positions: list[Vec] = []
+        self.normals: list[Vec] = []  # unit contact normals, for the forces' normal parts
+        self.joints: list[ode.ContactJoint] = []  # one per contact, in order, with joint feedback on
+        self.loads: list[float] = []  # N: each contact's normal force, once read back
+        self.force: Vec | None = None  # N: the net tangential force on body 1, if worth following
+        self.used = 0.0  # the net tangential force over the summed normal force
 
+    def apply(
+        self,
+        contacts: list[ode.Contact],
+        mode: int,
+        mu: float,
+        sliding_mu: float,
+        b1: ode.Body | None,
+        b2: ode.Body | None,
+    ) -> None:
+        """Set each contact's friction direction, mode and limits; remember where it is."""
+        before = self.before
+        near_limit = before is not None and before.used >= NEAR_LIMIT * mu
+        # With no force to follow and far from the limit, a contact whose point barely moves gets
+        # the plain pyramid: its slip, at most as fast as the point, is under SLIP_SPEED, so it
+        # sticks and takes ODE's own direction.
+        plain = not near_limit and (before is None or before.force is None)
+        remember_position, remember_normal = self.positions.append, self.normals.append
+        for contact in contacts:
+            position, normal, _, _, _ = contact.getContactGeomParams()
+            remember_position(position)
+            remember_normal(normal)
+            # Velocity of body 1's point at the contact relative to body 2's (inline: this loop is
+            # the friction model's hottest code).
+            vx = vy = vz = 0.0
+            if b1 is not None:
+                vx, vy, vz = b1.getPointVel(position)
+            if b2 is not None:
+                ux, uy, uz = b2.getPointVel(position)
+                vx, vy, vz = vx - ux, vy - uy, vz - uz
+            if plain and vx * vx + vy * vy + vz * vz < _STILL:
+                contact.setMode(mode)
+                contact.setMu(mu)
+            else:
+                self._orient(contact, position, normal, (vx, vy, vz), mode, mu, sliding_mu, near_limit)
 
-def nearest(memories: list[ContactMemory], x: float, y: float, z: float) -> ContactMemory | None:
-    """The remembered contact of this pair of links closest to (x, y, z), or None for a new pair."""
-    if len(memories) == 1:
-        return memories[0]
-    best, best_d2 = None, math.inf
-    for memory in memories:
-        dx, dy, dz = memory.x - x, memory.y - y, memory.z - z
-        d2 = dx * dx + dy * dy + dz * dz
-        if d2 < best_d2:
-            best, best_d2 = memory, d2
-    return best
-
-
-def apply_friction(
-    contact: ode.Contact,
-    position: Vec,
-    normal: Vec,
-    mode: int,
-    mu: float,
-    sliding_mu: float,
-    b1: ode.Body | None,
-    b2: ode.Body | None,
-    before: ContactMemory | None,
-) -> ContactMemory:
-    """Set the contact's friction direction, mode and limits; return what it will remember."""
-    tx, ty, tz = _tangential_velocity(position, normal, b1, b2)
-    speed = math.sqrt(tx * tx + ty * ty + tz * tz)
-    # Whether it stuck or slid last step, moving now means sliding; but a new contact first gets
-    # one step of static friction, which stops the slip a landing or a placement brings.
-    sliding = before is not None and speed > SLIP_SPEED
-    memory = ContactMemory(position, sliding)
-    if sliding:
-        contact.setMode(mode | odeparams.CONTACT_FDIR1)
-        contact.setMu(sliding_mu)
-        contact.setFDir1((tx / speed, ty / speed, tz / speed))
-        return memory
-    direction = _stick_direction(before, normal, tx, ty, tz, speed)
-    if direction is not None:
-        mode |= odeparams.CONTACT_FDIR1
-        contact.setFDir1(direction)
-    if before is None or before.used < NEAR_LIMIT * mu:
-        contact.setMode(mode)
-        contact.setMu(mu)
-    else:
+    def _orient(
+        self,
+        contact: ode.Contact,
+        position: Vec,
+        normal: Vec,
+        velocity: Vec,
+        mode: int,
+        mu: float,
+        sliding_mu: float,
+        near_limit: bool,
+    ) -> None:
+        """One contact's friction from its relative velocity: sliding, or sticking along a direction."""
+        before = self.before
+        vx, vy, vz = velocity
+        nx, ny, nz = normal
+        along = vx * nx + vy * ny + vz * nz
+        tx, ty, tz = vx - along * nx, vy - along * ny, vz - along * nz
+        speed = math.sqrt(tx * tx + ty * ty + tz * tz)
+        # Moving now means sliding, whether it stuck or slid last step; but the contacts of a new
+        # patch first get one step of static friction, which stops the slip a landing brings.
+        if before is not None and speed > SLIP_SPEED:
+            contact.setMode(mode | odeparams.CONTACT_FDIR1)
+            contact.setMu(sliding_mu)
+            contact.setFDir1((tx / speed, ty / speed, tz / speed))
+            return
+        direction = _stick_direction(before.force if before is not None else None, normal, tx, ty, tz, speed)
+        if direction is not None:
+            mode |= odeparams.CONTACT_FDIR1
+            contact.setFDir1(direction)
+        if not near_limit:
+            contact.setMode(mode)
+            contact.setMu(mu)
+            return
         # Near the limit, a fixed limit in newtons from last step's normal force and a trace of slip:
         # with the limit tied to this step's normal force, or with rigid friction rows that several
         # contacts share, ODE's LCP solver fails ("s <= 0") there, and the contacts it gives up on
         # let go. Far from it the plain pyramid is cheaper for the solver (8 % each, on sample1).
         contact.setMode((mode & ~odeparams.CONTACT_APPROX1) | _STICK_FLAGS)
-        contact.setMu(mu * before.normal)
+        contact.setMu(mu * before.nearest_load(position))
         contact.setSlip1(STICK_SLIP)
         contact.setSlip2(STICK_SLIP)
-    return memory
+
+    def nearest_load(self, position: Vec) -> float:
+        """The normal force of this patch's contact closest to ``position`` (the first of equals)."""
+        loads = self.loads
+        if len(loads) == 1:
+            return loads[0]
+        x, y, z = position
+        best, best_d2 = 0, math.inf
+        for i, (px, py, pz) in enumerate(self.positions):
+            dx, dy, dz = px - x, py - y, pz - z
+            d2 = dx * dx + dy * dy + dz * dz
+            if d2 < best_d2:
+                best, best_d2 = i, d2
+        return loads[best]
+
+    def read_back(self) -> None:
+        """Keep the forces the contact joints applied in the step just taken, then free the joints'
+        feedback buffers (pyode frees them through the ODE joint, which must still exist) and let
+        go of last step's patch.
+
+        How a rigid patch's friction splits among its contacts is undetermined: the solver leaves
+        forces across the push that cancel out, and a limit along each contact's own force would
+        add up to more than mu N along the push. Along the patch's net force they add up to mu N.
+        A net force under :data:`ALIGN_RATIO` of the normal force is far inside any limit, and its
+        direction is noise: the contacts keep ODE's own directions then.
+        """
+        sx = sy = sz = total = 0.0
+        remember_load = self.loads.append
+        for joint, (nx, ny, nz) in zip(self.joints, self.normals, strict=True):
+            fx, fy, fz = joint.getFeedback()[0]
+            joint.setFeedback(False)
+            along = fx * nx + fy * ny + fz * nz
+            load = abs(along)
+            remember_load(load)
+            sx += fx - along * nx
+            sy += fy - along * ny
+            sz += fz - along * nz
+            total += load
+        self.joints, self.before = [], None
+        size = math.sqrt(sx * sx + sy * sy + sz * sz)
+        self.used = size / total if total > 0.0 else 0.0
+        self.force = (sx, sy, sz) if self.used > ALIGN_RATIO else None
+
+    def drop_feedback(self) -> None:
+        """Free the joints' feedback buffers without reading them (before their group is destroyed)."""
+        for joint in self.joints:
+            joint.setFeedback(False)
+        self.joints = []
 
 
-def _stick_direction(
-    before: ContactMemory | None, normal: Vec, tx: float, ty: float, tz: float, speed: float
-) -> Vec | None:
+def _stick_direction(force: Vec | None, normal: Vec, tx: float, ty: float, tz: float, speed: float) -> Vec | None:
     """Along last step's tangential force, else along a landing's slip, else None (ODE's own choice)."""
-    if before is not None and before.force is not None:
+    if force is not None:
         # The force is the patch's: take its part in this contact's own tangent plane.
-        fx, fy, fz = before.force
+        fx, fy, fz = force
         nx, ny, nz = normal
         along = fx * nx + fy * ny + fz * nz
         fx, fy, fz = fx - along * nx, fy - along * ny, fz - along * nz
@@ -126,48 +204,3 @@ def _stick_direction(
     if speed > SLIP_SPEED:
         return tx / speed, ty / speed, tz / speed
     return None
-
-
-def harvest(joints: list[tuple[ode.ContactJoint, ContactMemory, Vec]]) -> None:
-    """Keep the normal and tangential force each contact joint applied in the step just taken, then
-    free the joint's feedback buffer (pyode frees it through the ODE joint, which must still exist)."""
-    for joint, memory, (nx, ny, nz) in joints:
-        fx, fy, fz = joint.getFeedback()[0]
-        joint.setFeedback(False)
-        along = fx * nx + fy * ny + fz * nz
-        memory.normal = abs(along)
-        memory.force = (fx - along * nx, fy - along * ny, fz - along * nz)
-
-
-def share_patch_force(memories: list[ContactMemory]) -> None:
-    """Give every contact between two links their summed tangential force, if it is worth following.
-
-    How a rigid patch's friction splits among its contacts is undetermined: the solver leaves
-    forces across the push that cancel out, and a limit along each contact's own force would add
-    up to more than mu N along the push. Along the patch's net force they add up to mu N. A net
-    force under :data:`ALIGN_RATIO` of the normal force is far inside any limit, and its direction
-    is noise: the contacts keep ODE's own directions then.
-    """
-    sx = sy = sz = normal = 0.0
-    for memory in memories:
-        fx, fy, fz = memory.force
-        sx, sy, sz = sx + fx, sy + fy, sz + fz
-        normal += memory.normal
-    size = math.sqrt(sx * sx + sy * sy + sz * sz)
-    used = size / normal if normal > 0.0 else 0.0
-    total = (sx, sy, sz) if used > ALIGN_RATIO else None
-    for memory in memories:
-        memory.force, memory.used = total, used
-
-
-def _tangential_velocity(position: Vec, normal: Vec, b1: ode.Body | None, b2: ode.Body | None) -> Vec:
-    """Velocity of body 1's point at the contact relative to body 2's, without its normal part."""
-    vx = vy = vz = 0.0
-    if b1 is not None:
-        vx, vy, vz = b1.getPointVel(position)
-    if b2 is not None:
-        ux, uy, uz = b2.getPointVel(position)
-        vx, vy, vz = vx - ux, vy - uy, vz - uz
-    nx, ny, nz = normal
-    along = vx * nx + vy * ny + vz * nz
-    return vx - along * nx, vy - along * ny, vz - along * nz
