@@ -57,7 +57,7 @@ log = logging.getLogger("hrpsim.simserver.hub")
 
 MAX_COMMAND_BYTES = 64 * 1024
 UNIX_PREFIX = b"unix/"  # identities of controllers on the Unix channel
-IDLE_SPIN_S = 0.0003  # a poll() wakes this much late at worst on an idle machine; spin the rest
+IDLE_SPIN_S = 0.001  # pyzmq polls in whole milliseconds and wakes late by up to ~0.2 ms here: spin the rest
 SERVE_SLICE_S = 0.02  # a lockstep wait this long or longer answers the simulator's requests every slice
 
 
