@@ -12,6 +12,7 @@ import numpy as np
 import zmq
 from process_helpers import MODELS, REPO, ManagedProcess, spawn, wait_registered
 
+from hrpsim import tick as proto
 from hrpsim.bodyinfo import Body
 from hrpsim.engines.kinematic.engine import KinematicEngine
 from hrpsim.naming import Registration, host_identity
@@ -89,6 +90,24 @@ class HubUnderTest:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def hub_dealer(sim: HubUnderTest) -> zmq.Socket:
+    """A DEALER connected to the hub under test, as a hand-written controller holds (it closes with
+    the hub's context)."""
+    sock = sim.context.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.connect(sim.hub.endpoint)
+    return sock
+
+
+def attach_by_hand(sim: HubUnderTest, name: str) -> tuple[zmq.Socket, dict[str, Any]]:
+    """Say hello as controller ``name`` of robot ``robot`` and read the welcome: (socket, welcome)."""
+    sock = hub_dealer(sim)
+    sock.send(proto.hello(name, "robot"))
+    assert sim.hub.wait_for_controllers([name], 5.0) == [], f"{name} was not attached"
+    assert sock.poll(5000), "no welcome from the hub within 5 s"
+    return sock, proto.decode(sock.recv(), expect=proto.TO_CONTROLLER)
 
 
 def write_controller(folder: Path, name: str, body: str) -> Path:

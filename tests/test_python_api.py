@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import yaml
 from controller_helpers import EXAMPLES, write_controller
-from process_helpers import REPO
+from process_helpers import REPO, launch_summary
 
 import hrpsim
 from hrpsim.controllers import Controller
@@ -140,27 +140,6 @@ def test_launch_runs_a_controller_the_project_marks_in_process(tmp_path):
         {"name": "hold", "robot": "pa10", "in_process": True, "file": str(controller), "options": {"angle": 0.01}}
     ]
     project.write_text(yaml.safe_dump(data))
-    summary_file = tmp_path / "summary.json"
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "hrpsim",
-            "launch",
-            str(project),
-            "--nameserver",
-            "tcp://127.0.0.1:*",
-            "--summary",
-            str(summary_file),
-            "--run-dir",
-            str(tmp_path / "run"),
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    summary = json.loads(summary_file.read_text())
+    summary = launch_summary(project, tmp_path, timeout=120).summary
     assert summary["controllers"]["hold"]["ticks"] == 200 and summary["error"] is None
     assert not (tmp_path / "run" / "controller-hold.log").exists()  # no process was started for it

@@ -4,15 +4,13 @@ controller switches its laser off, and two identical runs give identical images.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from controller_helpers import EXAMPLES, write_controller, write_project
 from PIL import Image
-from process_helpers import REPO
+from process_helpers import launch_summary
 
 LASER_WATCH = """
     import json
@@ -64,25 +62,7 @@ def _run(tmp_path: Path, cameras: str = "inline") -> Path:
           - {{a: floor, b: robot, friction: 0.5}}
     """,
     )
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "hrpsim",
-            "launch",
-            str(project),
-            "--nameserver",
-            "tcp://127.0.0.1:*",
-            "--run-dir",
-            str(tmp_path / "run"),
-            "--quiet",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    launch_summary(project, tmp_path, timeout=300)  # asserts the run ended well
     return tmp_path
 
 

@@ -8,8 +8,7 @@ import time
 import msgpack
 import numpy as np
 import pytest
-import zmq
-from controller_helpers import HubUnderTest, kinematic_project, sr1_body
+from controller_helpers import HubUnderTest, attach_by_hand, hub_dealer, kinematic_project, sr1_body
 
 from hrpsim import tick as proto
 from hrpsim.codec import CODEC
@@ -27,12 +26,8 @@ class RawController:
     """The tick protocol by hand: hello, welcome, then state/command per tick."""
 
     def __init__(self, sim: HubUnderTest, name: str = "raw") -> None:
-        self.sock = sim.context.socket(zmq.DEALER)
-        self.sock.setsockopt(zmq.LINGER, 0)
-        self.sock.connect(sim.hub.endpoint)
-        self.sock.send(proto.hello(name, "robot"))
-        sim.hub.wait_for_controllers([name], 5.0)
-        self.welcome = proto.parse_welcome(self.receive())
+        self.sock, welcome = attach_by_hand(sim, name)
+        self.welcome = proto.parse_welcome(welcome)
 
     def receive(self) -> dict:
         assert self.sock.poll(5000), "no message from the hub within 5 s"
@@ -122,9 +117,7 @@ def test_commands_by_joint_name(sim):
 
 
 def test_a_hello_for_an_unknown_robot_is_refused_by_name(sim):
-    sock = sim.context.socket(zmq.DEALER)
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.connect(sim.hub.endpoint)
+    sock = hub_dealer(sim)
     sock.send(proto.hello("raw", "no_such_robot"))
     sim.hub.wait_for_controllers(["raw"], 0.5)
     assert sock.poll(5000)
@@ -135,9 +128,7 @@ def test_a_hello_for_an_unknown_robot_is_refused_by_name(sim):
 
 
 def test_a_command_before_hello_is_refused(sim):
-    sock = sim.context.socket(zmq.DEALER)
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.connect(sim.hub.endpoint)
+    sock = hub_dealer(sim)
     sock.send(proto.command(0, torque=np.zeros(3)))
     sim.hub.poll()
     sim.hub.wait_for_controllers(["nobody"], 0.3)
@@ -163,9 +154,7 @@ def test_a_reused_socket_number_does_not_detach_the_newcomer(sim):
     a = RawController(sim, "raw")
     a.sock.close(linger=0)
     time.sleep(0.3)  # A's connection closes on the hub's side; its disconnect event waits in the queue
-    b = sim.context.socket(zmq.DEALER)
-    b.setsockopt(zmq.LINGER, 0)
-    b.connect(sim.hub.endpoint)
+    b = hub_dealer(sim)
     b.send(proto.hello("other", "robot"))
     time.sleep(0.3)
     sim.hub.poll()
@@ -178,9 +167,7 @@ def test_a_reused_socket_number_does_not_detach_the_newcomer(sim):
 def test_a_newcomer_on_another_socket_number_replaces_a_closed_controller(sim):
     """B connects while A is still open (so on another socket number); A closes; B's hello comes first."""
     a = RawController(sim, "raw")
-    b = sim.context.socket(zmq.DEALER)
-    b.setsockopt(zmq.LINGER, 0)
-    b.connect(sim.hub.endpoint)
+    b = hub_dealer(sim)
     time.sleep(0.3)  # B's connection is up before A's goes down
     a.sock.close(linger=0)
     time.sleep(0.3)  # A's disconnect event waits in the queue

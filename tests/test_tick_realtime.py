@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import zmq
-from controller_helpers import HubUnderTest, kinematic_project, sr1_body
+from controller_helpers import HubUnderTest, attach_by_hand, kinematic_project, sr1_body
 
 from hrpsim import tick as proto
 
@@ -13,12 +13,7 @@ def test_a_late_answer_is_counted_and_applied_at_the_next_tick(nameserver, tmp_p
     body = sr1_body()
     project = kinematic_project(tmp_path, [{"name": "slow", "policy": "hold", "deadline": 5.0}], sync="realtime")
     with HubUnderTest(nameserver, project, body) as sim:
-        sock = sim.context.socket(zmq.DEALER)
-        sock.connect(sim.hub.endpoint)
-        sock.send(proto.hello("slow", "robot"))
-        assert sim.hub.wait_for_controllers(["slow"], 5.0) == []
-        assert sock.poll(5000)
-        sock.recv()  # welcome
+        sock, _ = attach_by_hand(sim, "slow")
         n = len(body.joint_names)
 
         record = sim.record()
@@ -61,12 +56,7 @@ def test_an_answer_inside_its_slot_is_applied_to_that_tick(nameserver, tmp_path)
             sock.send(proto.command(state["tick"], q_ref=np.full(n, 0.01 * state["tick"]), dq_ref=np.zeros(n)))
 
     with HubUnderTest(nameserver, project, body) as sim:
-        sock = sim.context.socket(zmq.DEALER)
-        sock.connect(sim.hub.endpoint)
-        sock.send(proto.hello("half", "robot"))
-        assert sim.hub.wait_for_controllers(["half"], 5.0) == []
-        assert sock.poll(5000)
-        sock.recv()  # welcome
+        sock, _ = attach_by_hand(sim, "half")
         worker = threading.Thread(target=slow_controller, args=(sock,), daemon=True)
         worker.start()
         applied = []
@@ -99,12 +89,7 @@ def test_a_tick_the_simulator_started_late_still_gives_the_controller_its_time_s
             sock.send(proto.command(state["tick"], q_ref=np.full(n, 0.2), dq_ref=np.zeros(n)))
 
     with HubUnderTest(nameserver, project, body) as sim:
-        sock = sim.context.socket(zmq.DEALER)
-        sock.connect(sim.hub.endpoint)
-        sock.send(proto.hello("quick", "robot"))
-        assert sim.hub.wait_for_controllers(["quick"], 5.0) == []
-        assert sock.poll(5000)
-        sock.recv()  # welcome
+        sock, _ = attach_by_hand(sim, "quick")
         worker = threading.Thread(target=quick_controller, args=(sock,), daemon=True)
         worker.start()
         record = sim.record()
