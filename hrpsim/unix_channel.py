@@ -109,9 +109,14 @@ class Channel:
             del buffer[:end]
 
 
+def fresh_path(suffix: str) -> Path:
+    """A new socket file name for this process's hub in the temporary folder."""
+    return Path(tempfile.gettempdir()) / f"hrpsim-hub-{os.getpid()}-{secrets.token_hex(4)}{suffix}"
+
+
 def listen(backlog: int = 16) -> tuple[socket.socket, str]:
     """A listening socket on a fresh path in the temporary folder (owner only) and its endpoint."""
-    path = Path(tempfile.gettempdir()) / f"hrpsim-hub-{os.getpid()}-{secrets.token_hex(4)}.unix"
+    path = fresh_path(".unix")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old_mask = os.umask(0o177)  # the socket file is created rw for its owner only
     try:

@@ -23,10 +23,7 @@ gets its policy applied: ``stop`` raises :class:`RunStopped`, ``hold`` keeps its
 from __future__ import annotations
 
 import logging
-import os
-import secrets
 import socket
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -779,7 +776,7 @@ def attach_in_process(hub: ControllerHub, project: Project) -> None:
 
 def _bind_ipc(router: zmq.Socket) -> str | None:
     """Also bind an ipc:// endpoint: controllers on this host skip the TCP stack (a shorter round trip)."""
-    path = Path(tempfile.gettempdir()) / f"hrpsim-hub-{os.getpid()}-{secrets.token_hex(4)}.sock"
+    path = unix_channel.fresh_path(".sock")
     try:
         router.bind(f"ipc://{path}")
     except zmq.ZMQError as exc:  # a platform without ipc: tcp alone still works

@@ -96,9 +96,17 @@ def test_a_killed_controller_is_noticed_by_its_dropped_connection(nameserver, tm
 
 
 def _raw_unix(sim: HubUnderTest) -> socket.socket:
+    return _connect_unix(unix_channel.path_of(sim.hub.unix_endpoint))
+
+
+def _connect_unix(path: str) -> socket.socket:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(10.0)
-    sock.connect(unix_channel.path_of(sim.hub.unix_endpoint))
+    try:
+        sock.connect(path)
+    except OSError:
+        sock.close()
+        raise
     return sock
 
 
@@ -153,13 +161,5 @@ def test_the_unix_channel_is_not_there_once_the_hub_closes(nameserver, tmp_path)
     sock = _raw_unix(sim)
     sim.close()
     with pytest.raises(OSError):
-        _raw_unix_path(path)
+        _connect_unix(path)
     sock.close()
-
-
-def _raw_unix_path(path: str) -> None:
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.connect(path)
-    finally:
-        sock.close()

@@ -83,17 +83,27 @@ class BodyTable:
 
     def _map_memory(self) -> None:
         addresses = np.array([_vector_addresses(_body_id(b)) for b in self.bodies], dtype=np.int64)
-        base = int(addresses.min())
-        span = (int(addresses.max()) - base) // _DOUBLE + 12
-        if span > _MAX_SPAN or np.any((addresses - base) % _DOUBLE):
+        mapped = _doubles_spanning([int(a) for a in addresses.ravel()], 12)  # a rotation is 12 doubles
+        if mapped is None:
             log.info("ODE bodies are too far apart in memory to read at once: reading them through pyode")
             return
-        self._view = np.ctypeslib.as_array((ctypes.c_double * span).from_address(base))
+        self._view, base = mapped
         self._index = np.concatenate([_row_index(row - base) for row in addresses]).reshape(len(self.bodies), _ROW)
         self._motion_index = self._index[:, _MOTION].reshape(len(self.bodies), 3, 3)
         if not _agrees(self.read(), self.bodies):  # a libode whose layout is not what pyode reads
             log.warning("ODE's body memory does not read back as pyode reports it: reading through pyode")
             self._view = self._index = self._motion_index = None
+
+
+def _doubles_spanning(addresses: Sequence[int], extent: int) -> tuple[np.ndarray, int] | None:
+    """A float64 view from the lowest address to ``extent`` doubles past the highest, and that
+    lowest address; None when they lie too far apart or off the doubles' alignment. Making the
+    view reads nothing: only the indexed elements are ever touched."""
+    base = min(addresses)
+    span = (max(addresses) - base) // _DOUBLE + extent
+    if span > _MAX_SPAN or any((a - base) % _DOUBLE for a in addresses):
+        return None
+    return np.ctypeslib.as_array((ctypes.c_double * span).from_address(base)), base
 
 
 def _body_id(body: ode.Body) -> int:
@@ -186,11 +196,10 @@ class FeedbackTable:
             if address is None:
                 return
             addresses.append(address)
-        base = min(addresses)
-        span = (max(addresses) - base) // _DOUBLE + 8
-        if span > _MAX_SPAN or any((a - base) % _DOUBLE for a in addresses):
+        mapped = _doubles_spanning(addresses, 8)  # f1 and t1: two vectors of four doubles
+        if mapped is None:
             return
-        self._view = np.ctypeslib.as_array((ctypes.c_double * span).from_address(base))
+        self._view, base = mapped
         self._index = np.array(
             [[[(a - base) // _DOUBLE + part * 4 + i for i in range(3)] for part in (0, 1)] for a in addresses],
             dtype=np.intp,

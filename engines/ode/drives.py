@@ -140,10 +140,9 @@ class Drives:
     def crawler_speed(self, i: int) -> float:
         return float(self.torque[i] if self.modes[i] == "torque" else self.dq_ref[i])
 
-    def applied(self, frames: BodyReading | None = None) -> np.ndarray:
+    def applied(self, frames: BodyReading) -> np.ndarray:
         """Per joint the torque (force) applied in the last step: the command in torque mode,
-        the motor's effort otherwise. ``frames``: this tick's reading of the bodies, if made."""
+        the motor's effort otherwise. ``frames``: this tick's reading of the bodies."""
         if self._torque_mask.all():
             return self.torque.copy()
-        efforts = self.model.joint_efforts(frames if frames is not None else self.model.bodies.read())
-        return np.where(self._torque_mask, self.torque, efforts)
+        return np.where(self._torque_mask, self.torque, self.model.joint_efforts(frames))

@@ -246,13 +246,9 @@ class OdeEngine(Engine):
         model = self._robot(robot)
         if self.failed is not None and robot in self._last_state:
             return self._last_state[robot]
-        frames = model.link_frames()
-        if model.links[0].body is not None:  # the root is the first moving link
-            p, r = frames.positions[0].copy(), frames.rotations[0].copy()
-            velocity = np.concatenate([frames.linear[0], frames.angular[0]])
-        else:
-            p, r = model.link_origin(model.links[0])
-            velocity = np.zeros(6)
+        frames = model.link_frames()  # a robot's every link has a body: row 0 is its root
+        p, r = frames.positions[0].copy(), frames.rotations[0].copy()
+        velocity = np.concatenate([frames.linear[0], frames.angular[0]])
         state = RobotState(
             time=self.time,
             tick=self.tick,
