@@ -23,7 +23,6 @@ gets its policy applied: ``stop`` raises :class:`RunStopped`, ``hold`` keeps its
 from __future__ import annotations
 
 import logging
-import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -48,12 +47,12 @@ from hrpsim.simserver.controller_stats import ControllerStats
 from hrpsim.simserver.held_commands import HeldCommands
 from hrpsim.simserver.record import AppliedCommand, ControllerEvent, TickRecord
 from hrpsim.simserver.sensor_delivery import SensorDelivery, with_readings
+from hrpsim.simserver.unix_peers import UNIX_PREFIX, UnixPeers
 from hrpsim.sockets import readable
 
 log = logging.getLogger("hrpsim.simserver.hub")
 
 MAX_COMMAND_BYTES = 64 * 1024
-UNIX_PREFIX = b"unix/"  # identities of controllers on the Unix channel
 IDLE_SPIN_S = 0.001  # pyzmq polls in whole milliseconds and wakes late by up to ~0.2 ms here: spin the rest
 SERVE_SLICE_S = 0.02  # a lockstep wait this long or longer answers the simulator's requests every slice
 
@@ -93,10 +92,7 @@ class ControllerHub:
         self.endpoint: str | None = None
         self.ipc_endpoint: str | None = None  # the same hub for controllers on this host
         self.unix_endpoint: str | None = None  # the same again without ZeroMQ (hrpsim/unix_channel.py)
-        self._listener: socket.socket | None = None
-        self._channels: dict[bytes, unix_channel.Channel] = {}  # by identity, for sending
-        self._channel_of_fd: dict[int, tuple[bytes, unix_channel.Channel]] = {}  # for receiving
-        self._accepted = 0
+        self._unix: UnixPeers | None = None
         if bind is not None:
             ctx = context or zmq.Context.instance()
             self._router, self.endpoint = bind_router(
@@ -108,8 +104,8 @@ class ControllerHub:
             self._poller.register(self._router, zmq.POLLIN)
             self._poller.register(self._monitor, zmq.POLLIN)
             if identity() is None:  # with keys, every controller comes through CurveZMQ
-                self._listener, self.unix_endpoint = unix_channel.listen()
-                self._poller.register(self._listener.fileno(), zmq.POLLIN)
+                self._unix = UnixPeers(self._poller, max_message=MAX_COMMAND_BYTES)
+                self.unix_endpoint = self._unix.endpoint
             log.info("controller hub serving at %s (%s)", self.endpoint, project.world.sync)
 
     # --- the simulator's loop ---
@@ -299,13 +295,8 @@ class ControllerHub:
         self._router.close(linger=0)
         if self.ipc_endpoint is not None:
             Path(self.ipc_endpoint[len("ipc://") :]).unlink(missing_ok=True)
-        for _, channel in list(self._channel_of_fd.values()):
-            channel.close()
-        self._channel_of_fd.clear()
-        self._channels.clear()
-        if self._listener is not None:
-            self._listener.close()
-            Path(unix_channel.path_of(self.unix_endpoint)).unlink(missing_ok=True)
+        if self._unix is not None:
+            self._unix.close()
 
     # --- receiving ---
 
@@ -346,41 +337,13 @@ class ControllerHub:
         return self._poller.poll(remaining_ms)
 
     def _read_unix(self, fd: int) -> None:
-        if self._listener is not None and fd == self._listener.fileno():
-            self._accept_unix()
+        got = self._unix.read(fd) if self._unix is not None else None
+        if got is None:
             return
-        entry = self._channel_of_fd.get(fd)
-        if entry is None:
-            return
-        who, channel = entry
-        try:
-            messages, closed = channel.read_ready()
-        except ProtocolError as exc:
-            log.warning("%s; its connection is closed", exc)
-            messages, closed = [], True
+        who, messages, closed = got
         for message in messages:
             self._handle(who, _UnixFrame(message))
-        if closed:
-            self._close_unix(fd)
-
-    def _accept_unix(self) -> None:
-        self._accepted += 1
-        who = UNIX_PREFIX + str(self._accepted).encode()
-        channel = unix_channel.accept(
-            self._listener, max_message=MAX_COMMAND_BYTES, peer=f"controller connection {who.decode()}"
-        )
-        if channel is None:
-            return
-        self._channels[who] = channel
-        self._channel_of_fd[channel.fileno()] = (who, channel)
-        self._poller.register(channel.fileno(), zmq.POLLIN)
-
-    def _close_unix(self, fd: int) -> None:
-        who, channel = self._channel_of_fd.pop(fd)
-        self._channels.pop(who, None)
-        self._poller.unregister(fd)
-        channel.close()
-        ctl = self._by_identity.get(who)
+        ctl = self._by_identity.get(who) if closed else None
         if ctl is not None:
             self._lost(ctl, "its connection dropped (the process died or closed its socket)")
 
@@ -729,14 +692,7 @@ class ControllerHub:
         if self._router is None or identity.startswith(b"local/"):
             return False
         if identity.startswith(UNIX_PREFIX):
-            channel = self._channels.get(identity)
-            if channel is None:
-                return False
-            try:
-                channel.send(frame)
-                return True
-            except OSError:  # closed, or reading nothing for a long while
-                return False
+            return self._unix is not None and self._unix.send(identity, frame)
         try:
             self._router.send_multipart([identity, frame], zmq.NOBLOCK)
             return True
