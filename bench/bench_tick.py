@@ -17,7 +17,10 @@ in-process tick without the work). `rtt_p50_us` / `rtt_p99_us`: state sent -> co
 `ticks_per_s_N`: a world of 8 sample1 robots with N of them driven by N external controllers (the others
 hold their pose in high-gain mode); `ticks_per_s_8_inprocess` the same 8 controllers in process, and
 `scale_ratio_8` = ticks_per_s_8 / ticks_per_s_8_inprocess. The machine has 2 cores shared with other
-work: the 8-controller figures are CPU-bound.
+work: the 8-controller figures are CPU-bound. `core_contention`: the in-process loop's ticks/s with the
+second core idle over its ticks/s while another process keeps the second core busy (a Python busy loop),
+alternating blocks: 1.0 where the two cores are independent; above it, the physics slows down whenever
+a controller computes beside it, which is what pipelining relies on.
 """
 
 from __future__ import annotations
@@ -242,6 +245,27 @@ def _scaling(nameserver: str, cache: dict, ctx: zmq.Context) -> dict[str, float]
     return out
 
 
+def _core_contention(cache: dict) -> float:
+    """In-process ticks/s alone over ticks/s with a busy loop in another process (median of pairs)."""
+    inproc = InProcess(_project(1, 1), cache)
+    inproc.run(50)
+    ratios = []
+    try:
+        for _ in range(ROUNDS):
+            alone = inproc.run(BLOCK)
+            busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            try:
+                time.sleep(0.05)
+                beside = inproc.run(BLOCK)
+            finally:
+                busy.kill()
+                busy.wait(10)
+            ratios.append(alone / beside)
+    finally:
+        inproc.close()
+    return statistics.median(ratios)
+
+
 def run() -> dict[str, float]:
     cache: dict = {}
     ctx = zmq.Context()
@@ -261,6 +285,7 @@ def run() -> dict[str, float]:
             figures["pipelined_bound_300us"] = with_work["bound"]
             time.sleep(pause)
             figures.update(_scaling(nameserver, cache, ctx))
+            figures["core_contention"] = _core_contention(cache)
     finally:
         ctx.destroy(linger=0)
     return {k: float(v) for k, v in figures.items() if v is not None and np.isfinite(v)}

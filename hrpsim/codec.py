@@ -30,8 +30,13 @@ _ALLOWED_KINDS = "biufc"  # bool, int, uint, float, complex: no objects, no stri
 
 
 _HEADER_CACHE_LIMIT = 4096
-_encode_headers: dict[tuple[str, tuple[int, ...]], bytes] = {}
-_decode_headers: dict[bytes, tuple[np.dtype, tuple[int, ...], int]] = {}
+# (dtype, shape) -> the extension's header, for arrays already checked once
+_encode_headers: dict[tuple[np.dtype, tuple[int, ...]], bytes] = {}
+# header bytes -> (dtype, shape, header length, whole extension length)
+_decode_headers: dict[bytes, tuple[np.dtype, tuple[int, ...], int, int]] = {}
+# An ExtType made as the tuple it is: its constructor's argument checks cost more than the
+# copy of the array on the hot path, and this module only ever makes well-formed ones.
+_new_ext = tuple.__new__
 
 
 def _remember(cache: dict, key: object, value: object) -> None:
@@ -41,29 +46,33 @@ def _remember(cache: dict, key: object, value: object) -> None:
 
 
 def _encode_array(arr: np.ndarray) -> msgpack.ExtType:
-    dtype = arr.dtype
-    if dtype.byteorder == ">":
-        arr = arr.astype(dtype.newbyteorder("<"))
-        dtype = arr.dtype
-    key = (dtype.str, arr.shape)
-    header = _encode_headers.get(key)
+    header = _encode_headers.get((arr.dtype, arr.shape))
     if header is None:
-        if dtype.kind not in _ALLOWED_KINDS:
-            raise ProtocolError(f"cannot send a numpy array of dtype {dtype}: only numeric arrays travel")
-        if arr.ndim > MAX_ARRAY_DIMS:
-            raise ProtocolError(f"cannot send a {arr.ndim}-dimensional array (at most {MAX_ARRAY_DIMS})")
-        code = dtype.str.replace("=", "<").encode()
-        header = struct.pack(f"<B{len(code)}sB{arr.ndim}I", len(code), code, arr.ndim, *arr.shape)
-        _remember(_encode_headers, key, header)
-    return msgpack.ExtType(ARRAY_EXT, header + arr.tobytes())  # tobytes: C order, whatever the strides
+        arr, header = _checked_header(arr)
+    return _new_ext(msgpack.ExtType, (ARRAY_EXT, header + arr.tobytes()))  # tobytes: C order, whatever the strides
 
 
-def _parse_header(data: bytes) -> tuple[np.dtype, tuple[int, ...], int]:
+def _checked_header(arr: np.ndarray) -> tuple[np.ndarray, bytes]:
+    """The array as it travels (little-endian) and its header, checked; cached for its dtype and shape."""
+    dtype = arr.dtype
+    if dtype.kind not in _ALLOWED_KINDS:
+        raise ProtocolError(f"cannot send a numpy array of dtype {dtype}: only numeric arrays travel")
+    if arr.ndim > MAX_ARRAY_DIMS:
+        raise ProtocolError(f"cannot send a {arr.ndim}-dimensional array (at most {MAX_ARRAY_DIMS})")
+    if dtype.byteorder == ">":
+        return _checked_header(arr.astype(dtype.newbyteorder("<")))
+    code = dtype.str.replace("=", "<").encode()
+    header = struct.pack(f"<B{len(code)}sB{arr.ndim}I", len(code), code, arr.ndim, *arr.shape)
+    _remember(_encode_headers, (dtype, arr.shape), header)
+    return arr, header
+
+
+def _parse_header(data: bytes) -> tuple[np.dtype, tuple[int, ...], int, int]:
     try:
         dlen = data[0]
         ndim = data[1 + dlen]
         offset = 2 + dlen + 4 * ndim
-        key = bytes(data[:offset])
+        key = data[:offset]
     except IndexError:
         raise ProtocolError("malformed array header: truncated") from None
     cached = _decode_headers.get(key)
@@ -80,7 +89,10 @@ def _parse_header(data: bytes) -> tuple[np.dtype, tuple[int, ...], int]:
         raise ProtocolError(f"array of dtype {dtype} refused: only numeric arrays travel")
     if len(key) != offset:
         raise ProtocolError("malformed array header: truncated")
-    parsed = (dtype, shape, offset)
+    count = 1
+    for side in shape:
+        count *= side
+    parsed = (dtype, shape, offset, offset + count * dtype.itemsize)
     _remember(_decode_headers, key, parsed)
     return parsed
 
@@ -88,16 +100,14 @@ def _parse_header(data: bytes) -> tuple[np.dtype, tuple[int, ...], int]:
 def _decode_ext(code: int, data: bytes) -> Any:
     if code != ARRAY_EXT:
         raise ProtocolError(f"unknown msgpack extension type {code}")
-    dtype, shape, offset = _parse_header(data)
-    count = 1
-    for side in shape:
-        count *= side
-    if len(data) - offset != count * dtype.itemsize:
+    dtype, shape, offset, size = _parse_header(data)
+    if len(data) != size:
         raise ProtocolError(
-            f"array of shape {tuple(shape)} {dtype} needs {count * dtype.itemsize} bytes, got {len(data) - offset}"
+            f"array of shape {tuple(shape)} {dtype} needs {size - offset} bytes, got {len(data) - offset}"
         )
-    arr = np.frombuffer(data, dtype=dtype, offset=offset).reshape(shape)
-    return arr.copy() if dtype.isnative else arr.astype(dtype.newbyteorder("="))
+    arr = np.frombuffer(data, dtype, -1, offset)
+    arr = arr.copy() if dtype.isnative else arr.astype(dtype.newbyteorder("="))
+    return arr if len(shape) == 1 else arr.reshape(shape)
 
 
 def _default(obj: Any) -> Any:

@@ -133,7 +133,7 @@ class Drives:
         inv_dt, q_ref, dq_ref = 1.0 / self.dt, self.q_ref, self.dq_ref
         for i, sim, hinge in self._high_gain_group:
             joint = sim.joint
-            q = (joint.getAngle() if hinge else joint.getPosition()) + sim.offset + sim.turns
+            q = (sim.last_angle if hinge else joint.getPosition()) + sim.offset + sim.turns
             joint.setParam(odeparams.VEL, (q_ref[i] - q) * inv_dt + dq_ref[i])
         self.mimics.apply()
 

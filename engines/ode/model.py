@@ -46,7 +46,9 @@ class LinkSim:
     kind: str = "none"  # "hinge", "slider", "fixed", "none"
     offset: float = 0.0  # joint value at creation (ODE reads 0 there)
     turns: float = 0.0  # whole turns (as radians) a hinge has made beyond ODE's (-pi, pi] reading
-    last_angle: float = 0.0  # ODE's hinge reading at the last turn count
+    # ODE's hinge reading at the last turn count: after every step and every placement by hand,
+    # so it is the reading of the bodies as they are (drives and state reads take it from here)
+    last_angle: float = 0.0
     com: np.ndarray = field(default_factory=lambda: np.zeros(3))
     axis: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))  # in the link frame
     geoms: list[ode.GeomObject] = field(default_factory=list)
@@ -104,9 +106,11 @@ class OdeModel:
         self.joints = [self.links[lk_index] for lk_index in self._controller_order()]
         self.joint_names = [js.link.joint_label for js in self.joints]
         # Bound ODE getters per controller-order joint, so a state read is one call per value.
-        self._value_readers = [_reader(js, "value") for js in self.joints]
-        self._rate_readers = [_reader(js, "rate") for js in self.joints]
+        self._value_readers = [_value_reader(js) for js in self.joints]
+        self._rate_readers = [_rate_reader(js) for js in self.joints]
         self._hinges = [(sim, sim.joint.getAngle) for sim in self.links if sim.kind == "hinge"]
+        for sim, angle in self._hinges:
+            sim.last_angle = angle()
         self.moving_links = [sim for sim in self.links if sim.body is not None]
         self.bodies = BodyTable([sim.body for sim in self.moving_links])  # all of them in one read
         self._coms = np.array([sim.com for sim in self.moving_links]).reshape(-1, 3)
@@ -114,7 +118,9 @@ class OdeModel:
 
     def joint_values(self) -> np.ndarray:
         """Joint values in controller order."""
-        return np.array([read() + sim.offset + sim.turns for read, sim in self._value_readers])
+        return np.array(
+            [(sim.last_angle if read is None else read()) + sim.offset + sim.turns for read, sim in self._value_readers]
+        )
 
     def joint_rates(self) -> np.ndarray:
         """Joint rates in controller order."""
@@ -229,7 +235,7 @@ class OdeModel:
 
     def joint_value(self, sim: LinkSim) -> float:
         if sim.kind == "hinge":
-            return sim.joint.getAngle() + sim.offset + sim.turns
+            return sim.last_angle + sim.offset + sim.turns
         if sim.kind == "slider":
             return sim.joint.getPosition() + sim.offset
         return 0.0
@@ -276,11 +282,20 @@ def _zero() -> float:
     return 0.0
 
 
-def _reader(sim: LinkSim, what: str) -> tuple[Callable[[], float], LinkSim]:
+def _value_reader(sim: LinkSim) -> tuple[Callable[[], float] | None, LinkSim]:
+    """None for a hinge: its reading is the one kept in ``last_angle``."""
     if sim.kind == "hinge":
-        return (sim.joint.getAngle if what == "value" else sim.joint.getAngleRate), sim
+        return None, sim
     if sim.kind == "slider":
-        return (sim.joint.getPosition if what == "value" else sim.joint.getPositionRate), sim
+        return sim.joint.getPosition, sim
+    return _zero, sim
+
+
+def _rate_reader(sim: LinkSim) -> tuple[Callable[[], float], LinkSim]:
+    if sim.kind == "hinge":
+        return sim.joint.getAngleRate, sim
+    if sim.kind == "slider":
+        return sim.joint.getPositionRate, sim
     return _zero, sim
 
 
