@@ -26,6 +26,7 @@ joints they are for. ``modes`` maps joint names to ``torque``, ``high_gain`` or 
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from dataclasses import dataclass, field
@@ -194,11 +195,15 @@ def state(state_fields: dict[str, Any]) -> bytes:
     return encode(STATE, **state_fields)
 
 
+@functools.lru_cache(maxsize=64)
+def _state_shapes(n_joints: int) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    return tuple((key, tuple(n_joints if s < 0 else s for s in shape)) for key, shape in STATE_ARRAYS.items())
+
+
 def check_state(msg: dict[str, Any], n_joints: int) -> dict[str, Any]:
     """Check a received state's arrays (kind and shape); ProtocolError naming the field."""
-    for key, shape in STATE_ARRAYS.items():
+    for key, want in _state_shapes(n_joints):
         value = msg.get(key)
-        want = tuple(n_joints if s < 0 else s for s in shape)
         if not isinstance(value, np.ndarray) or value.shape != want:
             got = value.shape if isinstance(value, np.ndarray) else type(value).__name__
             raise ProtocolError(f"state field {key!r} must be an array of shape {want}, got {got}")

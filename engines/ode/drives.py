@@ -109,6 +109,7 @@ class Drives:
             for i, js in enumerate(joints)
             if self.modes[i] == "torque" and js.kind in ("hinge", "slider")
         ]
+        self._rotors = any(rotor for _, _, _, rotor in self._torque_group)
         self._high_gain_group = [
             (i, js, js.kind == "hinge")
             for i, js in enumerate(joints)
@@ -120,16 +121,15 @@ class Drives:
     def apply(self) -> None:
         """Hand this step's torques and motor targets to ODE (before the step)."""
         torque = self.torque
+        rates = self.model.joint_rates() if self._rotors else None
         for i, sim, hinge, rotor in self._torque_group:
             joint = sim.joint
             if hinge:
                 joint.addTorque(torque[i])
-                if rotor:
-                    joint.setParam(odeparams.VEL, joint.getAngleRate())
             else:
                 joint.addForce(torque[i])
-                if rotor:
-                    joint.setParam(odeparams.VEL, joint.getPositionRate())
+            if rotor:
+                joint.setParam(odeparams.VEL, float(rates[i]))
         inv_dt, q_ref, dq_ref = 1.0 / self.dt, self.q_ref, self.dq_ref
         for i, sim, hinge in self._high_gain_group:
             joint = sim.joint

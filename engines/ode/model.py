@@ -108,6 +108,7 @@ class OdeModel:
         # Bound ODE getters per controller-order joint, so a state read is one call per value.
         self._value_readers = [_value_reader(js) for js in self.joints]
         self._rate_readers = [_rate_reader(js) for js in self.joints]
+        self._rates: np.ndarray | None = None
         self._hinges = [(sim, sim.joint.getAngle) for sim in self.links if sim.kind == "hinge"]
         for sim, angle in self._hinges:
             sim.last_angle = angle()
@@ -123,11 +124,15 @@ class OdeModel:
         )
 
     def joint_rates(self) -> np.ndarray:
-        """Joint rates in controller order."""
-        return np.array([read() for read, _ in self._rate_readers])
+        """Joint rates in controller order (read once per state of the bodies: the drives and the
+        state read both need them between two steps)."""
+        if self._rates is None:
+            self._rates = np.array([read() for read, _ in self._rate_readers])
+        return self._rates.copy()
 
     def track_turns(self) -> None:
         """Count hinge turns each step (ODE's angle wraps at +-pi; a wheel's value must not)."""
+        self._rates = None
         for sim, angle in self._hinges:
             raw = angle()
             jump = raw - sim.last_angle
@@ -139,6 +144,7 @@ class OdeModel:
 
     def sync_turns(self, values: np.ndarray) -> None:
         """After the links were moved by hand: make each hinge read its value (per link) again."""
+        self._rates = None
         for sim, angle in self._hinges:
             raw = angle()
             sim.turns = 2.0 * np.pi * round((values[sim.index] - sim.offset - raw) / (2.0 * np.pi))
