@@ -20,6 +20,7 @@ from sensor_helpers import (
 )
 
 from hrpsim.bodyinfo import Shape
+from hrpsim.engines.base import make_engine
 from hrpsim.engines.ode.engine import OdeEngine
 from hrpsim.errors import ConfigError
 from hrpsim.simserver.range_sensors import RangeScanner
@@ -92,3 +93,15 @@ def test_a_bad_range_parameter_names_the_model_the_sensor_and_the_field(tmp_path
     _, bodies = known_scene(tmp_path, [range_sensor("front", FRONT, maxDistance=-1.0)])
     with pytest.raises(ConfigError, match=r"model 'stand' range sensor 'front': maxDistance"):
         RangeScanner(bodies)
+
+
+def test_the_scan_is_the_same_on_the_mujoco_engine(tmp_path: Path) -> None:
+    """Range sensors work from the engine's link poses, so MuJoCo's world scans as ODE's does."""
+    proj, bodies = known_scene(tmp_path, [range_sensor("front", FRONT), range_sensor("back", BACK)])
+    proj.world.engine = "mujoco"
+    scanner = RangeScanner(bodies)
+    on_mujoco = scanner.scan(["front", "back"], make_engine(proj, bodies).link_states)
+    _, on_ode = _scan(tmp_path)
+    for label in ("front", "back"):
+        assert np.max(np.abs(on_mujoco[label] - on_ode[label])) < 1e-9
+    assert np.sum(on_mujoco["front"] < MAX_DISTANCE) > 50  # the scan hits things: the comparison means something
