@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib
 import inspect
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -235,6 +236,10 @@ class Engine(ABC):
 
     def close(self) -> None:  # noqa: B027 - most engines hold nothing outside the process
         """Let go of outside resources (connections); the state stays readable."""
+
+    def serve_while_waiting(self, serve: Callable[[str], None] | None) -> None:  # noqa: B027 - most never wait
+        """``serve(what)`` is called every few ms while a tick waits for an outside service (``what``
+        names it), so the simulator keeps answering; it may raise SimulationError to end the wait."""
 
     def release(self) -> None:
         """Close and drop every engine object: the end of this world's life."""

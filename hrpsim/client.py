@@ -63,6 +63,7 @@ class Client:
         )
         self._poller = poller_for(self._sock)
         self._connected_once = False
+        self._up = False  # connected now, as far as the connection events read so far tell
         self._refused: str | None = None  # why the peer refused our key, once it has
         try:
             self._sock.connect(endpoint)
@@ -86,6 +87,13 @@ class Client:
             self._monitor = None
         if not self._sock.closed:
             self._sock.close(linger=0)
+
+    def dropped(self) -> bool:
+        """True when the connection to the peer was made, then dropped, and has not come back: a
+        call now would wait its whole timeout (a request to nobody), so a caller that can do better
+        (look for the peer elsewhere) asks first."""
+        self._drain_monitor()
+        return self._connected_once and not self._up
 
     def call(self, op: str, *, timeout: float | None = None, **args: Any) -> Any:
         """Send ``op(**args)`` and return its result, or raise within ``timeout`` seconds."""
@@ -161,6 +169,9 @@ class Client:
         if self._refused is not None:  # every later call too: the refusal does not go away by itself
             raise AccessDenied(self._refused)
         if event["event"] == zmq.EVENT_CONNECTED:
-            self._connected_once = True
+            self._connected_once = self._up = True
             return False
-        return event["event"] == zmq.EVENT_DISCONNECTED
+        if event["event"] == zmq.EVENT_DISCONNECTED:
+            self._up = False
+            return True
+        return False

@@ -43,6 +43,9 @@ class OdeConfig:
     cfm: float = 1e-10
 
 
+COLLISION_WAIT_S = 20.0  # how long a tick waits for a lost collision service to come back (collision: service)
+
+
 @dataclass
 class WorldConfig:
     timestep: float = 0.001
@@ -51,6 +54,7 @@ class WorldConfig:
     sync: str = "lockstep"
     engine: str = "ode"
     collision: str = "builtin"
+    collision_wait: float = COLLISION_WAIT_S
     publish_every: int = 10  # ticks between world-state frames on the PUB stream
     command_delay: int = 0  # lockstep: 1 applies the answer to tick k at tick k + 1 (pipelined)
     joint_limits: bool = False  # the models' joint limits as joint stops
@@ -322,7 +326,7 @@ def _world(c: _Checker, data: dict[str, Any]) -> WorldConfig:
             )
     c.unknown("world", {k: v for k, v in data.items() if k not in MOVED_WORLD_KEYS}, _fields(WorldConfig))
     w = WorldConfig()
-    for key in ("timestep", "end_time"):
+    for key in ("timestep", "end_time", "collision_wait"):
         if key in data and (v := c.number(f"world.{key}", data[key], positive=True)) is not None:
             setattr(w, key, v)
     if "gravity" in data and (g := c.vector("world.gravity", data["gravity"], 3)) is not None:

@@ -13,7 +13,8 @@ OpenHRP's DynamicsSimulator:
   ``command(robot, torque, q_ref, dq_ref, modes)``, ``set_drive_modes(robot, modes)``,
   ``forward_kinematics(robot, q, root_position, root_rotation)``.
 
-While running, requests are answered between batches of ticks (every few milliseconds). A run
+While running, requests are answered between batches of ticks (every few milliseconds), and every
+20 ms while a tick waits for a late controller or a lost collision service (docs/faults.md). A run
 stopped by an error (a bad state, a controller policy) leaves the process serving, with the
 error in ``status`` and ``summary``, until ``quit``.
 """
@@ -104,7 +105,9 @@ class SimServer(Service):
         self.roots = RootTracker()
         self.loop = TickLoop(self.engine, self.hub, [self.roots, self.publisher, *(observers or [])])
         self.hub.serve_requests = self._serve_within_tick
+        self.engine.serve_while_waiting(self._serve_while_engine_waits)
         self._within_tick = False
+        self._waiting_on: str | None = None  # the outside service a tick waits for, while it does
         self.running = False
         self.finished = False
         self._waiting_since: float | None = None
@@ -200,16 +203,29 @@ class SimServer(Service):
         finally:
             self._within_tick = False
         if self.stopping:
-            raise RunStopped(
-                "the simulator was asked to quit while it waited for "
-                f"{', '.join(self.hub.waiting_for()) or 'a controller'}"
-            )
+            raise RunStopped(f"the simulator was asked to quit while it waited for {self._tick_waits_for()}")
+
+    def _serve_while_engine_waits(self, what: str) -> None:
+        """The engine waits for ``what`` (the collision service): take in the controllers' answers as
+        they come (so that none is judged late for the engine's wait) and answer requests."""
+        self._waiting_on = what
+        try:
+            self.hub.poll()
+            self._serve_within_tick()
+        finally:
+            self._waiting_on = None
+
+    def _tick_waits_for(self) -> str:
+        if self._waiting_on is not None:
+            return f"the {self._waiting_on}"
+        names = ", ".join(self.hub.waiting_for())
+        return f"controller(s) {names}" if names else "a controller"
 
     def _call(self, op: str, args: dict[str, Any]) -> Any:
         if self._within_tick and op not in SERVED_WITHIN_A_TICK:
             raise RequestError(
                 f"{op}: the simulator is in the middle of tick {self.engine.tick}, waiting for "
-                f"controller(s) {', '.join(self.hub.waiting_for())}; pause first, or retry"
+                f"{self._tick_waits_for()}; pause first, or retry"
             )
         return super()._call(op, args)
 
@@ -377,7 +393,7 @@ class SimServer(Service):
     def _waiting_for(self) -> list[str]:
         if self._waiting_since is not None:
             return [c.name for c in self.project.controllers if c.name not in self.hub.attached]
-        return self.hub.waiting_for()
+        return self.hub.waiting_for() + ([self._waiting_on] if self._waiting_on is not None else [])
 
     def op_summary(self) -> dict[str, Any]:
         summary = empty_summary(

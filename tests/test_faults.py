@@ -81,8 +81,9 @@ def write_project(folder: Path, models_dir: Path, row: Row) -> Path:
     controller.write_text(PACED_CONTROLLER)
     model = models_dir / "openhrp3" / "model"
     path = folder / "faults.yaml"
+    collision = ", collision: service" if row.target == "collision" else ""  # the service is started for it
     path.write_text(
-        "world: {timestep: 0.002, end_time: 2.0, sync: lockstep}\n"
+        f"world: {{timestep: 0.002, end_time: 2.0, sync: lockstep{collision}}}\n"
         "models:\n"
         f"  - {{name: floor, file: {model / 'floor.wrl'}, static: true, position: [0, 0, -0.1]}}\n"
         f"  - {{name: robot, file: {model / 'sample1.wrl'}, position: [0, 0, 0.7235], drive: high_gain}}\n"
@@ -227,7 +228,7 @@ def test_fault_outcome(row: Row, tmp_path: Path, models_dir: Path) -> None:
 def test_the_table_covers_every_component_and_policy() -> None:
     killed = {r.target for r in ROWS if r.fault == "kill -9"}
     stalled = {r.target for r in ROWS if r.fault.startswith("SIGSTOP")}
-    assert {"nameserver", "modelloader", "simserver", "controller", "launcher"} <= killed
+    assert {"nameserver", "modelloader", "collision", "simserver", "controller", "launcher"} <= killed
     assert {"nameserver", "modelloader", "simserver", "controller"} <= stalled
     for fault in ("kill -9", "SIGSTOP", "SIGINT"):
         policies = {r.policy for r in ROWS if r.fault.startswith(fault) and r.target in ("controller", "launcher")}

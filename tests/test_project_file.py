@@ -206,3 +206,11 @@ def test_record_names_an_mcap_file_relative_to_the_project(tmp_path: Path) -> No
         load_project(path)
     assert "record.file: must be the path of an .mcap file" in str(err.value)
     assert "record.every: unknown key" in str(err.value)
+
+
+def test_how_long_a_tick_waits_for_a_lost_collision_service_is_a_world_setting(tmp_path: Path) -> None:
+    model = "models:\n  - {name: robot, file: m.wrl}\n"
+    project = load_project(write(tmp_path, "world: {collision: service, collision_wait: 5}\n" + model))
+    assert project.world.collision_wait == 5.0
+    with pytest.raises(ConfigError, match=r"world\.collision_wait: must be positive"):
+        load_project(write(tmp_path, "world: {collision: service, collision_wait: 0}\n" + model))

@@ -12,6 +12,7 @@ until ``reset()``, while the last state read stays readable.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ from hrpsim.engines.ode.extrajoints import build_extra_joint, build_joint_betwee
 from hrpsim.engines.ode.model import OdeModel
 from hrpsim.engines.ode.placement import current_link_values, place
 from hrpsim.engines.ode.sensors import OdeSensors
+from hrpsim.engines.ode.service_link import Waiting
 from hrpsim.errors import ConfigError, NotFound, RequestError, SimulationError
 from hrpsim.placement import root_placement
 from hrpsim.project import Project
@@ -48,6 +50,7 @@ class OdeEngine(Engine):
         self.bodies = bodies
         self.nameserver = nameserver  # where to find the collision service (world.collision: service)
         self.contacts: ContactGenerator | None = None
+        self._waiting = Waiting()  # what a tick does while it waits for the collision service
         self.timestep = float(project.world.timestep)
         self._build()
 
@@ -126,8 +129,13 @@ class OdeEngine(Engine):
                 self.project.collision_pairs(),
                 crawler_speed,
                 nameserver=self.nameserver,
+                wait_s=self.project.world.collision_wait,
+                waiting=self._waiting,
             )
         return ContactGenerator(self.ode_world, self.space, models, self.project.collision_pairs(), crawler_speed)
+
+    def serve_while_waiting(self, serve: Callable[[str], None] | None) -> None:
+        self._waiting.serve = serve
 
     def close(self) -> None:
         """Let go of outside resources (the collision service's connection); the state stays readable."""

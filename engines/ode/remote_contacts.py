@@ -5,7 +5,9 @@
 their BodyInfo and the project's collision pairs with the service (OpenHRP's arrangement, where
 the DynamicsSimulator asks the CollisionDetector), and each tick sends every moving link's pose in
 one message and turns the answer into ODE contact joints with the pair's surface (friction,
-restitution, soft ERP/CFM, crawler surface motion), exactly as the built-in generator does.
+restitution, soft ERP/CFM, crawler surface motion), exactly as the built-in generator does. A
+service that dies mid-run is waited for, and the world registered with its successor
+(engines/ode/service_link.py).
 
 Pairs follow the built-in rules: the project's ``collision_pairs()``; a model named twice
 collides with itself except at adjacent links; two static models never collide. A contact
@@ -24,9 +26,9 @@ import ode
 from hrpsim.client import Client
 from hrpsim.engines.ode.contacts import ContactGenerator, immovable
 from hrpsim.engines.ode.model import OdeModel
-from hrpsim.errors import HrpsimError, NotFound, PeerGone, SimulationError, Timeout
-from hrpsim.naming import NameClient
-from hrpsim.project import CollisionPair
+from hrpsim.engines.ode.service_link import ServiceLink, Waiting
+from hrpsim.errors import HrpsimError, NotFound
+from hrpsim.project import COLLISION_WAIT_S, CollisionPair
 
 DEFAULT_SERVICE = "collision"
 DEFAULT_TIMEOUT = 10.0  # s per request: the service answers in milliseconds; this only catches a dead peer
@@ -44,6 +46,27 @@ def model_link_poses(model: OdeModel) -> np.ndarray:
     return poses
 
 
+def registration(models: list[OdeModel], pairs: list[CollisionPair]) -> Callable[[Client], None]:
+    """What registers the world with a service: every model's body, the poses, the pairs (built-in
+    rules). A closure over the models, not a method: the link must not point back at the generator."""
+
+    def register(client: Client) -> None:
+        for model in models:
+            try:
+                client.call("remove_body", name=model.name)  # left by an earlier run of this world
+            except NotFound:
+                pass
+            client.call("add_body", name=model.name, body=model.info.to_wire())
+        client.call("set_poses", poses={m.name: model_link_poses(m) for m in models})
+        static = {m.name for m in models if m.static}
+        for pair in pairs:
+            if pair.a in static and pair.b in static:
+                continue  # two static models (or one against itself) never move against each other
+            client.call("add_pair", body1=pair.a, body2=pair.b)
+
+    return register
+
+
 class RemoteContacts(ContactGenerator):
     """Contacts from the collision service, joints made here. ``close()`` when done."""
 
@@ -58,71 +81,48 @@ class RemoteContacts(ContactGenerator):
         nameserver: str | None = None,
         service: str = DEFAULT_SERVICE,
         timeout: float = DEFAULT_TIMEOUT,
+        wait_s: float = COLLISION_WAIT_S,
+        waiting: Waiting | None = None,
     ) -> None:
         super().__init__(world, space, models, pairs, crawler_speed)  # surfaces and the default pairs
         self._moving = [m for m in models if not m.static]
         self._names = [m.name for m in models]
         self._link_index = {m.name: {lk.name: i for i, lk in enumerate(m.info.links)} for m in models}
-        with NameClient(nameserver, timeout=timeout) as ns:
-            try:
-                endpoint = ns.endpoint_of(service)
-            except NotFound:
-                raise SimulationError(
-                    f"world collision is 'service' but no collision service named {service!r} "
-                    f"is registered with the nameserver at {ns.address}; start it with "
-                    "`hrpsim run collision` (hrpsim launch does)"
-                ) from None
-        self.client = Client(endpoint, peer=f"collision service {service!r}", timeout=timeout)
-        try:
-            self._register(models, pairs)
-        except BaseException:
-            self.client.close()
-            raise
+        self.link = ServiceLink(
+            nameserver, service, registration(models, pairs), timeout=timeout, wait_s=wait_s, waiting=waiting
+        )
 
-    def _register(self, models: list[OdeModel], pairs: list[CollisionPair]) -> None:
-        for model in models:
-            try:
-                self.client.call("remove_body", name=model.name)  # left by an earlier run of this world
-            except NotFound:
-                pass
-            self.client.call("add_body", name=model.name, body=model.info.to_wire())
-        self.client.call("set_poses", poses={m.name: model_link_poses(m) for m in models})
-        static = {m.name for m in models if m.static}
-        for pair in pairs:
-            if pair.a == pair.b and pair.a in static:
-                continue  # a static model does not move against itself
-            if pair.a in static and pair.b in static:
-                continue
-            self.client.call("add_pair", body1=pair.a, body2=pair.b)
+    @property
+    def client(self) -> Client:
+        """The connection to the service serving now."""
+        return self.link.client
 
     def close(self) -> None:
         """Take this world's bodies (and so their pairs) out of the service, then disconnect."""
+        if not self.link.connected:  # lost for good: nothing is left to tidy
+            self.link.close()
+            return
         try:
             for name in self._names:
                 self.client.call("remove_body", name=name, timeout=1.0)
         except HrpsimError as exc:  # the service may be gone already; nothing is left to tidy then
             log.info("could not remove the world's bodies from the collision service: %s", exc)
         finally:
-            self.client.close()
+            self.link.close()
 
     def release(self) -> None:
         """Drop every ODE reference, as the built-in generator does (see World.release)."""
         self._moving, self._link_index = [], {}
+        self.link.release()
         super().release()
 
     def collide(self) -> int:
-        """Empty last step's contacts, ask the service for this step's, make their joints."""
+        """Empty last step's contacts, ask the service for this step's, make their joints. A service
+        that is gone is waited for (ServiceLink); this tick's contacts are then asked of the new one."""
         self.begin_step()
         self.found = []
         poses = {m.name: model_link_poses(m) for m in self._moving}
-        try:
-            records = self.client.call("contacts", poses=poses)
-        except (PeerGone, Timeout) as exc:  # the service died or hangs: this tick's contacts are lost
-            raise SimulationError(
-                f"no contacts from the collision service: {exc}; the run cannot go on "
-                "without them (hrpsim launch restarts the service; start the run again)"
-            ) from None
-        for record in records:
+        for record in self.link.call("contacts", poses=poses):
             self._join_record(record)
         return self.count
 
