@@ -185,7 +185,8 @@ class SimServer(Service):
             while not self.stopping:
                 if self.running:
                     self.serve_pending(0.0)
-                    self._advance()
+                    if self.running and not self.stopping:  # a pause just served stops the world here
+                        self._advance()
                 else:
                     self.serve_pending(0.02)
                     if self._waiting_since is not None:

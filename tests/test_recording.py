@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import psutil
 import pytest
 from mcap.reader import make_reader
 from mcap.records import Attachment, Channel, Message, Metadata, Schema
@@ -237,9 +238,10 @@ collisions:
 """
 
 
-def test_a_recording_whose_simulator_is_killed_reads_back_up_to_the_stated_bound(
-    tmp_path: Path, models_dir: Path
-) -> None:
+def _record_and_kill(tmp_path: Path, models_dir: Path, *, group: bool) -> tuple[Path, float, list[psutil.Process]]:
+    """A standing robot recorded for 2 s, paused, then SIGKILLed: the simulator alone, or its whole
+    process group (the simulator and its writer, as a power loss would). (file, time of the pause,
+    the simulator's children before the kill)."""
     project = tmp_path / "stand.yaml"
     project.write_text(STAND.format(models=models_dir))
     out = tmp_path / "killed.mcap"
@@ -250,13 +252,40 @@ def test_a_recording_whose_simulator_is_killed_reads_back_up_to_the_stated_bound
             while client.call("status")["time"] < 2.0:
                 time.sleep(0.05)
             killed_at = client.call("pause")["time"]  # the simulation stands still from here
-            os.kill(sim.pid, signal.SIGKILL)
+            children = psutil.Process(sim.pid).children()
+            if group:
+                os.killpg(sim.pid, signal.SIGKILL)
+            else:
+                os.kill(sim.pid, signal.SIGKILL)
             sim.popen.wait(10)
         finally:
             client.close()
             sim.stop()
     finally:
         ns.stop()
+    return out, killed_at, children
+
+
+def test_a_killed_simulators_writer_finishes_the_file_with_every_tick_and_exits(
+    tmp_path: Path, models_dir: Path
+) -> None:
+    out, killed_at, children = _record_and_kill(tmp_path, models_dir, group=False)
+    assert len(children) == 1, children  # the writer process
+    _, alive = psutil.wait_procs(children, timeout=60)
+    assert not alive, f"the writer process outlived its simulator: {alive}"
+    with open(out, "rb") as handle:  # finished: the seeking reader takes it, index and all
+        reader = make_reader(handle)
+        states = [json.loads(m.data) for _, _, m in reader.iter_messages(topics=[schemas.state_topic("robot")])]
+        metadata = {m.name for m in reader.iter_metadata()}
+    assert [s["tick"] for s in states] == list(range(len(states)))
+    assert states[-1]["time"] == pytest.approx(killed_at - 0.002, abs=1e-9)  # every tick before the pause
+    assert schemas.META_PROJECT in metadata and schemas.META_SUMMARY not in metadata  # the run never ended
+    rec = open_recording(out)
+    assert rec.complete and rec.series("robot").time[-1] == states[-1]["time"]
+
+
+def test_a_recording_killed_with_its_writer_reads_back_up_to_the_stated_bound(tmp_path: Path, models_dir: Path) -> None:
+    out, killed_at, _ = _record_and_kill(tmp_path, models_dir, group=True)
     with open(out, "rb") as handle, pytest.raises(Exception):  # noqa: B017 - the seeking reader refuses it
         list(make_reader(handle).iter_messages())
     rec = open_recording(out)

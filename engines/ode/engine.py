@@ -293,8 +293,7 @@ class OdeEngine(Engine):
         """One pass over the bodies, then the frame-origin arithmetic for all links at once: an
         observer (the recorder) asks for every link every tick."""
         m = self._model(model)
-        moving = [sim for sim in m.links if sim.body is not None]
-        if len(moving) < len(m.links):  # fixed links have no body: their pose is kept, they do not move
+        if len(m.moving_links) < len(m.links):  # fixed links have no body: their pose is kept, they do not move
             poses = m.link_poses()
             return LinkStates(
                 positions=poses[:, :3].copy(),

@@ -1,0 +1,117 @@
+"""The simulator's end of a recording: a writer process and the pipe that feeds it.
+
+Why a process and not a thread: the tick loop holds the GIL for most of a tick, so a writer
+thread's Python (JSON, mcap's chunk building) did not overlap the simulation but stretched
+every tick by its own cost (+20 % for the sample walk, docs/recording.md). A process runs on the
+other core; the tick thread only packs each tick's values (hrpsim's msgpack codec) and writes
+them to a pipe, which costs a few microseconds.
+
+Frames on the pipe: ``u32 length | msgpack value``. The file is opened here, so a path that
+cannot be written is an error in the simulator, and handed to the process as a descriptor.
+Closing the pipe (or dying: the kernel closes it) tells the process to finish the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import select
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from hrpsim.codec import CODEC
+
+log = logging.getLogger("hrpsim.recording")
+
+FRAME = struct.Struct("<I")
+PIPE_BYTES = 1024 * 1024  # the pipe's buffer: ticks the simulator may run ahead of its writer
+SEND_TIMEOUT_S = 30.0  # a writer that takes nothing for this long is given up (the run goes on)
+CLOSE_TIMEOUT_S = 60.0  # how long the end of a run waits for the writer to finish the file
+_F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+
+
+class WriterProcess:
+    """Starts ``python -m hrpsim.recording.writer_process`` on ``path``; ``send`` hands it values."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.failed: str | None = None
+        file_fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        read_fd, self._fd = os.pipe()  # neither end is inherited by other children (non-inheritable)
+        try:
+            with contextlib.suppress(OSError):  # a smaller pipe only means an earlier wait
+                fcntl.fcntl(self._fd, _F_SETPIPE_SZ, PIPE_BYTES)
+            fds = [str(read_fd), str(file_fd), str(os.getpid()), str(path)]
+            argv = [sys.executable, "-m", "hrpsim.recording.writer_process", *fds]
+            self.process = subprocess.Popen(argv, pass_fds=(read_fd, file_fd), stdin=subprocess.DEVNULL)
+        except BaseException:
+            os.close(self._fd)
+            raise
+        finally:
+            os.close(read_fd)
+            os.close(file_fd)
+        os.set_blocking(self._fd, False)
+        self._poll = select.poll()
+        self._poll.register(self._fd, select.POLLOUT)
+
+    def send(self, value: Any) -> None:
+        """Pack and write one frame; waits (up to SEND_TIMEOUT_S) only while the pipe is full."""
+        if self.failed is not None:
+            return
+        data = CODEC.encode(value)
+        try:
+            self._write(FRAME.pack(len(data)) + data)
+        except OSError as exc:  # the writer died (disk full, killed): the run goes on unrecorded
+            self._give_up(f"its writer process is gone ({type(exc).__name__}: {exc}; status {self.process.poll()})")
+        except TimeoutError:
+            self._give_up(f"its writer process took nothing for {SEND_TIMEOUT_S:g} s")
+
+    def close(self) -> None:
+        """Close the pipe and wait for the writer to finish the file."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+        try:
+            status = self.process.wait(CLOSE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            log.error(
+                "recording: %s was not finished within %g s; it reads back up to its last chunk",
+                self.path,
+                CLOSE_TIMEOUT_S,
+            )
+            self.process.kill()
+            self.process.wait(5.0)
+            return
+        if status != 0 and self.failed is None:
+            log.error("recording: the writer of %s ended with status %s (its error is in this log)", self.path, status)
+
+    def _write(self, frame: bytes) -> None:
+        view = memoryview(frame)
+        deadline: float | None = None  # SEND_TIMEOUT_S from the first write that made no progress
+        while view:
+            try:
+                written = os.write(self._fd, view)
+            except BlockingIOError:
+                written = 0
+            if written:
+                view, deadline = view[written:], None
+                continue
+            now = time.monotonic()
+            if deadline is None:
+                deadline = now + SEND_TIMEOUT_S
+            elif now >= deadline:
+                raise TimeoutError
+            self._poll.poll((deadline - now) * 1000)
+
+    def _give_up(self, why: str) -> None:
+        self.failed = why
+        log.error("recording to %s stopped: %s", self.path, why)
+        os.close(self._fd)  # the writer finishes what it has
+        self._fd = -1

@@ -1,0 +1,134 @@
+"""The writer process of a recording: reads each tick's messages from the simulator's pipe (JSON,
+and link poses as arrays, which become foxglove.FrameTransforms here), batches them by simulated
+time and writes the MCAP file: chunks, zstd, index.
+
+    python -m hrpsim.recording.writer_process PIPE_FD FILE_FD PARENT_PID PATH
+
+It ends when the pipe closes: the simulator finished the run, or died (the kernel closes the
+pipe). Either way it writes what it received and closes the file with its index, so a killed
+simulator loses nothing it handed over; the file then lacks only the run summary. Should the pipe
+have leaked into another process, the parent's pid going away ends it too. Signals from the
+terminal or the supervisor are for the simulator, which closes the pipe when it stops.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import select
+import signal
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+from hrpsim.codec import CODEC
+from hrpsim.logs import setup_logging
+from hrpsim.recording import messages
+from hrpsim.recording.handoff import FRAME
+from hrpsim.recording.mcap_file import Entry, McapFile
+
+log = logging.getLogger("hrpsim.recording")
+
+POLL_MS = 1000  # how often a quiet pipe makes the process look whether its simulator still lives
+READ_BYTES = 1024 * 1024
+
+
+def frames(fd: int, parent: int) -> Iterator[Any]:
+    """The values on the pipe, until it closes or ``parent`` is gone."""
+    poll = select.poll()
+    poll.register(fd, select.POLLIN)
+    buffer = bytearray()
+    while True:
+        if not poll.poll(POLL_MS):
+            if os.getppid() != parent:
+                log.warning("recording: the simulator is gone; finishing the file")
+                return
+            continue
+        data = os.read(fd, READ_BYTES)
+        if not data:
+            if buffer:
+                log.warning("recording: the simulator stopped in the middle of a tick; that tick is left out")
+            return
+        buffer += data
+        start = 0
+        while len(buffer) - start >= FRAME.size:
+            (size,) = FRAME.unpack_from(buffer, start)
+            end = start + FRAME.size + size
+            if end > len(buffer):
+                break
+            yield CODEC.decode(bytes(buffer[start + FRAME.size : end]))
+            start = end
+        del buffer[:start]
+
+
+class Batcher:
+    """Turns the simulator's values into messages and writes them a batch of ``flush_every_s``
+    simulated seconds at a time: the chunk layout docs/recording.md describes."""
+
+    def __init__(self, file: McapFile) -> None:
+        self.file = file
+        self.batch: list[Entry] = []
+        self.flush_every_s = 0.0
+        self.flushed_at = 0.0
+        self.tf = messages.FrameTransforms({})
+
+    def take(self, value: list[Any]) -> None:
+        kind = value[0]
+        if kind == "begin":
+            self._begin(value[1])
+        elif kind == "tick":
+            self._tick(*value[1:])
+        elif kind == "summary":
+            self.file.write_summary(value[1])
+        else:
+            raise ValueError(f"unknown record {kind!r} from the simulator")
+
+    def finish(self) -> None:
+        self._write()
+        self.file.finish()
+
+    def _begin(self, begin: dict[str, Any]) -> None:
+        self.flush_every_s = begin["flush_every_s"]
+        self.flushed_at = begin["time"]
+        self.tf.frames = begin["frames"]
+        self.file.write_contents(begin["contents"])
+
+    def _tick(self, time: float, stamp: int, entries: list[list[Any]], last: bool) -> None:
+        for kind, topic, payload in entries:
+            if kind == "channel":
+                self.batch.append((topic, *payload))
+            elif kind == "tf":
+                self.batch.append((topic, stamp, self.tf.encode(payload)))
+            else:  # JSON made on the tick thread
+                self.batch.append((topic, stamp, payload))
+        if last:
+            self._write()
+        elif time - self.flushed_at >= self.flush_every_s:
+            self._write()
+            self.flushed_at = time
+
+    def _write(self) -> None:
+        if self.batch:
+            self.file.write_batch(self.batch)
+            self.batch = []
+
+
+def main(argv: list[str]) -> int:
+    read_fd, file_fd, parent, path = int(argv[0]), int(argv[1]), int(argv[2]), argv[3]
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the simulator, which then closes the pipe
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # so is the supervisor's SIGTERM to its process group
+    setup_logging("recorder")
+    stream = os.fdopen(file_fd, "wb")
+    try:
+        batcher = Batcher(McapFile(stream))
+        for value in frames(read_fd, parent):
+            batcher.take(value)
+        batcher.finish()
+    except Exception as exc:  # a full disk, a bad frame: say why; the simulator sees the pipe close
+        log.error("recording to %s stopped: %s: %s", path, type(exc).__name__, exc)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

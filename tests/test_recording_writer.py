@@ -1,0 +1,85 @@
+"""The recorder's writer process from the Python API: one per run, gone when the run ends, and a
+simulation that goes on when its writer dies. Real processes, real files."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from mcap.reader import make_reader
+from process_helpers import REPO
+
+import hrpsim
+from hrpsim.errors import RecordingError
+from hrpsim.recording import schemas
+from hrpsim.recording.reader import open_recording
+from hrpsim.recording.writer import Recorder
+
+STAND = REPO / "examples" / "sample_walk.yaml"  # no in-process controller: the robot just settles
+
+
+def _writers() -> list[psutil.Process]:
+    """This process's recording writers."""
+    return [
+        child
+        for child in psutil.Process().children()
+        if any("hrpsim.recording.writer_process" in part for part in child.cmdline())
+    ]
+
+
+def _states(path: Path) -> list[dict]:
+    with path.open("rb") as stream:
+        reader = make_reader(stream)
+        return [json.loads(m.data) for _, _, m in reader.iter_messages(topics=[schemas.state_topic("robot")])]
+
+
+def _wait_for_ticks(path: Path, timeout: float = 60.0) -> None:
+    """Until the writer has put a chunk of ticks into the file (it writes on its own time)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            open_recording(path)
+            return
+        except RecordingError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def test_each_run_has_its_writer_and_none_outlives_the_simulation(tmp_path: Path) -> None:
+    out = tmp_path / "api.mcap"
+    assert _writers() == []
+    with hrpsim.Simulation(STAND, observers=[Recorder(out)]) as sim:
+        first = _writers()
+        assert len(first) == 1
+        sim.step(20)
+        sim.reset()  # the first run's file is finished; the next goes to api.1.mcap
+        assert not first[0].is_running()
+        assert len(_writers()) == 1
+        sim.step(30)
+    assert _writers() == []
+    assert [s["tick"] for s in _states(out)] == list(range(20))  # the reset came before a final state was read
+    assert [s["tick"] for s in _states(out.with_suffix(".1.mcap"))] == list(range(31))  # and the final state
+    second = open_recording(out.with_suffix(".1.mcap"))
+    assert second.complete and second.metadata[schemas.META_SUMMARY]  # Simulation.close ends the run
+
+
+def test_a_simulation_goes_on_when_its_writer_dies(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    out = tmp_path / "lost.mcap"
+    with hrpsim.Simulation(STAND, observers=[Recorder(out, flush_every_s=0.05)]) as sim:
+        sim.step(200)
+        _wait_for_ticks(out)
+        (writer,) = _writers()
+        writer.kill()
+        writer.wait(30)
+        with caplog.at_level(logging.ERROR, logger="hrpsim.recording"):
+            sim.step(200)  # the first tick after the death finds the pipe closed
+        assert sim.tick == 400
+    assert any("writer process is gone" in r.getMessage() for r in caplog.records)
+    rec = open_recording(out)  # what the writer had written before it died reads back
+    assert not rec.complete and rec.cut_note
+    assert rec.series("robot").time[0] == 0.0
