@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 WALK = REPO / "examples" / "sample_walk.yaml"
 UNTIL = 6.0
-ROUNDS = 3
+ROUNDS = 5
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "HRPSIM_LOG_LEVEL": "WARNING"}
 BASELINE = (
     "import matplotlib; matplotlib.use('Agg'); from matplotlib import pyplot as plt; "

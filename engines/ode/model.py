@@ -109,6 +109,7 @@ class OdeModel:
         self._value_readers = [_value_reader(js) for js in self.joints]
         self._rate_readers = [_rate_reader(js) for js in self.joints]
         self._rates: np.ndarray | None = None
+        self._frames: BodyReading | None = None
         self._hinges = [(sim, sim.joint.getAngle) for sim in self.links if sim.kind == "hinge"]
         for sim, angle in self._hinges:
             sim.last_angle = angle()
@@ -132,7 +133,7 @@ class OdeModel:
 
     def track_turns(self) -> None:
         """Count hinge turns each step (ODE's angle wraps at +-pi; a wheel's value must not)."""
-        self._rates = None
+        self._rates = self._frames = None
         for sim, angle in self._hinges:
             raw = angle()
             jump = raw - sim.last_angle
@@ -144,7 +145,7 @@ class OdeModel:
 
     def sync_turns(self, values: np.ndarray) -> None:
         """After the links were moved by hand: make each hinge read its value (per link) again."""
-        self._rates = None
+        self._rates = self._frames = None
         for sim, angle in self._hinges:
             raw = angle()
             sim.turns = 2.0 * np.pi * round((values[sim.index] - sim.offset - raw) / (2.0 * np.pi))
@@ -272,7 +273,16 @@ class OdeModel:
         return out
 
     def link_frames(self) -> BodyReading:
-        """Every moving link's frame origin (not its centre of mass) and velocity there, world frame."""
+        """Every moving link's frame origin (not its centre of mass) and velocity there, world frame.
+        Computed once per state of the bodies (the state read, the efforts and the observers' link
+        states all ask between two steps); callers must not write into the arrays."""
+        if self._frames is None:
+            self._frames = self._compute_frames()
+            for values in vars(self._frames).values():
+                values.flags.writeable = False  # shared until the next step: a write would be a bug
+        return self._frames
+
+    def _compute_frames(self) -> BodyReading:
         reading = self.bodies.read()
         offset = np.einsum("nij,nj->ni", reading.rotations, self._coms)  # centre of mass from the origin
         return BodyReading(
