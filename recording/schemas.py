@@ -32,6 +32,11 @@ def events_topic(controller: str) -> str:
     return f"/controllers/{controller}/events"
 
 
+def sensor_topic(robot: str, sensor: str, image: str | None = None) -> str:
+    """A range sensor's scans, or one kind of image (color, mono, depth) of a camera."""
+    return f"/robots/{robot}/sensors/{sensor}" + (f"/{image}" if image else "")
+
+
 TF_TOPIC = "/tf"
 CONTACTS_TOPIC = "/contacts"
 
@@ -178,8 +183,40 @@ FRAME_TRANSFORMS = {
     },
 }
 
+_POSE = {"type": "object", "properties": {"position": _VECTOR3, "orientation": _QUATERNION}}
+LASER_SCAN = {
+    "title": "foxglove.LaserScan",
+    "type": "object",
+    "description": "One scan of a range sensor: beam i at start_angle + i (end_angle - start_angle) / "
+    "(n - 1) from the pose's +x towards its +y, in the frame of the sensor's link ('MODEL/LINK').",
+    "properties": {
+        "timestamp": _TIMESTAMP,
+        "frame_id": {"type": "string"},
+        "pose": _POSE,
+        "start_angle": {"type": "number"},
+        "end_angle": {"type": "number"},
+        "ranges": {**_NUMBERS, "description": "metres; maxDistance where a beam hits nothing"},
+        "intensities": _NUMBERS,
+    },
+}
+RAW_IMAGE = {
+    "title": "foxglove.RawImage",
+    "type": "object",
+    "description": "One image of a camera, top row first (rgb8, mono8, or 32FC1 depth in metres).",
+    "properties": {
+        "timestamp": _TIMESTAMP,
+        "frame_id": {"type": "string"},
+        "width": {"type": "integer"},
+        "height": {"type": "integer"},
+        "encoding": {"type": "string"},
+        "step": {"type": "integer"},
+        "data": {"type": "string", "contentEncoding": "base64"},
+    },
+}
+
 SCHEMAS: dict[str, dict[str, Any]] = {
-    s["title"]: s for s in (ROBOT_STATE, APPLIED_COMMAND, CONTROLLER_EVENT, CONTACTS, FRAME_TRANSFORMS)
+    s["title"]: s
+    for s in (ROBOT_STATE, APPLIED_COMMAND, CONTROLLER_EVENT, CONTACTS, FRAME_TRANSFORMS, LASER_SCAN, RAW_IMAGE)
 }
 
 

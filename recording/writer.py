@@ -30,6 +30,7 @@ from hrpsim.recording.messages import (
     state_message,
     to_json,
 )
+from hrpsim.recording.sensor_messages import SensorMessages
 
 if TYPE_CHECKING:
     from hrpsim.engines.base import Engine
@@ -64,6 +65,7 @@ class Recorder:
         self._engine: Engine | None = None
         self._topics: set[str] = set()
         self._poses: _LinkPoses | None = None
+        self._sensors: SensorMessages | None = None
         self._last_tick = -1
 
     # --- the observer protocol ---
@@ -77,6 +79,7 @@ class Recorder:
         self._topics = set()
         self._last_tick = -1
         self._poses = _LinkPoses(engine)
+        self._sensors = SensorMessages(engine)
         begin = {
             "contents": _contents(engine, self.flush_every_s),  # read first: a file that fails starts no writer
             "frames": self._poses.frames,
@@ -101,6 +104,10 @@ class Recorder:
             self._add(entries, schemas.CONTROLLER_EVENT, topic, event_message(record, event))
         if self.contacts:
             self._add(entries, schemas.CONTACTS, schemas.CONTACTS_TOPIC, contacts_message(record))
+        for model, readings in record.readings.items():
+            for label, reading in readings.items():
+                for topic, schema, data in self._sensors.messages(model, label, reading):
+                    self._add(entries, schema, topic, data)
         self._add(entries, schemas.FRAME_TRANSFORMS, schemas.TF_TOPIC, self._poses.take(record.time, record.links))
         self._writer.send(["tick", record.time, nanoseconds(record.time), entries, False])
         self._last_tick = record.tick

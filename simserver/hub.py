@@ -124,7 +124,7 @@ class ControllerHub:
         sensed = self._seen = {robot: devices.sense(record.state(robot)) for robot, devices in self._devices.items()}
         sensing = self._sensor_delivery()
         if sensing is not None:
-            sensing.produce(tick, record.time, record.links)
+            record.readings = sensing.produce(tick, record.time, record.links)
         for ctl in self._ordered:
             if not ctl.due(tick):
                 continue

@@ -55,6 +55,8 @@ class TickRecord:
     engine: Engine
     commands: list[AppliedCommand] = field(default_factory=list)
     events: list[ControllerEvent] = field(default_factory=list)
+    # range and vision readings that reached the simulator this tick: model -> sensor -> reading
+    readings: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     _states: dict[str, RobotState] = field(default_factory=dict, repr=False)
     _links: dict[str, LinkStates] = field(default_factory=dict, repr=False)
     _contacts: list[dict[str, Any]] | None = field(default=None, repr=False)

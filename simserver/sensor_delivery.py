@@ -40,17 +40,22 @@ class SensorDelivery:
         self._last_tick = -1
         self.link_states = link_states
 
-    def produce(self, tick: int, sim_time: float, link_states: Callable[[str], LinkStates] | None = None) -> None:
-        """Compute the readings due at this tick (the world posed by ``link_states``, or the world's own)."""
+    def produce(
+        self, tick: int, sim_time: float, link_states: Callable[[str], LinkStates] | None = None
+    ) -> dict[str, dict[str, dict[str, Any]]]:
+        """Compute the readings due at this tick (the world posed by ``link_states``, or the world's
+        own); return them, model -> sensor -> reading."""
         if tick <= self._last_tick:  # the world was reset: what is waiting belongs to the run before
             self._latest.clear()
             self._seen.clear()
         self._last_tick = tick
-        for model, readings in self.frames.frames(tick, sim_time, link_states or self.link_states).items():
+        produced = self.frames.frames(tick, sim_time, link_states or self.link_states)
+        for model, readings in produced.items():
             latest = self._latest.setdefault(model, {})
             for label, reading in readings.items():
                 self._serial += 1
                 latest[label] = (self._serial, reading)
+        return produced
 
     def take(self, controller: str, robot: str) -> dict[str, dict[str, Any]]:
         """The readings of ``robot``'s sensors this controller has not had yet."""
