@@ -148,3 +148,19 @@ def launch_summary(project: Path, tmp_path: Path, *extra: str, timeout: float = 
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return Launched(json.loads(summary.read_text()), done.stdout, done.stderr)
+
+
+def wait_unregistered(nameserver: str, name: str, timeout: float = 60.0) -> None:
+    """Until the nameserver has no entry for ``name`` (a dead process's entry expires after one TTL)."""
+    from hrpsim.errors import NotFound
+    from hrpsim.naming import NameClient
+
+    deadline = time.monotonic() + timeout
+    with NameClient(nameserver, timeout=2.0) as ns:
+        while time.monotonic() < deadline:
+            try:
+                ns.resolve(name)
+            except NotFound:
+                return
+            time.sleep(0.05)
+    raise AssertionError(f"{name!r} stayed registered for {timeout} s")

@@ -15,10 +15,10 @@ import psutil
 import pytest
 import yaml
 from controller_helpers import Stack, write_project
-from process_helpers import HRPSIM, REPO, spawn, wait_registered
+from process_helpers import HRPSIM, REPO, spawn, wait_registered, wait_unregistered
 
 from hrpsim.client import Client
-from hrpsim.errors import HrpsimError, NotFound, RequestError
+from hrpsim.errors import HrpsimError, RequestError
 from hrpsim.naming import NameClient
 
 EXAMPLE_WALK = REPO / "examples" / "sample_walk.yaml"
@@ -102,19 +102,6 @@ class LaunchedRun:
         return (self.run_dir / "simserver.log").read_text(errors="replace")
 
 
-def forgotten(nameserver: str, name: str, timeout: float = 60.0) -> None:
-    """Until the nameserver has no entry for ``name`` (a dead process's entry expires after one TTL)."""
-    deadline = time.monotonic() + timeout
-    with NameClient(nameserver, timeout=2.0) as ns:
-        while time.monotonic() < deadline:
-            try:
-                ns.resolve(name)
-            except NotFound:
-                return
-            time.sleep(0.05)
-    raise AssertionError(f"{name!r} stayed registered for {timeout} s")
-
-
 def outcome(summary: dict) -> dict:
     """What a run's physics decided: everything in the summary but wall-clock figures."""
     controllers = {
@@ -163,7 +150,7 @@ def test_the_simulator_answers_while_a_tick_waits_for_the_collision_service(name
             with pytest.raises(RequestError, match="waiting for the collision service 'collision'"):
                 stack.sim.call("set_link_data", robot="robot", root_position=[0, 0, 2.0], timeout=5.0)
             assert stack.sim.call("status", timeout=5.0)["tick"] == tick, "the tick waits for its contacts"
-            forgotten(nameserver, "collision")  # a service registers only once the dead one's entry has expired
+            wait_unregistered(nameserver, "collision")  # a service registers only once the dead one's entry has expired
             second = spawn(["run", "collision", "--nameserver", nameserver], tmp_path / "collision-2.log")
             stack.procs.append(second)
             summary = stack.wait_finished()

@@ -8,9 +8,7 @@ import time
 
 import pytest
 from controller_helpers import EXAMPLES, Stack, wait_exit, write_controller, write_project
-
-from hrpsim.errors import NotFound
-from hrpsim.naming import NameClient
+from process_helpers import wait_unregistered
 
 HOLD_POSE = EXAMPLES / "controllers" / "hold_pose.py"
 PA10_FOLLOW = EXAMPLES / "controllers" / "pa10_follow.py"
@@ -38,18 +36,6 @@ def wait_sim_time(stack: Stack, t: float, timeout: float = 60.0) -> None:
             return
         time.sleep(0.02)
     raise AssertionError(f"sim time did not reach {t} s:\n{stack.logs()}")
-
-
-def wait_unregistered(nameserver: str, name: str, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    with NameClient(nameserver) as ns:
-        while time.monotonic() < deadline:
-            try:
-                ns.resolve(name)
-            except NotFound:
-                return
-            time.sleep(0.1)
-    raise AssertionError(f"{name} still registered after {timeout} s")
 
 
 @pytest.mark.parametrize("policy", ["stop", "hold", "zero"])
