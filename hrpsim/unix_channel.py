@@ -28,6 +28,30 @@ SEND_TIMEOUT_S = 5.0  # a peer that reads nothing for this long is treated as go
 _READ_CHUNK = 1 << 18
 
 
+def framed(data: bytes) -> bytes:
+    """A message as it travels on a local stream: its length (4 bytes, little-endian), then itself."""
+    return _HEADER.pack(len(data)) + data
+
+
+def cut(buffer: bytearray, *, max_message: int, peer: str) -> list[bytes]:
+    """Take the complete messages off the front of ``buffer`` (what has been read of a stream of
+    :func:`framed` messages); a message still arriving stays. ProtocolError when one announces more
+    than ``max_message`` bytes."""
+    messages = []
+    start = 0
+    while len(buffer) - start >= _HEADER.size:
+        (size,) = _HEADER.unpack_from(buffer, start)
+        if size > max_message:
+            raise ProtocolError(f"a message of {size} bytes from the {peer} exceeds the limit of {max_message}")
+        end = start + _HEADER.size + size
+        if len(buffer) < end:
+            break
+        messages.append(bytes(buffer[start + _HEADER.size : end]))
+        start = end
+    del buffer[:start]
+    return messages
+
+
 class Channel:
     """One connected end: ``send`` whole messages, ``read_ready``/``receive`` whole messages back."""
 
@@ -48,7 +72,7 @@ class Channel:
 
     def send(self, data: bytes) -> None:
         """The whole message, or OSError (the peer is gone, or read nothing for SEND_TIMEOUT_S)."""
-        view = memoryview(_HEADER.pack(len(data)) + data)
+        view = memoryview(framed(data))
         deadline = None
         while view:
             try:
@@ -91,22 +115,8 @@ class Channel:
         except OSError:
             return True
         self._buffer += self._scratch_view[:size]
-        self._cut()
+        self._pending.extend(cut(self._buffer, max_message=self.max_message, peer=self.peer))
         return size == 0
-
-    def _cut(self) -> None:
-        buffer = self._buffer
-        while len(buffer) >= _HEADER.size:
-            (size,) = _HEADER.unpack_from(buffer)
-            if size > self.max_message:
-                raise ProtocolError(
-                    f"a message of {size} bytes from the {self.peer} exceeds the limit of {self.max_message}"
-                )
-            end = _HEADER.size + size
-            if len(buffer) < end:
-                return
-            self._pending.append(bytes(buffer[_HEADER.size : end]))
-            del buffer[:end]
 
 
 def fresh_path(suffix: str) -> Path:

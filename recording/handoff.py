@@ -6,8 +6,9 @@ every tick by its own cost (+20 % for the sample walk, docs/recording.md). A pro
 other core; the tick thread only packs each tick's values (hrpsim's msgpack codec) and writes
 them to a pipe, which costs a few microseconds.
 
-Frames on the pipe: ``u32 length | msgpack value``. The file is opened here, so a path that
-cannot be written is an error in the simulator, and handed to the process as a descriptor.
+Frames on the pipe: ``u32 length | msgpack value``, the framing of hrpsim/unix_channel.py. The
+file is opened here, so a path that cannot be written is an error in the simulator, and handed
+to the process as a descriptor.
 Closing the pipe (or dying: the kernel closes it) tells the process to finish the file.
 """
 
@@ -18,7 +19,6 @@ import fcntl
 import logging
 import os
 import select
-import struct
 import subprocess
 import sys
 import time
@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from hrpsim.codec import CODEC
+from hrpsim.unix_channel import framed
 
 log = logging.getLogger("hrpsim.recording")
 
-FRAME = struct.Struct("<I")
 PIPE_BYTES = 1024 * 1024  # the pipe's buffer: ticks the simulator may run ahead of its writer
 SEND_TIMEOUT_S = 30.0  # a writer that takes nothing for this long is given up (the run goes on)
 CLOSE_TIMEOUT_S = 60.0  # how long the end of a run waits for the writer to finish the file
@@ -67,7 +67,7 @@ class WriterProcess:
             return
         data = CODEC.encode(value)
         try:
-            self._write(FRAME.pack(len(data)) + data)
+            self._write(framed(data))
         except OSError as exc:  # the writer died (disk full, killed): the run goes on unrecorded
             self._give_up(f"its writer process is gone ({type(exc).__name__}: {exc}; status {self.process.poll()})")
         except TimeoutError:

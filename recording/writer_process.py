@@ -21,11 +21,11 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from hrpsim.codec import CODEC
+from hrpsim.codec import CODEC, MAX_MESSAGE_BYTES
 from hrpsim.logs import setup_logging
 from hrpsim.recording import messages
-from hrpsim.recording.handoff import FRAME
 from hrpsim.recording.mcap_file import Entry, McapFile
+from hrpsim.unix_channel import cut
 
 log = logging.getLogger("hrpsim.recording")
 
@@ -50,15 +50,8 @@ def frames(fd: int, parent: int) -> Iterator[Any]:
                 log.warning("recording: the simulator stopped in the middle of a tick; that tick is left out")
             return
         buffer += data
-        start = 0
-        while len(buffer) - start >= FRAME.size:
-            (size,) = FRAME.unpack_from(buffer, start)
-            end = start + FRAME.size + size
-            if end > len(buffer):
-                break
-            yield CODEC.decode(bytes(buffer[start + FRAME.size : end]))
-            start = end
-        del buffer[:start]
+        for message in cut(buffer, max_message=MAX_MESSAGE_BYTES, peer="simulator"):
+            yield CODEC.decode(message)
 
 
 class Batcher:
