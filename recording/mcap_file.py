@@ -44,15 +44,16 @@ class McapFile:
         writer.flush()
 
     def write_batch(self, batch: list[Entry]) -> None:
-        """Channels first, then two chunks: states, commands and events; then link poses, which are
-        most of the bytes. A reader of joints or sensors (hrpsim plot) skips the second kind whole."""
+        """Channels first, then two chunks: states, commands and events; then link poses, scans and
+        images (schemas.bulky), which are most of the bytes. A reader of joints or sensors (hrpsim
+        plot) skips the second kind whole."""
         for topic, second, third in batch:
             if isinstance(second, str):
                 self._channel(topic, second, third)
         add = self.writer.add_message
-        for poses in (False, True):
+        for bulky in (False, True):
             for topic, second, third in batch:
-                if not isinstance(second, str) and (topic == schemas.TF_TOPIC) == poses:
+                if not isinstance(second, str) and schemas.bulky(topic) == bulky:
                     add(self.channels[topic], log_time=second, publish_time=second, data=third)
             self.writer.flush()
 

@@ -40,6 +40,12 @@ def nanoseconds(t: float) -> int:
     return max(0, round(t * 1e9))
 
 
+def timestamp(t: float) -> dict[str, int]:
+    """A Foxglove message's ``timestamp``: simulated time as whole seconds and nanoseconds."""
+    sec, nsec = divmod(nanoseconds(t), 1_000_000_000)
+    return {"sec": sec, "nsec": nsec}
+
+
 def state_message(state: Any) -> bytes:
     return to_json(
         {
@@ -89,8 +95,7 @@ class FrameTransforms:
 
     def encode(self, values: list[Any]) -> bytes:
         time, models = values
-        sec, nsec = divmod(nanoseconds(time), 1_000_000_000)
-        stamp = {"sec": sec, "nsec": nsec}
+        stamp = timestamp(time)
         transforms = []
         for name, positions, quaternions in models:
             p_rows = np.frombuffer(positions, dtype=np.float64).reshape(-1, 3).tolist()

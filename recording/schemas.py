@@ -38,6 +38,15 @@ def sensor_topic(robot: str, sensor: str, image: str | None = None) -> str:
 
 
 TF_TOPIC = "/tf"
+
+
+def bulky(topic: str) -> bool:
+    """Link poses, scans and images: most of a file's bytes, kept in chunks of their own so a
+    reader of states and commands skips them whole."""
+    parts = topic.split("/")  # ["", "robots", ROBOT, "sensors", SENSOR, ...] for sensor_topic's
+    return topic == TF_TOPIC or (len(parts) > 4 and parts[1] == "robots" and parts[3] == "sensors")
+
+
 CONTACTS_TOPIC = "/contacts"
 
 # --- metadata records and attachments ---

@@ -15,6 +15,7 @@ import numpy as np
 import orjson
 
 from hrpsim.recording import schemas
+from hrpsim.recording.messages import timestamp
 from hrpsim.simserver.range_sensors import RangeSensor
 from hrpsim.simserver.sensor_mounts import Mount
 from hrpsim.transforms import matrix_quaternion
@@ -55,7 +56,7 @@ class SensorMessages:
         key = (model, label)
         if key not in self._mounts:
             return []
-        stamp = _timestamp(reading.get("time", 0.0))
+        stamp = timestamp(reading.get("time", 0.0))
         if key in self._angles:
             topic = schemas.sensor_topic(model, label)
             return [(topic, schemas.LASER_SCAN, self._scan(key, stamp, reading["distances"]))]
@@ -102,8 +103,3 @@ def _image(frame_id: str, stamp: dict[str, int], kind: str, image: Any) -> bytes
             "data": base64.b64encode(pixels.astype(pixels.dtype.newbyteorder("<"), copy=False).tobytes()).decode(),
         }
     )
-
-
-def _timestamp(time: float) -> dict[str, int]:
-    sec, nsec = divmod(max(0, round(time * 1e9)), 1_000_000_000)
-    return {"sec": sec, "nsec": nsec}
