@@ -2,13 +2,28 @@
 
 `tick_ratio` = wall time per tick with `--record` / without, for `hrpsim launch
 examples/sample_walk.yaml --until UNTIL` (the real stack: controller process, lockstep); the
-simulator's own wall time from the run summary, so start-up is left out. Runs alternate off/on
-ROUNDS times and the ratio is the median of the pairs, so both see the same machine load.
+simulator's own wall time from the run summary, so start-up is left out. ROUNDS pairs of runs,
+off then on and on then off in turn; the ratio is the median of the pairs, so both see the same
+machine load.
 `tick_us_off` / `tick_us_on`: the medians. `bytes_per_sim_s`: the recording's size over the
 simulated time (zstd chunks). `plot_s`: `hrpsim plot --joint RLEG_KNEE -o knee.png` on a recording
 of the whole 16 s walk, as a user runs it (a new interpreter, matplotlib's import included);
 `plot_ratio` = that over `plot_baseline_s`, a new interpreter that imports matplotlib and writes
 an empty figure: what the reading and decoding of the recording add.
+
+`tick_ratio` swings with the machine: on a shared virtual machine the same launch takes from 1.2
+to 2.1 ms a tick from one run to the next, so the pairs spread over a few tenths
+(`tick_ratio_low` / `_high`: the smallest and largest pair) and their median moves by 0.1 from one
+bench run to the next. `interleaved_ratio` measures the same
+cost inside one run, where slow swings cancel: the walk through hrpsim.Simulation with its
+controller in process and a recorder that sees only every other block of BLOCK ticks; the ratio
+is the median, over neighbouring blocks, of a recorded block's wall time over an unrecorded
+one's. It counts all the recorder costs: its tick-thread work, and its writer process's use of
+the other core. `interleaved_ratio_external`: the same with the controller as a process of its
+own, as in a launch: bench_tick's world (sample1 standing under a PD controller process, 1 ms
+step, the real hub and tick loop, the Unix channel, lockstep), EXTERNAL_BLOCKS blocks. Aim:
+at most 1.10. With the writer process swapped for one that only drains the pipe, both
+interleaved ratios stay where they are: what is left is the tick thread's own ~50 µs a tick.
 """
 
 from __future__ import annotations
@@ -20,12 +35,27 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import zmq  # noqa: E402
+from bench_tick import External  # noqa: E402
+from bench_tick import _project as pd_project  # noqa: E402
+from procs import nameserver_process  # noqa: E402
+
+import hrpsim  # noqa: E402
+from hrpsim.project import load_project  # noqa: E402
+from hrpsim.recording.writer import Recorder  # noqa: E402
+
 WALK = REPO / "examples" / "sample_walk.yaml"
 UNTIL = 6.0
-ROUNDS = 5
+ROUNDS = 6
+BLOCK = 100  # ticks per block of the interleaved measures
+EXTERNAL_BLOCKS = 40
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "HRPSIM_LOG_LEVEL": "WARNING"}
 BASELINE = (
     "import matplotlib; matplotlib.use('Agg'); from matplotlib import pyplot as plt; "
@@ -65,19 +95,93 @@ def _timed(argv: list[str]) -> float:
     return time.perf_counter() - start
 
 
+class _EveryOtherBlock:
+    """Hands the recorder the ticks of the blocks marked ``on``; begin, flush and end always."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+        self.on = False
+
+    def begin(self, engine: object) -> None:
+        self.recorder.begin(engine)
+
+    def observe(self, record: object) -> None:
+        if self.on:
+            self.recorder.observe(record)
+
+    def flush(self) -> None:
+        self.recorder.flush()
+
+    def end(self, summary: dict) -> None:
+        self.recorder.end(summary)
+
+
+def _alternate(gate: _EveryOtherBlock, step: Callable[[int], None], blocks: int) -> float:
+    """Median over neighbouring blocks of BLOCK ticks: recorded wall time over unrecorded."""
+    walls: list[float] = []
+    for k in range(blocks):
+        gate.on = k % 2 == 1
+        start = time.perf_counter()
+        step(BLOCK)
+        walls.append(time.perf_counter() - start)
+    return statistics.median(walls[k + 1] / walls[k] for k in range(0, blocks - 1, 2))
+
+
+def _interleaved(folder: Path) -> float:
+    """The walk, its controller in process (hrpsim.Simulation)."""
+    project = load_project(WALK)
+    project.world.end_time = UNTIL
+    walker = project.controllers[0]
+    walker.in_process, walker.file = True, str(REPO / "examples" / "controllers" / "sample_walk.py")
+    gate = _EveryOtherBlock(Recorder(folder / "interleaved.mcap"))
+    with hrpsim.Simulation(project, observers=[gate]) as sim:
+        blocks = round(UNTIL / sim.engine.timestep) // BLOCK
+        return _alternate(gate, sim.step, blocks - blocks % 2)
+
+
+def _interleaved_external(folder: Path) -> float:
+    """sample1 held by a PD controller process (bench_tick's world: the real hub and loop, the
+    controller over the Unix channel, lockstep)."""
+    gate = _EveryOtherBlock(Recorder(folder / "external.mcap"))
+    with nameserver_process() as nameserver:
+        context = zmq.Context()
+        world = External(pd_project(1, 1), nameserver, {}, context)
+        world.loop.observers.append(gate)
+        gate.begin(world.world)
+
+        def step(n: int) -> None:
+            for _ in range(n):
+                world.loop.tick_once()
+            world.loop.hand_over()
+
+        try:
+            step(BLOCK)
+            return _alternate(gate, step, EXTERNAL_BLOCKS)
+        finally:
+            gate.end({})
+            world.close()
+            context.term()
+
+
 def run() -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="bench-record-") as tmp:
         folder = Path(tmp)
         off, on, ratios, sizes = [], [], [], []
         for k in range(ROUNDS):
             record = folder / f"walk-{k}.mcap"
-            a = _tick_us(_launch(folder, UNTIL, None))
-            summary = _launch(folder, UNTIL, record)
+            if k % 2:  # every other round the recorded run goes first, so an order effect cancels
+                summary = _launch(folder, UNTIL, record)
+                a = _tick_us(_launch(folder, UNTIL, None))
+            else:
+                a = _tick_us(_launch(folder, UNTIL, None))
+                summary = _launch(folder, UNTIL, record)
             b = _tick_us(summary)
             off.append(a)
             on.append(b)
             ratios.append(b / a)
             sizes.append(record.stat().st_size / summary["sim_time"])
+        interleaved = _interleaved(folder)
+        external = _interleaved_external(folder)
         whole = folder / "whole.mcap"
         _launch(folder, None, whole)
         plot = [
@@ -96,6 +200,10 @@ def run() -> dict[str, float]:
         baseline_s = statistics.median(_timed(baseline) for _ in range(3))
     return {
         "tick_ratio": statistics.median(ratios),
+        "tick_ratio_low": min(ratios),
+        "tick_ratio_high": max(ratios),
+        "interleaved_ratio": interleaved,
+        "interleaved_ratio_external": external,
         "tick_us_off": statistics.median(off),
         "tick_us_on": statistics.median(on),
         "bytes_per_sim_s": statistics.median(sizes),

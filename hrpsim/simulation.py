@@ -64,8 +64,11 @@ class Simulation:
     def step(self, n: int = 1) -> None:
         """Advance ``n`` ticks; SimulationError (naming model and link) if the world blows up, or a
         controller's policy stops the run."""
-        for _ in range(n):
-            self.loop.tick_once()
+        try:
+            for _ in range(n):
+                self.loop.tick_once()
+        finally:
+            self.loop.hand_over()
 
     def run(self, until: float | None = None) -> dict[str, Any]:
         """Step until simulated time ``until`` (default: the project's end_time); the run summary."""

@@ -88,26 +88,43 @@ def contacts_message(record: TickRecord) -> bytes:
 
 class FrameTransforms:
     """foxglove.FrameTransforms of every link (frames ``MODEL/LINK`` in ``world``) from each
-    model's link positions (n, 3) and quaternions (n, 4, wxyz), as raw float64 bytes."""
+    model's link positions (n, 3) and quaternions (n, 4, wxyz), as raw float64 bytes.
+
+    The dicts of each model's transforms are built once and refilled every tick: building them
+    anew was most of the writer process's time per tick."""
 
     def __init__(self, frames: dict[str, list[str]]) -> None:
         self.frames = frames  # model -> frame id of each link, in link order
+        self._stamp: dict[str, int] = {"sec": 0, "nsec": 0}
+        self._transforms: dict[str, list[tuple[dict, dict, dict]]] = {}
 
     def encode(self, values: list[Any]) -> bytes:
         time, models = values
-        stamp = timestamp(time)
+        self._stamp.update(timestamp(time))
         transforms = []
         for name, positions, quaternions in models:
             p_rows = np.frombuffer(positions, dtype=np.float64).reshape(-1, 3).tolist()
             q_rows = np.frombuffer(quaternions, dtype=np.float64).reshape(-1, 4).tolist()
-            for child, p, q in zip(self.frames[name], p_rows, q_rows, strict=True):
-                transforms.append(
-                    {
-                        "timestamp": stamp,
-                        "parent_frame_id": schemas.WORLD_FRAME,
-                        "child_frame_id": child,
-                        "translation": {"x": p[0], "y": p[1], "z": p[2]},
-                        "rotation": {"x": q[1], "y": q[2], "z": q[3], "w": q[0]},
-                    }
-                )
+            for (transform, t, r), p, q in zip(self._model(name), p_rows, q_rows, strict=True):
+                t["x"], t["y"], t["z"] = p
+                r["w"], r["x"], r["y"], r["z"] = q
+                transforms.append(transform)
         return orjson.dumps({"transforms": transforms})
+
+    def _model(self, name: str) -> list[tuple[dict, dict, dict]]:
+        built = self._transforms.get(name)
+        if built is None:
+            built = self._transforms[name] = [self._transform(child) for child in self.frames[name]]
+        return built
+
+    def _transform(self, child: str) -> tuple[dict, dict, dict]:
+        translation = {"x": 0.0, "y": 0.0, "z": 0.0}
+        rotation = {"x": 0.0, "y": 0.0, "z": 0.0, "w": 1.0}
+        transform = {
+            "timestamp": self._stamp,
+            "parent_frame_id": schemas.WORLD_FRAME,
+            "child_frame_id": child,
+            "translation": translation,
+            "rotation": rotation,
+        }
+        return transform, translation, rotation

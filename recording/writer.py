@@ -87,7 +87,7 @@ class Recorder:
             "time": engine.time,
         }
         self._writer = WriterProcess(self.current)
-        self._writer.send(["begin", begin])
+        self._writer.send(["begin", begin], now=True)
         log.info("recording to %s", self.current)
 
     def observe(self, record: TickRecord) -> None:
@@ -111,6 +111,11 @@ class Recorder:
         self._add(entries, schemas.FRAME_TRANSFORMS, schemas.TF_TOPIC, self._poses.take(record.time, record.links))
         self._writer.send(["tick", record.time, nanoseconds(record.time), entries, False])
         self._last_tick = record.tick
+
+    def flush(self) -> None:
+        """Hand the held ticks to the writer: the loop paused, ended or served steps."""
+        if self._writer is not None:
+            self._writer.flush()
 
     def end(self, summary: dict[str, Any]) -> None:
         if self._writer is not None:

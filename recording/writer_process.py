@@ -83,7 +83,7 @@ class Batcher:
     def _begin(self, begin: dict[str, Any]) -> None:
         self.flush_every_s = begin["flush_every_s"]
         self.flushed_at = begin["time"]
-        self.tf.frames = begin["frames"]
+        self.tf = messages.FrameTransforms(begin["frames"])
         self.file.write_contents(begin["contents"])
 
     def _tick(self, time: float, stamp: int, entries: list[list[Any]], last: bool) -> None:

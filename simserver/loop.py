@@ -71,6 +71,15 @@ class TickLoop:
         if self._wall_start is not None:
             self.wall_time += time.perf_counter() - self._wall_start
             self._wall_start = None
+        self.hand_over()
+
+    def hand_over(self) -> None:
+        """The loop stops ticking for now (a pause, the end of a run, steps served): observers
+        that hold records (the recorder batches its pipe writes) pass them on."""
+        for observer in self.observers:
+            flush = getattr(observer, "flush", None)
+            if flush is not None:
+                flush()
 
     def run_for(self, until: float, budget_s: float) -> bool:
         """Tick until sim time ``until`` or ``budget_s`` of wall time; True when ``until`` is reached.

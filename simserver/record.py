@@ -87,7 +87,10 @@ class TickRecord:
 
 class Observer(Protocol):
     """Receives every tick record of a run. ``begin`` comes before the first tick of a run (and
-    after a reset), ``end`` when the run ends for any reason, with the summary so far."""
+    after a reset), ``end`` when the run ends for any reason, with the summary so far.
+
+    One that holds records before passing them on may also have ``flush()``: the loop calls it
+    whenever it stops ticking for now (a pause, the end of a run, steps served)."""
 
     def begin(self, engine: Engine) -> None: ...
 

@@ -365,6 +365,8 @@ class SimServer(Service):
         except SimulationError as exc:
             self.loop.fail(exc)
             raise
+        finally:
+            self.loop.hand_over()
         return self.op_status()
 
     def op_reset(self) -> dict[str, Any]:

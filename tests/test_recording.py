@@ -26,6 +26,7 @@ from process_helpers import REPO, start_nameserver
 from sim_helpers import start_simserver
 
 from hrpsim.recording import schemas
+from hrpsim.recording.handoff import HOLD_FRAMES
 from hrpsim.recording.reader import open_recording
 from hrpsim.recording.writer import FLUSH_EVERY_S
 
@@ -238,10 +239,13 @@ collisions:
 """
 
 
-def _record_and_kill(tmp_path: Path, models_dir: Path, *, group: bool) -> tuple[Path, float, list[psutil.Process]]:
-    """A standing robot recorded for 2 s, paused, then SIGKILLed: the simulator alone, or its whole
-    process group (the simulator and its writer, as a power loss would). (file, time of the pause,
-    the simulator's children before the kill)."""
+def _record_and_kill(
+    tmp_path: Path, models_dir: Path, *, group: bool, before: str = "pause"
+) -> tuple[Path, float, list[psutil.Process]]:
+    """A standing robot recorded for 2 s, then SIGKILLed: the simulator alone, or its whole
+    process group (the simulator and its writer, as a power loss would). ``before`` the kill it is
+    paused, paused and stepped 3 ticks, or left running. (file, the time the simulator last
+    reported, the simulator's children before the kill)."""
     project = tmp_path / "stand.yaml"
     project.write_text(STAND.format(models=models_dir))
     out = tmp_path / "killed.mcap"
@@ -251,7 +255,10 @@ def _record_and_kill(tmp_path: Path, models_dir: Path, *, group: bool) -> tuple[
         try:
             while client.call("status")["time"] < 2.0:
                 time.sleep(0.05)
-            killed_at = client.call("pause")["time"]  # the simulation stands still from here
+            # paused, the simulation stands still from here; running, it goes on until the kill
+            killed_at = client.call("status" if before == "running" else "pause")["time"]
+            if before == "step":
+                killed_at = client.call("step", n=3)["time"]
             children = psutil.Process(sim.pid).children()
             if group:
                 os.killpg(sim.pid, signal.SIGKILL)
@@ -282,6 +289,22 @@ def test_a_killed_simulators_writer_finishes_the_file_with_every_tick_and_exits(
     assert schemas.META_PROJECT in metadata and schemas.META_SUMMARY not in metadata  # the run never ended
     rec = open_recording(out)
     assert rec.complete and rec.series("robot").time[-1] == states[-1]["time"]
+
+
+@pytest.mark.parametrize("before", ["step", "running"])
+def test_a_simulator_killed_after_steps_or_while_running_loses_no_tick_it_handed_over(
+    tmp_path: Path, models_dir: Path, before: str
+) -> None:
+    """The recorder holds up to HOLD_FRAMES ticks before a pipe write; steps served are handed
+    over at once, and a running simulator loses at most the ticks it was holding."""
+    out, killed_at, _ = _record_and_kill(tmp_path, models_dir, group=False, before=before)
+    rec = open_recording(out)
+    times = rec.series("robot").time
+    assert rec.complete and np.all(np.diff(times) > 0)
+    if before == "step":
+        assert times[-1] == pytest.approx(killed_at - 0.002, abs=1e-9)
+    else:
+        assert times[-1] >= killed_at - HOLD_FRAMES * 0.002 - 1e-9
 
 
 def test_a_recording_killed_with_its_writer_reads_back_up_to_the_stated_bound(tmp_path: Path, models_dir: Path) -> None:

@@ -10,12 +10,16 @@ from pathlib import Path
 
 import psutil
 import pytest
+import zstandard
 from mcap.reader import make_reader
+from mcap.records import Chunk
+from mcap.stream_reader import StreamReader
 from process_helpers import REPO
 
 import hrpsim
 from hrpsim.errors import RecordingError
 from hrpsim.recording import schemas
+from hrpsim.recording.mcap_file import ZSTD_LEVEL
 from hrpsim.recording.reader import open_recording
 from hrpsim.recording.writer import Recorder
 
@@ -83,3 +87,18 @@ def test_a_simulation_goes_on_when_its_writer_dies(tmp_path: Path, caplog: pytes
     rec = open_recording(out)  # what the writer had written before it died reads back
     assert not rec.complete and rec.cut_note
     assert rec.series("robot").time[0] == 0.0
+
+
+def test_chunks_are_compressed_at_the_writers_zstd_level(tmp_path: Path) -> None:
+    """mcap's writer takes no zstd level; the writer process hands it one (ZSTD_LEVEL, faster and
+    smaller than the library's level 3). Each chunk of the file is exactly that level's output."""
+    out = tmp_path / "level.mcap"
+    with hrpsim.Simulation(STAND, observers=[Recorder(out)]) as sim:
+        sim.step(300)
+    with out.open("rb") as stream:
+        chunks = [r for r in StreamReader(stream, emit_chunks=True).records if isinstance(r, Chunk)]
+    assert chunks and all(c.compression == "zstd" for c in chunks)
+    for chunk in chunks:
+        data = zstandard.ZstdDecompressor().decompress(chunk.data, max_output_size=chunk.uncompressed_size)
+        assert zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(data) == chunk.data
+    assert ZSTD_LEVEL != 3  # the library's own level would make this test pass without the substitution
