@@ -23,6 +23,7 @@ from hrpsim.bodyinfo import Body
 from hrpsim.controllers.base import Controller
 from hrpsim.controllers.state import JointIndex, State
 from hrpsim.engines.base import JointCommand, make_engine
+from hrpsim.errors import SimulationError
 from hrpsim.project import Project, load_project
 from hrpsim.runsummary import empty_summary
 from hrpsim.simserver.bodies import load_bodies
@@ -63,17 +64,23 @@ class Simulation:
 
     def step(self, n: int = 1) -> None:
         """Advance ``n`` ticks; SimulationError (naming model and link) if the world blows up, or a
-        controller's policy stops the run."""
+        controller's policy stops the run.
+
+        Observers may hold ticks between calls (the recorder writes 16 at a time): a script that
+        steps one tick at a time would otherwise pay for a pipe write every tick. ``run``, an
+        error and ``close`` hand everything over."""
         try:
             for _ in range(n):
                 self.loop.tick_once()
-        finally:
+        except SimulationError:
             self.loop.hand_over()
+            raise
 
     def run(self, until: float | None = None) -> dict[str, Any]:
         """Step until simulated time ``until`` (default: the project's end_time); the run summary."""
         end = self.project.world.end_time if until is None else until
         self.step(max(0, round(end / self.engine.timestep) - self.engine.tick))
+        self.loop.hand_over()
         return self.summary()
 
     # --- robots ---

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -19,6 +22,7 @@ from process_helpers import REPO
 import hrpsim
 from hrpsim.errors import RecordingError
 from hrpsim.recording import schemas
+from hrpsim.recording.handoff import HOLD_FRAMES
 from hrpsim.recording.mcap_file import ZSTD_LEVEL
 from hrpsim.recording.reader import open_recording
 from hrpsim.recording.writer import Recorder
@@ -102,3 +106,37 @@ def test_chunks_are_compressed_at_the_writers_zstd_level(tmp_path: Path) -> None
         data = zstandard.ZstdDecompressor().decompress(chunk.data, max_output_size=chunk.uncompressed_size)
         assert zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(data) == chunk.data
     assert ZSTD_LEVEL != 3  # the library's own level would make this test pass without the substitution
+
+
+SCRIPT = """
+import sys, time
+import hrpsim
+from hrpsim.recording.writer import Recorder
+with hrpsim.Simulation(sys.argv[1], observers=[Recorder(sys.argv[2])]) as sim:
+    sim.run(until=0.5)
+    print("ran", sim.tick, flush=True)
+    time.sleep(120)
+"""
+
+
+def test_simulation_run_hands_every_tick_over_before_it_returns(tmp_path: Path) -> None:
+    """A script killed after ``Simulation.run`` returned: its file has every tick the run made
+    (the recorder holds up to 16 ticks between pipe writes; ``run`` hands them over)."""
+    out = tmp_path / "script.mcap"
+    script = subprocess.Popen(
+        [sys.executable, "-c", SCRIPT, str(STAND), str(out)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    try:
+        line = script.stdout.readline().split()
+        writers = psutil.Process(script.pid).children()
+    finally:
+        script.kill()
+        script.wait(30)
+    assert line[0] == "ran" and int(line[1]) % HOLD_FRAMES != 0  # some ticks were held
+    _, alive = psutil.wait_procs(writers, timeout=60)
+    assert not alive
+    assert [s["tick"] for s in _states(out)] == list(range(int(line[1])))
