@@ -3,11 +3,11 @@
 Why a process and not a thread: the tick loop holds the GIL for most of a tick, so a writer
 thread's Python (JSON, mcap's chunk building) did not overlap the simulation but stretched
 every tick by its own cost (+20 % for the sample walk, docs/recording.md). A process runs on the
-other core; the tick thread only packs each tick's values (hrpsim's msgpack codec) and writes
-them to a pipe, which costs a few microseconds.
+other core; the tick thread only packs each tick's values (hrpsim's msgpack codec, a few
+microseconds) and hands them to the pipe.
 
-Ticks are held and written a batch at a time (HOLD_FRAMES, HOLD_BYTES, and whenever the tick
-loop stops: ``flush``). A write that wakes the sleeping writer costs the tick thread ~50 µs on a
+It holds them and writes a batch at a time (HOLD_FRAMES, HOLD_BYTES, and whenever the tick loop
+stops: ``flush``). A write that wakes the sleeping writer costs the tick thread ~50 µs on a
 virtual machine, more than all of a tick's encoding; one write per batch also wakes the writer
 once per batch instead of every tick.
 
