@@ -43,8 +43,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import zmq  # noqa: E402
-from bench_tick import External  # noqa: E402
-from bench_tick import _project as pd_project  # noqa: E402
+from bench_tick import External, pd_project  # noqa: E402
 from procs import nameserver_process  # noqa: E402
 
 import hrpsim  # noqa: E402

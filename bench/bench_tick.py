@@ -60,7 +60,9 @@ CONTROLLER = Path(__file__).resolve().parent / "tick_pd_controller.py"
 RAW_CONTROLLER = Path(__file__).resolve().parent / "tick_raw_controller.py"
 
 
-def _project(robots: int, controlled: int, *, delay: int = 0) -> Project:
+def pd_project(robots: int, controlled: int, *, delay: int = 0) -> Project:
+    """sample1 robots on the floor, the first ``controlled`` of them in torque mode under external
+    controllers pd0, pd1 ...; the others hold their pose in high-gain mode (bench_record uses it too)."""
     models = [{"name": "floor", "file": str(MODELS / "floor.wrl"), "static": True, "position": [0, 0, -0.1]}]
     for i in range(robots):
         models.append(
@@ -206,9 +208,9 @@ def _ratio(inproc: _Loop, ext: External, plain: _Loop | None = None) -> tuple[fl
 def _lockstep(
     nameserver: str, cache: dict, ctx: zmq.Context, *, raw: bool = False, delay: int = 0, work_us: float = 0.0
 ) -> dict[str, float]:
-    inproc = InProcess(_project(1, 1), cache, work_us=work_us)
-    plain = InProcess(_project(1, 1), cache) if work_us else None
-    ext = External(_project(1, 1, delay=delay), nameserver, cache, ctx, raw=raw, work_us=work_us)
+    inproc = InProcess(pd_project(1, 1), cache, work_us=work_us)
+    plain = InProcess(pd_project(1, 1), cache) if work_us else None
+    ext = External(pd_project(1, 1, delay=delay), nameserver, cache, ctx, raw=raw, work_us=work_us)
     try:
         ratio, in_rates, ext_rates, bound = _ratio(inproc, ext, plain)
         rtt = ext.hub.summary()["pd0"]
@@ -230,14 +232,14 @@ def _lockstep(
 def _scaling(nameserver: str, cache: dict, ctx: zmq.Context) -> dict[str, float]:
     out = {}
     for n in (1, 2, 4, 8):
-        ext = External(_project(8, n), nameserver, cache, ctx)
+        ext = External(pd_project(8, n), nameserver, cache, ctx)
         try:
             ext.run(20)
             out[f"ticks_per_s_{n}"] = ext.run(SCALE_TICKS)
         finally:
             ext.close()
         time.sleep(3.5)  # the next world registers under the same name once this entry is gone
-    inproc = InProcess(_project(8, 8), cache)
+    inproc = InProcess(pd_project(8, 8), cache)
     inproc.run(20)
     out["ticks_per_s_8_inprocess"] = inproc.run(SCALE_TICKS)
     inproc.close()
@@ -247,7 +249,7 @@ def _scaling(nameserver: str, cache: dict, ctx: zmq.Context) -> dict[str, float]
 
 def _core_contention(cache: dict) -> float:
     """In-process ticks/s alone over ticks/s with a busy loop in another process (median of pairs)."""
-    inproc = InProcess(_project(1, 1), cache)
+    inproc = InProcess(pd_project(1, 1), cache)
     inproc.run(50)
     ratios = []
     try:
