@@ -34,25 +34,27 @@ def test_a_late_answer_is_counted_and_applied_at_the_next_tick(nameserver, tmp_p
 
 
 def test_an_answer_inside_its_slot_is_applied_to_that_tick(nameserver, tmp_path):
-    """Realtime: a controller that answers half a slot after the state is still in time; the hub serves
+    """Realtime: a controller that answers a while after the state (inside its slot) is still in time; the hub serves
     answers while the tick's wall-clock slot lasts and applies them to that tick."""
     import threading
     import time
 
     body = sr1_body()
-    slot = 0.05
+    # A slot far longer than the controller's delay: the test checks what the hub does with an answer
+    # that comes inside its slot, so a busy machine must not push the answer out of it.
+    slot, delay = 1.0, 0.1
     project = kinematic_project(
         tmp_path, [{"name": "half", "policy": "hold", "deadline": 5.0, "period": slot}], sync="realtime", timestep=slot
     )
     n = len(body.joint_names)
-    ticks = 12
+    ticks = 6
 
     def slow_controller(sock: zmq.Socket) -> None:
         for _ in range(ticks):
             if not sock.poll(5000):
                 return
             state = proto.decode(sock.recv(), expect=proto.TO_CONTROLLER)
-            time.sleep(slot / 2)
+            time.sleep(delay)  # the answer is not there yet when the hub first looks
             sock.send(proto.command(state["tick"], q_ref=np.full(n, 0.01 * state["tick"]), dq_ref=np.zeros(n)))
 
     with HubUnderTest(nameserver, project, body) as sim:
@@ -71,12 +73,12 @@ def test_an_answer_inside_its_slot_is_applied_to_that_tick(nameserver, tmp_path)
 
 def test_a_tick_the_simulator_started_late_still_gives_the_controller_its_time_step(nameserver, tmp_path):
     """The slot is already over when the hub looks for answers (the simulator fell behind the wall
-    clock): an answer a quarter step after the state is the controller's in time, not a miss."""
+    clock): an answer that comes within a time step of the state is the controller's in time, not a miss."""
     import threading
     import time
 
     body = sr1_body()
-    step = 0.05
+    step = 1.0  # the grace the hub gives is one time step: long, so that a busy machine stays inside it
     project = kinematic_project(
         tmp_path, [{"name": "quick", "policy": "hold", "deadline": 5.0}], sync="realtime", timestep=step
     )
@@ -85,7 +87,7 @@ def test_a_tick_the_simulator_started_late_still_gives_the_controller_its_time_s
     def quick_controller(sock: zmq.Socket) -> None:
         if sock.poll(5000):
             state = proto.decode(sock.recv(), expect=proto.TO_CONTROLLER)
-            time.sleep(step / 4)
+            time.sleep(0.05)
             sock.send(proto.command(state["tick"], q_ref=np.full(n, 0.2), dq_ref=np.zeros(n)))
 
     with HubUnderTest(nameserver, project, body) as sim:
