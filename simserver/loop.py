@@ -3,7 +3,8 @@
 Per tick k::
 
     record = TickRecord(k)
-    hub.poll(); hub.before_collide(record)      # send state k to controllers whose turn it is
+    hub.poll(); hub.sensors.produce(record)     # range and vision readings due at tick k
+    hub.before_collide(record)                  # send state k to controllers whose turn it is
     engine.collide()                            # contacts, while controllers think
     hub.after_collide(record, slot_end)         # their commands for tick k, applied
     observers see the record                    # publisher, run summary, recorder ...
@@ -100,6 +101,7 @@ class TickLoop:
         try:
             if hub is not None:
                 hub.poll()
+                hub.sensors.produce(record)  # the range and vision readings due at this tick
                 hub.before_collide(record)
             engine.collide()
             if hub is not None:

@@ -109,7 +109,7 @@ def test_torque_saturation_and_dropped_commands(nameserver, tmp_path):
         sim.hub.attach_local(Push(), name="push", robot="robot")
         sim.run(40)
         tau = sim.world.read("robot").tau
-        dropped = sim.hub._devices["robot"].dropped
+        dropped = sim.hub.actuation.devices["robot"].dropped
     finite = np.isfinite(limits)
     assert finite.any() and np.all(tau[finite] == limits[finite])
     assert 5 < dropped < 35  # about half of 40, from the seeded generator

@@ -43,7 +43,8 @@ def _pipelined_walk(tmp_path) -> str:
     data["world"].update(command_delay=1, end_time=1.0)
     for model in data["models"]:
         model["file"] = str((EXAMPLES / model["file"]).resolve())
-    data["controllers"] = []
+    # the project's walker entry stays: `start` then waits for it to attach, so both runs begin with
+    # it (a controller of a stopped run may still be registered under the same name)
     path = tmp_path / "walk.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
