@@ -15,6 +15,7 @@ import numpy as np
 
 from hrpsim.bodyinfo import Actuator, Appearance, Body, ExtraJoint, Sensor, Shape
 from hrpsim.conventions import Z_TO_Y
+from hrpsim.engines.mujoco.build import MIN_INERTIA, MIN_MASS
 from hrpsim.modelloader.mjcf_source import MjcfSource
 
 SENSOR_KINDS = {"FORCE": "force", "TORQUE": "force", "GYRO": "gyro", "ACCELEROMETER": "accel"}
@@ -108,9 +109,12 @@ class PartsReader:
     def _mass(self, b: int, index: int) -> None:
         m, link = self.model, self.body.links[index]
         rotation = _matrix(self.mujoco, m.body_iquat[b])
+        moments = np.array(m.body_inertia[b], float)
+        if self.source.written_by_hrpsim and m.body_mass[b] == MIN_MASS and np.all(moments == MIN_INERTIA):
+            return  # the stand-in hrpsim model convert writes for a massless link (MuJoCo refuses none)
         link.mass = float(m.body_mass[b])
         link.com = np.array(m.body_ipos[b], float) - self.offset[b]
-        link.inertia = rotation @ np.diag(np.array(m.body_inertia[b], float)) @ rotation.T
+        link.inertia = rotation @ np.diag(moments) @ rotation.T
 
     def _geoms(self) -> None:
         m = self.model
