@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -27,7 +26,7 @@ from hrpsim.bodyinfo import Body, Link
 from hrpsim.errors import ModelError
 from hrpsim.modelloader.mjcf_checks import check_model
 from hrpsim.modelloader.mjcf_parts import PartsReader, world_shapes
-from hrpsim.modelloader.mjcf_source import MjcfSource, compile_model, import_mujoco
+from hrpsim.modelloader.mjcf_source import MjcfSource, compile_model, import_mujoco, quat_matrix
 from hrpsim.modelloader.urdf_xml import Problems
 
 WORLD_LINK = "world"
@@ -123,7 +122,7 @@ class _MjcfReader:
     def _add_body(self, b: int, alone: bool) -> None:
         m = self.model
         parent = int(m.body_parentid[b])
-        rotation = _matrix(self.mujoco, m.body_quat[b])
+        rotation = quat_matrix(self.mujoco, m.body_quat[b])
         translation = np.array(m.body_pos[b], float)
         name = self.source.name("body", b) or f"body{b}"
         joints = self._joints(b)
@@ -207,12 +206,6 @@ class _MjcfReader:
                     ("body",), link.name, -1, f"two links would be named {link.name!r}; give the bodies unique names"
                 )
             seen.add(link.name)
-
-
-def _matrix(mujoco: Any, quat: np.ndarray) -> np.ndarray:
-    matrix = np.empty(9)
-    mujoco.mju_quat2Mat(matrix, np.asarray(quat, float))
-    return matrix.reshape(3, 3)
 
 
 __all__ = ["load_mjcf"]

@@ -114,7 +114,7 @@ def _warn_left_out(source: MjcfSource) -> None:
         if kind not in SENSOR_KINDS or not on_site:
             sensors.append(f"{source.name('sensor', s) or f'#{s}'} ({kind.lower()})")
     counted = [
-        (sensors, "sensor(s) of kinds BodyInfo lacks (it holds force, torque, gyro and accelerometer on a body's site)"),
+        (sensors, "sensor(s) of kinds BodyInfo lacks (it holds force, torque, gyro, accelerometer on a body's site)"),
         ([source.name("camera", c) or f"#{c}" for c in range(m.ncam)], "camera(s): add vision sensors in hrpsim"),
         ([source.name("light", i) or f"#{i}" for i in range(m.nlight)], "light(s): the viewer lights the scene"),
         ([source.name("pair", p) or f"#{p}" for p in range(m.npair)], "contact pair(s): give the project collisions"),

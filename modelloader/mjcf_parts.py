@@ -16,22 +16,16 @@ import numpy as np
 from hrpsim.bodyinfo import Actuator, Appearance, Body, ExtraJoint, Sensor, Shape
 from hrpsim.conventions import Z_TO_Y
 from hrpsim.engines.mujoco.build import MIN_INERTIA, MIN_MASS
-from hrpsim.modelloader.mjcf_source import MjcfSource
+from hrpsim.modelloader.mjcf_source import MjcfSource, quat_matrix
 
 SENSOR_KINDS = {"FORCE": "force", "TORQUE": "force", "GYRO": "gyro", "ACCELEROMETER": "accel"}
-
-
-def _matrix(mujoco: Any, quat: np.ndarray) -> np.ndarray:
-    matrix = np.empty(9)
-    mujoco.mju_quat2Mat(matrix, np.asarray(quat, float))
-    return matrix.reshape(3, 3)
 
 
 def geom_shape(source: MjcfSource, g: int, offset: np.ndarray) -> Shape | None:
     """Geom ``g`` as a Shape in its link's frame; None (with a problem) for a kind BodyInfo lacks."""
     m, t = source.model, source.mujoco.mjtGeom
     kind, size = int(m.geom_type[g]), m.geom_size[g]
-    rotation = _matrix(source.mujoco, m.geom_quat[g])
+    rotation = quat_matrix(source.mujoco, m.geom_quat[g])
     shape = Shape("box", translation=np.array(m.geom_pos[g], float) - offset, rotation=rotation)
     if kind == t.mjGEOM_BOX:
         shape.size = 2.0 * np.array(size, float)
@@ -108,7 +102,7 @@ class PartsReader:
 
     def _mass(self, b: int, index: int) -> None:
         m, link = self.model, self.body.links[index]
-        rotation = _matrix(self.mujoco, m.body_iquat[b])
+        rotation = quat_matrix(self.mujoco, m.body_iquat[b])
         moments = np.array(m.body_inertia[b], float)
         if self.source.written_by_hrpsim and m.body_mass[b] == MIN_MASS and np.all(moments == MIN_INERTIA):
             return  # the stand-in hrpsim model convert writes for a massless link (MuJoCo refuses none)
@@ -154,7 +148,7 @@ class PartsReader:
                 continue  # on the world: named among the left-out parts
             sensor = Sensor(self._sensor_name(s, site, kind), kind, counts.get(kind, 0), self.body_link[b])
             sensor.translation = np.array(m.site_pos[site], float) - self.offset[b]
-            sensor.rotation = _matrix(self.mujoco, m.site_quat[site])
+            sensor.rotation = quat_matrix(self.mujoco, m.site_quat[site])
             counts[kind] = sensor.id + 1
             by_site[(site, kind)] = sensor
             self.body.sensors.append(sensor)
@@ -201,9 +195,7 @@ class PartsReader:
                 self.source.refuse(("connect",), name, e, message)
                 continue
             link1, link2 = (self.body.links[self.body_link[b]].name for b in bodies)
-            self.body.extra_joints.append(
-                ExtraJoint(name, link1, link2, "ball", point1=points[0], point2=points[1])
-            )
+            self.body.extra_joints.append(ExtraJoint(name, link1, link2, "ball", point1=points[0], point2=points[1]))
 
     def _connect_ends(self, e: int) -> tuple[tuple[int, int], tuple[np.ndarray, np.ndarray]]:
         """Both bodies of a connect and its anchor in each link's frame (MuJoCo's compiler gives it in each body's)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from lxml import etree
 
 from hrpsim.errors import ModelError
@@ -34,6 +35,13 @@ def compile_model(mujoco: Any, path: Path) -> Any:
     except ValueError as exc:
         message = " ".join(str(exc).split())
         raise ModelError(f"{path}: MuJoCo cannot compile this MJCF file: {message}") from None
+
+
+def quat_matrix(mujoco: Any, quat: np.ndarray) -> np.ndarray:
+    """MuJoCo's quaternion (w x y z) as a rotation matrix."""
+    matrix = np.empty(9)
+    mujoco.mju_quat2Mat(matrix, np.asarray(quat, float))
+    return matrix.reshape(3, 3)
 
 
 class MjcfSource:
@@ -64,7 +72,9 @@ class MjcfSource:
     def _hrpsim_prefix(self) -> str:
         """``MODEL/`` when every body is named so: hrpsim model convert's names, read back as they were."""
         model_name = self.root.get("model", "")
-        bodies = [self.mujoco.mj_id2name(self.model, self.mujoco.mjtObj.mjOBJ_BODY, b) for b in range(1, self.model.nbody)]
+        bodies = [
+            self.mujoco.mj_id2name(self.model, self.mujoco.mjtObj.mjOBJ_BODY, b) for b in range(1, self.model.nbody)
+        ]
         prefix = f"{model_name}/"
         if model_name and bodies and all(b and b.startswith(prefix) for b in bodies):
             return prefix
@@ -95,7 +105,8 @@ class MjcfSource:
         files = [str(self.path)]
         folder = self.path.parent
         compiler = self.root.find("compiler")
-        meshdir = folder / (compiler.get("meshdir") or compiler.get("assetdir") or "" if compiler is not None else "")
+        settings = compiler.attrib if compiler is not None else {}
+        meshdir = folder / (settings.get("meshdir") or settings.get("assetdir") or "")
         for element in self.root.iter("include"):
             files.append(str((folder / element.get("file", "")).resolve()))
         for element in self.root.iter("mesh"):

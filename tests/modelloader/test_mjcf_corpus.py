@@ -4,7 +4,6 @@ where each centre of mass lies), or is refused naming the file, the line and the
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -65,7 +64,9 @@ def test_suite_model_loads_as_mujoco_compiles_it_or_is_refused_at_its_line(name:
 def _centres_of_mass_are_where_mujoco_puts_them(body, model) -> None:
     data = mujoco.MjData(model)
     mujoco.mj_kinematics(model, data)
-    poses = forward_kinematics(body, np.asarray(body.root.translation), np.asarray(body.root.rotation), np.zeros(len(body.links)))
+    poses = forward_kinematics(
+        body, np.asarray(body.root.translation), np.asarray(body.root.rotation), np.zeros(len(body.links))
+    )
     for b in range(1, model.nbody):
         index = body.link_index(model.body(b).name)
         position, rotation = poses[index]

@@ -36,7 +36,11 @@ UNHELD = """<mujoco model="unheld">
 
 def info(path: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "hrpsim", "model", "info", str(path)], cwd=REPO, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "hrpsim", "model", "info", str(path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 

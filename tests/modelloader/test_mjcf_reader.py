@@ -64,12 +64,21 @@ def test_links_sit_where_mujoco_puts_the_bodies_and_joints(arm: Path) -> None:
     data = mujoco.MjData(model)
     mujoco.mj_kinematics(model, data)
     assert body.format == "mjcf" and body.name == "arm"
-    assert [lk.name for lk in body.links] == ["base", "upper.yaw", "upper", "slider", "ball.swivel_x", "ball.swivel_y", "ball"]
+    assert [lk.name for lk in body.links] == [
+        "base",
+        "upper.yaw",
+        "upper",
+        "slider",
+        "ball.swivel_x",
+        "ball.swivel_y",
+        "ball",
+    ]
     assert body.root.joint_type == "fixed" and body.root.translation == pytest.approx([0, 0, 1])
     assert [lk.joint_name for lk in body.joints] == ["yaw", "pitch", "push", "swivel_x", "swivel_y", "swivel_z"]
     poses = forward_kinematics(body, body.root.translation, body.root.rotation, np.zeros(len(body.links)))
     pitch = body.links[body.link_index("upper")]
-    assert poses[body.link_index("upper")][0] == pytest.approx(data.xanchor[model.joint("pitch").id])  # frame at the joint
+    upper_origin = poses[body.link_index("upper")][0]
+    assert upper_origin == pytest.approx(data.xanchor[model.joint("pitch").id])  # the link frame sits at its joint
     assert pitch.q_lower == pytest.approx(np.radians(-55)) and pitch.q_upper == pytest.approx(np.radians(35))  # ref 10
     ball = body.links[body.link_index("ball")]
     assert ball.joint_axis == pytest.approx([0, 0, 1]) and ball.q_upper == pytest.approx(np.radians(60))

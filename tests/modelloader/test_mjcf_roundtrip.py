@@ -53,4 +53,8 @@ def test_mjcf_to_urdf_keeps_the_tree_joints_and_masses(tmp_path: Path) -> None:
     for a in first.links:
         b = again.links[again.link_index(a.name)]
         assert again.links[b.parent].name == first.links[a.parent].name if a.parent >= 0 else b.parent == -1
-        assert (a.joint_type, a.mass, a.gear_ratio) == (b.joint_type, pytest.approx(b.mass), pytest.approx(b.gear_ratio))
+        assert (a.joint_type, a.mass, a.gear_ratio) == (
+            b.joint_type,
+            pytest.approx(b.mass),
+            pytest.approx(b.gear_ratio),
+        )
