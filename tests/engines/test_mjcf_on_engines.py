@@ -1,4 +1,4 @@
-"""dm_control's humanoid, read from its MJCF file with its floor (the file's world geoms, loaded with
+"""MJCF models on both engines. dm_control's humanoid, read from its MJCF file with its floor (the file's world geoms, loaded with
 the world option), falls without a controller, lands on that floor and comes to rest on both
 engines: it neither sinks through the floor nor is thrown apart by its joint stops."""
 
@@ -56,3 +56,29 @@ def test_humanoid_falls_onto_its_floor_and_rests(engine: str, tmp_path: Path) ->
     assert max(joint_speed) < 0.05 and max(root_speed) < 0.02  # at rest
     inside = [lk.q_lower - 0.05 <= q <= lk.q_upper + 0.05 for lk, q in zip(robot.joints, state.q, strict=True)]
     assert all(inside)  # its stops held
+
+
+READABLE = ["acrobot", "cartpole", "cheetah", "finger", "hopper", "pendulum", "reacher", "walker"]
+
+
+@pytest.mark.parametrize("engine", ["ode", "mujoco"])
+@pytest.mark.parametrize("name", READABLE)
+def test_every_readable_suite_model_runs_a_second_on_its_world(name: str, engine: str, tmp_path: Path) -> None:
+    """No explosion (the engines' state guard would raise) and no joint thrown into a spin."""
+    path = suite_file(f"{name}.xml")
+    proj, bodies = project(
+        tmp_path,
+        [
+            (ModelConfig(name="world", file=str(path), static=True), load_body(path, world=True)),
+            (ModelConfig(name="robot", file=str(path)), load_body(path)),
+        ],
+        timestep=STEP,
+        joint_limits=True,
+        collisions=[CollisionPair("world", "robot", friction=0.7)],
+        engine=engine,
+    )
+    world = make_engine(proj, bodies)
+    for _ in range(round(1.0 / STEP)):
+        world.step()
+    state = world.read("robot")
+    assert np.all(np.abs(state.dq) < 20.0)
