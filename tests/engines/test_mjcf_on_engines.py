@@ -1,6 +1,7 @@
-"""MJCF models on both engines. dm_control's humanoid, read from its MJCF file with its floor (the file's world geoms, loaded with
-the world option), falls without a controller, lands on that floor and comes to rest on both
-engines: it neither sinks through the floor nor is thrown apart by its joint stops."""
+"""MJCF models on both engines. dm_control's humanoid, read from its MJCF file with its floor (the
+file's world geoms, loaded with the world option), falls without a controller, lands on that floor
+and comes to rest: it neither sinks through the floor nor is thrown apart by its joint stops. Every
+other readable suite model runs a second on its own world."""
 
 from __future__ import annotations
 
