@@ -84,8 +84,9 @@ class MjcfSource:
 
     def element(self, tags: tuple[str, ...], name: str = "", nth: int = -1) -> etree._Element | None:
         """The file's element of one of ``tags`` named ``name`` (a hrpsim prefix put back), else the
-        ``nth`` of those tags in the file; None when it is not in this file (an included one)."""
-        found = [e for e in self.root.iter() if isinstance(e.tag, str) and e.tag in tags]
+        ``nth`` of those tags in the file outside ``<default>``; None when it is not in this file
+        (an included one)."""
+        found = [e for e in self.root.iter(*tags) if not any(a.tag == "default" for a in e.iterancestors())]
         if name:
             for wanted in (self.prefix + name, name):
                 named = [e for e in found if e.get("name") == wanted]

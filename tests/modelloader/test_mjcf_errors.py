@@ -90,3 +90,21 @@ def test_a_file_of_only_an_environment_says_how_to_load_it(tmp_path: Path) -> No
     with pytest.raises(ModelError, match="world: true"):
         load_body(path)
     assert load_body(path, world=True).links[0].shapes[0].kind == "plane"
+
+
+def test_unnamed_elements_are_found_by_their_place_outside_the_defaults(tmp_path: Path) -> None:
+    path = tmp_path / "unnamed.xml"
+    path.write_text(
+        "<mujoco>\n"
+        '  <default><geom type="sphere" size=".1"/><motor gear="2"/></default>\n'
+        '  <worldbody><body><joint type="hinge"/><geom/><site name="s"/>\n'
+        '    <geom type="ellipsoid" size=".1 .2 .3"/>\n'
+        "  </body></worldbody>\n"
+        '  <actuator><motor site="s" gear="1 0 0 0 0 0"/></actuator>\n'
+        "</mujoco>\n"
+    )
+    with pytest.raises(ModelError) as caught:
+        load_body(path)
+    problems = sorted(str(p) for p in caught.value.problems)
+    assert problems[0].startswith(f"{path}:4: /mujoco/worldbody/body/geom[2]: an ellipsoid geom")
+    assert problems[1].startswith(f"{path}:6: /mujoco/actuator/motor: an actuator acting on a site")
