@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from hrpsim.bodyinfo import Actuator, Appearance, Body, ExtraJoint, Sensor, Shape
+from hrpsim.bodyinfo import Actuator, Appearance, Body, ExtraJoint, Link, Sensor, Shape
 from hrpsim.conventions import Z_TO_Y
 from hrpsim.engines.mujoco.build import MIN_INERTIA, MIN_MASS
 from hrpsim.modelloader.mjcf_source import MjcfSource, quat_matrix
@@ -182,6 +182,26 @@ class PartsReader:
             if gear > 0.0 and link.gear_ratio == 1.0:
                 link.rotor_inertia /= gear**2  # MuJoCo's armature is the inertia seen at the joint
                 link.gear_ratio = gear
+            self._torque_limits(a, link)
+
+    def _torque_limits(self, a: int, link: Link) -> None:
+        """The torque the actuator can give at its joint bounds the joint's torque: its force range,
+        or a plain motor's control range, times its gear (and a motor's gain)."""
+        m, mj = self.model, self.mujoco
+        gear = float(m.actuator_gear[a][0])
+        plain_motor = (
+            m.actuator_dyntype[a] == mj.mjtDyn.mjDYN_NONE
+            and m.actuator_gaintype[a] == mj.mjtGain.mjGAIN_FIXED
+            and m.actuator_biastype[a] == mj.mjtBias.mjBIAS_NONE
+        )
+        if m.actuator_forcelimited[a]:
+            ends = np.array(m.actuator_forcerange[a], float) * gear
+        elif plain_motor and m.actuator_ctrllimited[a]:
+            ends = np.array(m.actuator_ctrlrange[a], float) * gear * float(m.actuator_gainprm[a][0])
+        else:
+            return
+        link.torque_lower = max(link.torque_lower, float(ends.min()))
+        link.torque_upper = min(link.torque_upper, float(ends.max()))
 
     def _equalities(self) -> None:
         m = self.model

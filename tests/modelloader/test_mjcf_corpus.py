@@ -93,6 +93,7 @@ def test_humanoid_sensors_gears_and_chains() -> None:
         link = next(lk for lk in body.links if lk.joint_name == joint.name)
         assert link.gear_ratio == pytest.approx(model.actuator_gear[a][0])
         assert link.reflected_inertia == pytest.approx(model.dof_armature[joint.dofadr[0]])
+        assert link.torque_upper == pytest.approx(model.actuator_gear[a][0] * model.actuator_ctrlrange[a][1])
     # a body with two hinges is two links: a massless one per extra joint, then the body's own
     chain = body.links[body.link_index("lower_waist.abdomen_z")]
     assert chain.mass == 0.0 and body.links[chain.parent].name == "torso"

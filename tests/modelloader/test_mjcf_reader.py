@@ -121,6 +121,7 @@ def test_sensors_gear_loop_and_exclusion(arm: Path) -> None:
     assert body.sensors[0].translation == pytest.approx([0.3, 0, 0])  # the wrist site, from the pitch joint
     yaw = body.links[body.link_index("upper.yaw")]
     assert yaw.gear_ratio == 50 and yaw.reflected_inertia == pytest.approx(0.5)
+    assert (yaw.torque_lower, yaw.torque_upper) == (-50.0, 50.0)  # the motor's control range times its gear
     assert body.actuators[0].name == "yaw_motor" and body.actuators[0].params["ctrlrange"] == [-1.0, 1.0]
     (loop,) = body.extra_joints
     assert (loop.name, loop.link1, loop.link2, loop.type) == ("loop", "slider", "ball", "ball")
