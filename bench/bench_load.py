@@ -11,9 +11,9 @@ ratio. `info_process_ms` is a whole `hrpsim model info --json sample1.wrl` proce
 Aims: sample1 under 150 ms cold, house under 2 s, a cached load under 5 ms.
 `sr1_cold_ms` (URDF) and `wam_cold_ms` (COLLADA .zae) appear when those readers exist.
 `humanoid_cold_ms` is dm_control's humanoid.xml (MJCF) when dm_control and MuJoCo are installed,
-against `humanoid_compile_ms`, MuJoCo's own compile of the file (MjModel.from_xml_path), the floor
-for a reader that compiles with it, measured in alternation; `humanoid_ratio` is the median of
-the pairs' ratios.
+against `humanoid_compile_ms`, MuJoCo's own load of the file (MjModel.from_xml_path, textures and
+all; the reader drops textures before compiling), measured in alternation; `humanoid_ratio` is the
+median of the pairs' ratios.
 """
 
 from __future__ import annotations
