@@ -120,15 +120,38 @@ class _MjcfReader:
         return not joints or (len(joints) == 1 and joints[0].kind == "free")
 
     def _add_body(self, b: int, alone: bool) -> None:
+        """Body ``b``'s link (or chain of links, one per joint) under its parent's link."""
         m = self.model
         parent = int(m.body_parentid[b])
-        rotation = quat_matrix(self.mujoco, m.body_quat[b])
-        translation = np.array(m.body_pos[b], float)
         name = self.source.name("body", b) or f"body{b}"
-        joints = self._joints(b)
+        joints = self._held_joints(b, name, parent == 0 and alone)
+        rotation = quat_matrix(self.mujoco, m.body_quat[b])
+        # the body's origin in its parent's link frame (which sits at the parent's last joint)
+        translation = np.array(m.body_pos[b], float) - self.offset[parent]
         parent_link = self.body_link.get(parent, -1)
-        parent_offset = self.offset[parent]
-        if any(j.kind == "free" for j in joints) and not (parent == 0 and alone and len(joints) == 1):
+        if not joints or joints[0].kind == "free":
+            kind = joints[0].kind if joints else "fixed"
+            self.links.append(Link(name=name, parent=parent_link, joint_type=kind, rotation=rotation))
+            self.links[-1].translation = translation
+            self.body_link[b], self.offset[b] = len(self.links) - 1, np.zeros(3)
+            return
+        previous = np.zeros(3)
+        for k, joint in enumerate(joints):
+            origin = joint.pos if joint.kind == "rotate" else previous
+            link = Link(name=name if k == len(joints) - 1 else f"{name}.{joint.name}", parent=parent_link)
+            if k == 0:
+                link.rotation, link.translation = rotation, translation + rotation @ origin
+            else:
+                link.translation = origin - previous
+            self._set_joint(link, joint)
+            self.links.append(link)
+            parent_link, previous = len(self.links) - 1, origin
+        self.body_link[b], self.offset[b] = len(self.links) - 1, previous
+
+    def _held_joints(self, b: int, name: str, may_be_free: bool) -> list[_Joint]:
+        """The body's joints; a free joint BodyInfo cannot hold is refused and left out."""
+        joints = self._joints(b)
+        if any(j.kind == "free" for j in joints) and not (may_be_free and len(joints) == 1):
             self.source.refuse(
                 ("body",),
                 name,
@@ -137,28 +160,7 @@ class _MjcfReader:
                 "root per model; give each free body its own file, or use slide and hinge joints)",
             )
             joints = [j for j in joints if j.kind != "free"]
-        if not joints or joints[0].kind == "free":
-            kind = joints[0].kind if joints else "fixed"
-            link = Link(name=name, parent=parent_link, joint_type=kind, rotation=rotation)
-            link.translation = translation - parent_offset
-            self.links.append(link)
-            self.body_link[b] = len(self.links) - 1
-            self.offset[b] = np.zeros(3)
-            return
-        previous = np.zeros(3)
-        for k, joint in enumerate(joints):
-            last = k == len(joints) - 1
-            origin = joint.pos if joint.kind == "rotate" else previous
-            link = Link(name=name if last else f"{name}.{joint.name}", parent=parent_link)
-            if k == 0:
-                link.rotation, link.translation = rotation, translation + rotation @ origin - parent_offset
-            else:
-                link.translation = origin - previous
-            self._set_joint(link, joint)
-            self.links.append(link)
-            parent_link, previous = len(self.links) - 1, origin
-        self.body_link[b] = len(self.links) - 1
-        self.offset[b] = previous
+        return joints
 
     def _set_joint(self, link: Link, joint: _Joint) -> None:
         link.joint_name, link.joint_type, link.joint_axis = joint.name, joint.kind, joint.axis
