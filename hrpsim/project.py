@@ -399,8 +399,9 @@ def _model(c: _Checker, i: int, data: Any, folder: Path) -> ModelConfig | None:
     elif c.choice(f"{key}.drive", drive, DRIVE_MODES):
         m.drive = drive
     m.options = c.mapping(f"{key}.options", data.get("options"))
-    if "lenient" in m.options:
-        c.boolean(f"{key}.options.lenient", m.options["lenient"])
+    for option in ("lenient", "world"):
+        if option in m.options:
+            c.boolean(f"{key}.options.{option}", m.options[option])
     if data.get("devices") is not None:
         m.devices = _devices(c, f"{key}.devices", c.mapping(f"{key}.devices", data["devices"]))
     return m

@@ -51,4 +51,5 @@ def _fetch(mc: ModelConfig, nameserver: str | None) -> Body:
 def _load_local(mc: ModelConfig) -> Body:
     from hrpsim.modelloader import load_body
 
-    return load_body(mc.file, lenient=bool((mc.options or {}).get("lenient", False)))
+    options = mc.options or {}
+    return load_body(mc.file, lenient=bool(options.get("lenient", False)), world=bool(options.get("world", False)))
