@@ -1,7 +1,8 @@
 """Model files -> BodyInfo: one entry point that picks the reader by the file's suffix.
 
 ``.wrl`` is OpenHRP VRML97 (modelloader.openhrp), ``.urdf`` URDF (modelloader.urdf), ``.dae``
-and ``.zae`` COLLADA with the OpenRAVE extensions (modelloader.collada). Each reader is
+and ``.zae`` COLLADA with the OpenRAVE extensions (modelloader.collada), ``.body`` Choreonoid body
+files (modelloader.choreonoid). Each reader is
 imported only when a file of its kind is loaded.
 """
 
@@ -20,6 +21,7 @@ FORMATS: dict[str, tuple[str, str, bool]] = {
     ".urdf": ("hrpsim.modelloader.urdf", "load_urdf", False),
     ".dae": ("hrpsim.modelloader.collada", "load_collada", False),
     ".zae": ("hrpsim.modelloader.collada", "load_collada", False),
+    ".body": ("hrpsim.modelloader.choreonoid", "load_choreonoid_body", False),
 }
 
 
