@@ -172,7 +172,13 @@ def read_inertia(file: BodyFile, node: YMap, what: str) -> np.ndarray:
     if values is None:
         return np.zeros((3, 3))
     if values.size == 9:
-        return values.reshape(3, 3)
+        matrix = values.reshape(3, 3)
+        if not np.allclose(matrix, matrix.T, rtol=1e-9, atol=0.0):
+            file.notes.append(
+                f"{file.where(node, found)}: {what}: inertia is not symmetric; its symmetric part is used"
+            )
+            matrix = (matrix + matrix.T) / 2
+        return matrix
     if values.size == 6:
         xx, xy, xz, yy, yz, zz = values
         return np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])

@@ -101,7 +101,7 @@ class Resources:
         if value is None:
             file.add(node, "Resource", f"{path.name} has no node anchored as &{name}", "node")
             return None
-        return value, BodyFile(path, file.problems, degree=file.degree)
+        return value, file.inside(path)
 
     # --- the files ---
 

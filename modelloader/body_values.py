@@ -33,10 +33,15 @@ def spellings(keys: Keys) -> tuple[str, ...]:
 class BodyFile:
     """One body file being read: its path, its angle unit and the problems found in it."""
 
-    def __init__(self, path: Path, problems: list[str], *, degree: bool = True) -> None:
+    def __init__(self, path: Path, problems: list[str], *, notes: list[str] | None = None, degree: bool = True) -> None:
         self.path = path
         self.problems = problems
+        self.notes = [] if notes is None else notes  # what was read differently from what is written
         self.degree = degree
+
+    def inside(self, path: Path) -> BodyFile:
+        """The context for another file read on behalf of this one (same problems, notes, unit)."""
+        return BodyFile(path, self.problems, notes=self.notes, degree=self.degree)
 
     # --- problems ---
 

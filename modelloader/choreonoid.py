@@ -105,7 +105,7 @@ class _BodyReader:
         body.sensors = _sensors(ordered, self.notes)
         body.extra_joints = self.extra + self._extra_joints(top, {e.link.name for e in ordered})
         body.static = len(body.links) == 1 and body.root.joint_type == "fixed"
-        notes = self.notes + [n for e in ordered for n in e.parts.notes] + self.resources.notes
+        notes = self.file.notes + self.notes + [n for e in ordered for n in e.parts.notes] + self.resources.notes
         notes = list(dict.fromkeys(notes))
         body.metadata = {"notes": notes} if notes else {}
         return body
