@@ -105,7 +105,8 @@ class Resources:
 
     # --- the files ---
 
-    def _note(self, path: Path) -> None:
+    def note(self, path: Path) -> None:
+        """Count ``path`` among the files the body was read from."""
         if str(path) not in self.files:
             self.files.append(str(path))
 
@@ -113,7 +114,7 @@ class Resources:
         key = str(path)
         if key not in self._meshes:
             self._meshes[key] = load_mesh(path)
-            self._note(path)
+            self.note(path)
         return self._meshes[key]
 
     def _document(self, file: BodyFile, node: YMap, path: Path) -> YamlDocument | None:
@@ -124,7 +125,7 @@ class Resources:
             except HrpsimError as exc:
                 file.add(node, "Resource", str(exc), "uri")
                 return None
-            self._note(path)
+            self.note(path)
         return self._yaml[key]
 
     def _parse_scene(self, file: BodyFile, node: YMap, path: Path) -> ParsedFile | None:
@@ -145,7 +146,7 @@ class Resources:
             file.add(node, "Resource", refusal, "uri")
             return None
         resolve_file(parsed, self._scenes.problems)
-        self._note(path)
+        self.note(path)
         self.notes.append(f"{path}: 'DEF <node type> {{' read as an unnamed node of that type, as Choreonoid does")
         return parsed
 
@@ -157,7 +158,7 @@ class Resources:
         if parsed is None:
             return []
         for loaded in self._scenes.files:
-            self._note(Path(loaded))
+            self.note(Path(loaded))
         name = file.string(node, "node", "Resource")
         roots: list[tuple[Node, np.ndarray]] = [(s, np.eye(4)) for s in parsed.statements if isinstance(s, Node)]
         if name:

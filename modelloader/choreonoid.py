@@ -218,7 +218,7 @@ class _BodyReader:
             sign = -1.0 if value.startswith("-") else 1.0
             letter = value.lstrip("-").upper()
             if letter in AXES:
-                return sign * np.array(AXES[letter], dtype=np.float64)
+                return sign * np.array(AXES[letter], dtype=np.float64) + 0.0  # no -0
         elif isinstance(value, list):
             numbers = self.file.numbers(value, node, "jointAxis", label)
             if numbers is not None and numbers.size == 3 and np.linalg.norm(numbers) > 0:
@@ -275,6 +275,7 @@ class _BodyReader:
         if path in self.stack or len(self.stack) > _MAX_SUB_BODIES:
             self.file.add(node, "SubBody", f"{path.name} includes itself")
             return
+        self.resources.note(path)
         sub = _BodyReader(path, self.problems, self.resources, self.stack)
         try:
             sub_body = sub.read()
