@@ -53,7 +53,10 @@ def load_choreonoid_body(path: str | Path) -> Body:
     path = Path(path).resolve()
     problems: list[str] = []
     resources = Resources()
-    body = _BodyReader(path, problems, resources, []).read()
+    try:
+        body = _BodyReader(path, problems, resources, []).read()
+    except ModelError as exc:  # a problem that stops the reading: the ones found so far come along
+        problems.extend(p for p in exc.problems if p not in problems)
     if problems:
         if len(problems) == 1:
             raise ModelError(problems[0], problems)
@@ -309,6 +312,10 @@ class _BodyReader:
     # --- the tree ---
 
     def _tree(self, top: YMap) -> list[_Entry]:
+        if not self.entries:
+            if not self.problems:
+                self.file.add(top, "links", "no link is defined")
+            raise ModelError(self.problems[-1], self.problems)
         by_name: dict[str, _Entry] = {}
         for entry in self.entries:
             if entry.link.name in by_name:
