@@ -155,7 +155,8 @@ def test_polygon_geometry_becomes_meshes(tmp_path: Path) -> None:
                 geometry: { type: ElevationGrid, xDimension: 3, zDimension: 2, xSpacing: 0.5, zSpacing: 1.0,
                             height: [ 0, 0.1, 0, 0, 0.2, 0 ] }
               - type: Shape
-                geometry: { type: Extrusion, crossSection: [ 1, 1, 1, -1, -1, -1, -1, 1, 1, 1 ], spine: [ 0, 0, 0, 0, 2, 0 ] }
+                geometry:
+                  { type: Extrusion, crossSection: [ 1, 1, 1, -1, -1, -1, -1, 1, 1, 1 ], spine: [ 0, 0, 0, 0, 2, 0 ] }
         """,
     )
     shapes = load_body(path).root.shapes
