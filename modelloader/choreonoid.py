@@ -105,6 +105,7 @@ class _BodyReader:
         name = self.file.string(top, "name", "body") or self.path.stem
         body = Body(name=name, source=str(self.path), format="choreonoid")
         body.links = [e.link for e in ordered]
+        self._number_tracks(body.links)
         body.sensors = _sensors(ordered, self.notes)
         body.extra_joints = self.extra + self._extra_joints(top, {e.link.name for e in ordered})
         body.static = len(body.links) == 1 and body.root.joint_type == "fixed"
@@ -351,6 +352,15 @@ class _BodyReader:
             self.file.add(top, "links", f"links {', '.join(unreached)} form a loop not attached to the root")
         self._ordered = ordered
         return ordered
+
+    def _number_tracks(self, links: list[Link]) -> None:
+        """Choreonoid drives a pseudo continuous track through its link, hrpsim through a joint id:
+        a track without ``jointId`` gets the next one after the file's, in link order."""
+        next_id = max((lk.joint_id for lk in links), default=-1) + 1
+        for link in links:
+            if link.joint_type == "crawler" and link.joint_id < 0:
+                link.joint_id, next_id = next_id, next_id + 1
+                self.notes.append(f"{self.path}: track {link.name!r} has no jointId; it is joint {link.joint_id}")
 
     def _extra_joints(self, top: YMap, names: set[str]) -> list[ExtraJoint]:
         value = self.file.raw(top, "extraJoints")
