@@ -9,7 +9,8 @@ decode), against `service_cold_ms`, the same request after `clear`; `cached_rati
 ratio. `info_process_ms` is a whole `hrpsim model info --json sample1.wrl` process, against
 `python_imports_ms`, a process that only imports numpy, lark and pyzmq.
 Aims: sample1 under 150 ms cold, house under 2 s, a cached load under 5 ms.
-`sr1_cold_ms` (URDF) and `wam_cold_ms` (COLLADA .zae) appear when those readers exist.
+`sr1_cold_ms` (URDF) and `wam_cold_ms` (COLLADA .zae) appear when those readers exist, and
+`gr001_cold_ms` (Choreonoid body, 21 STL meshes) with `gr001_ratio` = gr001_cold_ms / sample1_cold_ms.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ PA10 = MODELS / "openhrp3/model/PA10/pa10.main.wrl"
 HOUSE = MODELS / "openhrp3/model/house/house.main.wrl"
 SR1 = MODELS / "choreonoid/model/SR1/SR1.urdf"
 WAM = MODELS / "openrave/robots/barrett-wam-sensors.zae"
+GR001 = MODELS / "choreonoid-body/GR001/GR001.body"
 TOKEN = re.compile(r'#[^\n]*|"(?:[^"\\]|\\.)*"|[^\s,\[\]{}#"]+|[\[\]{}]')
 
 
@@ -114,6 +116,9 @@ def run() -> dict[str, float]:
         figures["sr1_cold_ms"] = median_ms(lambda: load_body(SR1), 15)
     if importlib.util.find_spec("modelloader.collada") is not None:
         figures["wam_cold_ms"] = median_ms(lambda: load_body(WAM), 5)
+    if importlib.util.find_spec("modelloader.choreonoid") is not None:
+        figures["gr001_cold_ms"] = median_ms(lambda: load_body(GR001), 15)
+        figures["gr001_ratio"] = figures["gr001_cold_ms"] / figures["sample1_cold_ms"]
     with (
         nameserver_process() as address,
         modelloader(address) as endpoint,
