@@ -4,6 +4,7 @@ line and element of the refusal for those that need what hrpsim cannot simulate.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 from pathlib import Path
@@ -31,6 +32,17 @@ def test_every_body_file_of_the_corpus_has_facts() -> None:
     on_disk = sorted(str(p.relative_to(MODELS)) for p in (MODELS / "choreonoid-body").rglob("*.body"))
     assert on_disk == sorted(FACTS)
     assert len(LOADING) > 40 and REFUSED
+
+
+def test_corpus_files_are_the_unmodified_copies_the_facts_describe() -> None:
+    listed = {
+        f["path"]: f for f in json.loads(MODEL_FACTS.read_text())["files"] if f["path"].startswith("choreonoid-body/")
+    }
+    on_disk = {str(p.relative_to(MODELS)) for p in (MODELS / "choreonoid-body").rglob("*") if p.is_file()}
+    assert set(listed) == on_disk
+    for rel, entry in listed.items():
+        data = (MODELS / rel).read_bytes()
+        assert (len(data), hashlib.sha256(data).hexdigest()) == (entry["size"], entry["sha256"]), rel
 
 
 @pytest.mark.parametrize("rel", LOADING)
