@@ -7,11 +7,7 @@ Choreonoid's rules, as its loader applies them:
 - ``links`` is a list (or a mapping from node type to node); the root is ``rootLink`` or the
   first link; each other link names its ``parent``; links are ordered pre-order from the root,
   children in file order;
-- a link without joint keys is a fixed joint on axis Z; jointType revolute -> rotate, prismatic
-  (slide) -> slide, free, fixed, pseudo_continuous_track -> crawler; ``jointAxis`` is X, -Y ...
-  or a vector; ranges and speeds of revolute joints are angles; ``unlimited`` is no limit;
-- a link without mass keys or RigidBody elements weighs 1 kg with a unit inertia (Choreonoid's
-  Link defaults); link keys and RigidBody elements combine by the parallel-axis rule;
+- joints and masses as modelloader.body_joints reads them;
 - a ``SubBody`` link includes another body file (``prefix``/``suffix`` on its names,
   ``jointIdOffset`` on its joint ids) under ``parent``, its root overridden by the node's keys;
 - ``extraJoints`` close loops (ball and piston; hinge and fixed are refused).
@@ -29,21 +25,12 @@ import numpy as np
 
 from hrpsim.bodyinfo import Body, ExtraJoint, Link, Sensor
 from hrpsim.errors import ModelError
-from hrpsim.modelloader.body_elements import ElementWalk, LinkParts, RigidPart, read_inertia
+from hrpsim.modelloader.body_elements import ElementWalk, LinkParts
+from hrpsim.modelloader.body_joints import read_joint, read_mass
 from hrpsim.modelloader.body_resources import Resources
 from hrpsim.modelloader.body_values import BodyFile
 from hrpsim.modelloader.body_yaml import YMap, load_yaml
 
-JOINT_TYPES = {
-    "revolute": "rotate",
-    "prismatic": "slide",
-    "slide": "slide",
-    "free": "free",
-    "fixed": "fixed",
-    "pseudo_continuous_track": "crawler",
-    "pseudoContinuousTrack": "crawler",
-}
-AXES = {"X": (1, 0, 0), "Y": (0, 1, 0), "Z": (0, 0, 1)}
 EXTRA_JOINTS = {"ball": "ball", "piston": "piston"}
 _MAX_SUB_BODIES = 16
 
@@ -166,7 +153,7 @@ class _BodyReader:
         rotation = self.file.rotation(node, label)
         if rotation is not None:
             link.rotation = rotation
-        self._joint(node, link, label)
+        read_joint(self.file, node, link, label)
         entry = _Entry(link, self.file.string(node, "parent", label), node)
         walk = ElementWalk(self.resources, len(self.entries), entry.parts)
         walk.contents(self.file, node.get("elements"), np.eye(4), "both")
@@ -174,103 +161,9 @@ class _BodyReader:
         link.shapes = [*link.shapes, *collision] if sub_body else collision
         link.visuals = [*link.visuals, *visual] if sub_body and visual else visual
         if not sub_body:
-            self._mass(node, link, entry.parts.rigid, label)
+            read_mass(self.file, node, link, entry.parts.rigid, label)
         self.entries.append(entry)
         return entry
-
-    def _joint(self, node: YMap, link: Link, label: str) -> None:
-        f = self.file
-        joint_id = f.number(node, "jointId", label)
-        if joint_id is not None:
-            link.joint_id = int(joint_id)
-        kind = f.string(node, "jointType", label)
-        if kind:
-            if kind in JOINT_TYPES:
-                link.joint_type = JOINT_TYPES[kind]
-            else:
-                f.add(
-                    node, label, f"jointType {kind!r} is not one of {', '.join(JOINT_TYPES)}", f.key(node, "jointType")
-                )
-        axis = f.raw(node, "jointAxis")
-        if axis is not None:
-            link.joint_axis = self._axis(node, axis, label)
-        rotary = link.joint_type == "rotate" and f.degree
-        lower, upper = self._range(node, "jointRange", label, rotary)
-        if lower is not None:
-            link.q_lower, link.q_upper = lower, upper
-        speed = f.raw(node, "maxJointVelocity")
-        if speed is not None:
-            top = self._limit(node, speed, "maxJointVelocity", label, rotary)
-            link.dq_lower, link.dq_upper = -top, top
-        else:
-            lower, upper = self._range(node, "jointVelocityRange", label, rotary)
-            if lower is not None:
-                link.dq_lower, link.dq_upper = lower, upper
-        effort = f.raw(node, ("maxJointEffort",))
-        if effort is not None:
-            top = self._limit(node, effort, "maxJointEffort", label, False)
-            link.torque_lower, link.torque_upper = -top, top
-        inertia = f.number(node, "jointAxisInertia", label)
-        if inertia is not None:
-            link.rotor_inertia, link.gear_ratio = inertia, 1.0
-        else:
-            link.rotor_inertia = f.number(node, "rotorInertia", label, link.rotor_inertia)
-            link.gear_ratio = f.number(node, "gearRatio", label, link.gear_ratio)
-
-    def _axis(self, node: YMap, value: object, label: str) -> np.ndarray:
-        if isinstance(value, str):
-            sign = -1.0 if value.startswith("-") else 1.0
-            letter = value.lstrip("-").upper()
-            if letter in AXES:
-                return sign * np.array(AXES[letter], dtype=np.float64) + 0.0  # no -0
-        elif isinstance(value, list):
-            numbers = self.file.numbers(value, node, "jointAxis", label)
-            if numbers is not None and numbers.size == 3 and np.linalg.norm(numbers) > 0:
-                return numbers / np.linalg.norm(numbers)
-        self.file.add(node, label, f"jointAxis {value!r} is not X, Y, Z, -X, -Y, -Z or a non-zero vector",
-                      self.file.key(node, "jointAxis"))  # fmt: skip
-        return np.array([0.0, 0.0, 1.0])
-
-    def _range(self, node: YMap, keys: str, label: str, rotary: bool) -> tuple[float | None, float]:
-        key = self.file.key(node, keys)
-        if key is None:
-            return None, 0.0
-        value = node[key]
-        if isinstance(value, list) and len(value) == 2:
-            return -self._limit(node, value[0], key, label, rotary, lower=True), self._limit(
-                node, value[1], key, label, rotary
-            )
-        if not isinstance(value, list):
-            top = self._limit(node, value, key, label, rotary)
-            return -top, top
-        self.file.add(node, label, f"{key} must be [lower, upper] or one number", key)
-        return None, 0.0
-
-    def _limit(self, node: YMap, value: object, key: str, label: str, rotary: bool, *, lower: bool = False) -> float:
-        """A bound as a positive magnitude for the upper side (negated back for ``lower``)."""
-        if value == "unlimited":
-            return np.inf
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            self.file.add(node, label, f"{key} holds {value!r}: a number or 'unlimited'", key)
-            return np.inf
-        number = float(np.radians(value)) if rotary else float(value)
-        return -number if lower else number
-
-    def _mass(self, node: YMap, link: Link, rigid: list[RigidPart], label: str) -> None:
-        f = self.file
-        has = [f.key(node, k) is not None for k in ("centerOfMass", "mass", "inertia")]
-        own = RigidPart(
-            f.number(node, "mass", label, 0.0 if rigid else 1.0),
-            f.vector(node, "centerOfMass", label, 3, (0.0, 0.0, 0.0)),
-            read_inertia(f, node, label) if has[2] else (np.zeros((3, 3)) if rigid else np.eye(3)),
-        )
-        parts = ([own] if any(has) else []) + rigid
-        if not parts:
-            link.mass, link.com, link.inertia = 1.0, np.zeros(3), np.eye(3)
-            return
-        link.mass, link.com, link.inertia = combine(parts)
-        if link.mass < 0:
-            f.add(node, label, f"mass {link.mass} is negative", f.key(node, "mass"))
 
     def _sub_body(self, node: YMap) -> None:
         path = self.resources.path_of(self.file, node, "SubBody")
@@ -387,19 +280,6 @@ class _BodyReader:
                 )
             )
         return result
-
-
-def combine(parts: list[RigidPart]) -> tuple[float, np.ndarray, np.ndarray]:
-    """Total mass, centre of mass and inertia about it of masses in one frame."""
-    mass = sum(p.mass for p in parts)
-    if mass <= 0:
-        return mass, np.zeros(3), np.zeros((3, 3))
-    com = sum(p.mass * p.com for p in parts) / mass
-    inertia = np.zeros((3, 3))
-    for part in parts:
-        offset = com - part.com
-        inertia += part.inertia + part.mass * (offset @ offset * np.eye(3) - np.outer(offset, offset))
-    return mass, com, inertia
 
 
 def _sensors(ordered: list[_Entry], notes: list[str]) -> list[Sensor]:
