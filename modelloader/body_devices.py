@@ -64,6 +64,14 @@ _IMAGE_TYPES = {
 }
 
 
+# Choreonoid's optical frames, as rotations from the GL frame's axes (columns) to the named frame
+_OPTICAL_FRAMES = {
+    "gl": ((1, 0, 0), (0, 1, 0), (0, 0, 1)),
+    "cv": ((1, 0, 0), (0, -1, 0), (0, 0, -1)),
+    "robotics": ((0, 0, -1), (-1, 0, 0), (0, 1, 0)),
+}
+
+
 def is_device(kind: str) -> bool:
     return kind in SENSOR_TYPES or kind in NOTED or kind in REFUSED
 
@@ -82,15 +90,31 @@ def read_device(file: BodyFile, node: YMap, kind: str, link: int, placed: np.nda
     if params is None:
         return f"{file.where(node)}: {what}: a Camera without format is not created (as in Choreonoid)"
     sensor_id = file.number(node, "id", what, -1.0)
+    rotation = _rigid(placed[:3, :3])
+    if sensor_type in ("vision", "range"):
+        rotation = rotation @ _optical_frame(file, node, what)
     return Sensor(
         name=name,
         type=sensor_type,
         id=int(sensor_id),
         link=link,
         translation=placed[:3, 3].copy(),
-        rotation=_rigid(placed[:3, :3]),
+        rotation=rotation,
         params=params,
     )
+
+
+def _optical_frame(file: BodyFile, node: YMap, what: str) -> np.ndarray:
+    """The rotation from the device's frame to the frame a camera or scanner looks in (OpenHRP's
+    and OpenGL's: along -Z, Y up): ``optical_frame`` gl (the default), cv or robotics, then
+    ``optical_frame_rotation``, as Choreonoid's VisionSensor composes them."""
+    kind = file.string(node, "opticalFrame", what, "gl")
+    if kind not in _OPTICAL_FRAMES:
+        file.add(node, what, f"optical_frame {kind!r} is not one of {', '.join(_OPTICAL_FRAMES)}")
+        kind = "gl"
+    extra = file.rotation(node, what, "opticalFrameRotation")
+    frame = np.array(_OPTICAL_FRAMES[kind], dtype=np.float64)
+    return frame if extra is None else frame @ extra
 
 
 def _params(file: BodyFile, node: YMap, sensor_type: str, what: str) -> dict[str, Any] | None:

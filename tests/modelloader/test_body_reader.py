@@ -218,19 +218,28 @@ def test_devices_become_sensors_posed_in_their_link_and_the_rest_notes(tmp_path:
               - { type: RateGyroSensor, name: GYRO }
               - { type: RangeSensor, name: LRF, yawRange: 180, yawStep: 1, scanRate: 20, maxDistance: 8 }
               - { type: Camera, name: NOFORMAT }
+              - { type: Camera, name: ROBO, id: 1, format: COLOR, optical_frame: robotics }
+              - { type: Camera, name: TURNED, id: 2, format: COLOR, optical_frame_rotation: [ 0, 1, 0, -90 ] }
               - { type: SpotLight, name: LIGHT }
         """,
     )
     body = load_body(path)
     sensors = {s.name: s for s in body.sensors}
     assert [(s.name, s.type, s.id) for s in body.sensors] == [
-        ("FS", "force", 0), ("CAM", "vision", 0), ("ACC", "accel", 0), ("GYRO", "gyro", 0), ("LRF", "range", 0)
+        ("FS", "force", 0), ("CAM", "vision", 0), ("ACC", "accel", 0), ("GYRO", "gyro", 0), ("LRF", "range", 0),
+        ("ROBO", "vision", 1), ("TURNED", "vision", 2),
     ]  # fmt: skip
     assert sensors["FS"].translation.tolist() == [0.1, 0.0, 0.0]
     assert sensors["FS"].params["maxForce"] == [100.0, 100.0, 100.0]
     assert sensors["CAM"].params["fieldOfView"] == pytest.approx(math.pi / 2)
     assert sensors["CAM"].params["imageType"] == "COLOR_DEPTH"
     assert sensors["LRF"].params["scanAngle"] == pytest.approx(math.pi)
+    # a camera looks along -Z of its optical frame: the device's X in a robotics frame, and the
+    # frame turned -90 degrees about Y looks along the device's X too
+    assert sensors["CAM"].rotation @ np.array([0, 0, -1]) == pytest.approx([0, 0, -1])
+    assert sensors["ROBO"].rotation @ np.array([0, 0, -1]) == pytest.approx([1, 0, 0])
+    assert sensors["ROBO"].rotation @ np.array([0, 1, 0]) == pytest.approx([0, 0, 1])
+    assert sensors["TURNED"].rotation @ np.array([0, 0, -1]) == pytest.approx([1, 0, 0])
     notes = "\n".join(body.metadata["notes"])
     assert "NOFORMAT" in notes and "LIGHT" in notes
 
