@@ -130,6 +130,18 @@ def read_mass(file: BodyFile, node: YMap, link: Link, rigid: list[RigidPart], la
         file.add(node, label, f"mass {link.mass} is negative", file.key(node, "mass"))
 
 
+def initial_value(file: BodyFile, node: YMap, link: Link, label: str) -> float | None:
+    """The joint's starting value (``jointAngle``, an angle; ``jointDisplacement``, an angle for a
+    revolute joint, a length otherwise), or None."""
+    angle = file.number(node, "jointAngle", label)
+    if angle is not None:
+        return file.radians(angle)
+    value = file.number(node, "jointDisplacement", label)
+    if value is None:
+        return None
+    return file.radians(value) if link.joint_type == "rotate" else value
+
+
 def combine(parts: list[RigidPart]) -> tuple[float, np.ndarray, np.ndarray]:
     """Total mass, centre of mass and inertia about it of masses in one frame."""
     mass = sum(p.mass for p in parts)

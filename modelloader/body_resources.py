@@ -58,6 +58,10 @@ class Resources:
         if uri.startswith("${") or "://" in uri:
             file.add(node, what, f"uri {uri!r} needs a Choreonoid path variable or a url; give a relative path", "uri")
             return None
+        if "metadata" in node:  # a unit or an up axis would scale or turn the mesh: refuse, not guess
+            file.add(node, what, "metadata (length unit, upper axis) is not read: give the mesh in metres, Z up",
+                     "metadata")  # fmt: skip
+            return None
         path = Path(os.path.normpath(file.path.parent / uri))
         if not path.is_file():
             file.add(node, what, f"uri {uri!r}: no such file {path}", "uri")

@@ -26,7 +26,7 @@ import numpy as np
 from hrpsim.bodyinfo import Body, ExtraJoint, Link, Sensor
 from hrpsim.errors import ModelError
 from hrpsim.modelloader.body_elements import ElementWalk, LinkParts
-from hrpsim.modelloader.body_joints import read_joint, read_mass
+from hrpsim.modelloader.body_joints import initial_value, read_joint, read_mass
 from hrpsim.modelloader.body_resources import Resources
 from hrpsim.modelloader.body_values import BodyFile
 from hrpsim.modelloader.body_yaml import YMap, load_yaml
@@ -59,6 +59,7 @@ class _Entry:
     node: YMap
     parts: LinkParts = field(default_factory=LinkParts)
     sensors: list[tuple[Sensor, str]] = field(default_factory=list)
+    initial: float | None = None  # the joint's starting value, when the file gives one
 
 
 class _BodyReader:
@@ -99,6 +100,9 @@ class _BodyReader:
         notes = self.file.notes + self.notes + [n for e in ordered for n in e.parts.notes] + self.resources.notes
         notes = list(dict.fromkeys(notes))
         body.metadata = {"notes": notes} if notes else {}
+        initial = {e.link.joint_label: e.initial for e in ordered if e.initial is not None}
+        if initial:  # BodyInfo has no field for it; a project's ``joints:`` sets starting values
+            body.metadata["initial_joint_values"] = initial
         return body
 
     def _header(self, top: YMap) -> None:
@@ -155,6 +159,7 @@ class _BodyReader:
             link.rotation = rotation
         read_joint(self.file, node, link, label)
         entry = _Entry(link, self.file.string(node, "parent", label), node)
+        entry.initial = initial_value(self.file, node, link, label)
         walk = ElementWalk(self.resources, len(self.entries), entry.parts)
         walk.contents(self.file, node.get("elements"), np.eye(4), "both")
         collision, visual = entry.parts.shapes()
@@ -201,6 +206,7 @@ class _BodyReader:
         overriding = self._add_link(node, root.link, sub_body=True)
         overriding.parts.sensors[:0] = root.parts.sensors
         overriding.parent = root.parent
+        overriding.initial = root.initial if overriding.initial is None else overriding.initial
         self.entries.insert(start, self.entries.pop())
 
     # --- the tree ---

@@ -36,6 +36,7 @@ links:
     elements:
       - { type: Gizmo }
       - { type: Resource, uri: missing.stl }
+      - { type: Resource, uri: part.stl, metadata: { length_unit: millimeter } }
       - type: Collision
         elements:
           - { type: Visual }
@@ -57,7 +58,8 @@ def test_every_problem_is_reported_with_its_file_line_and_element(tmp_path: Path
         (12, "mass must be a number"),
         (16, "element Gizmo"),
         (17, "missing.stl"),
-        (20, "a Visual node inside a Collision node"),
+        (18, "metadata (length unit, upper axis) is not read"),
+        (21, "a Visual node inside a Collision node"),
         (11, "parent link 'NOWHERE' is not defined"),
     ]
     assert len(problems) == len(expected), problems

@@ -39,6 +39,7 @@ links:
     jointAxis: -Y
     jointRange: [ -90, unlimited ]
     maxJointVelocity: 180
+    jointAngle: 45
     max_joint_effort: 30
     rotorInertia: 0.001
     gearRatio: 100
@@ -55,6 +56,7 @@ def test_degrees_become_radians_and_limits_keep_choreonoid_meanings(tmp_path: Pa
     assert (arm.dq_lower, arm.dq_upper) == (pytest.approx(-math.pi), pytest.approx(math.pi))
     assert (arm.torque_lower, arm.torque_upper) == (-30.0, 30.0)
     assert arm.reflected_inertia == pytest.approx(0.001 * 100**2)
+    assert body.metadata["initial_joint_values"] == {"ARM": pytest.approx(math.pi / 4)}
     # a link with no mass keys and no RigidBody has Choreonoid's default: 1 kg, unit inertia
     assert arm.mass == 1.0 and np.array_equal(arm.inertia, np.eye(3))
     assert body.links[0].mass == 2.0 and body.links[0].joint_type == "free"
