@@ -93,7 +93,8 @@ class _BodyReader:
         name = self.file.string(top, "name", "body") or self.path.stem
         body = Body(name=name, source=str(self.path), format="choreonoid")
         body.links = [e.link for e in ordered]
-        self._number_tracks(body.links)
+        if len(self.stack) == 1:  # once the whole body is known: a SubBody's tracks wait for it
+            self._number_tracks(body.links)
         body.sensors = _sensors(ordered, self.notes)
         body.extra_joints = self.extra + self._extra_joints(top, {e.link.name for e in ordered})
         body.static = len(body.links) == 1 and body.root.joint_type == "fixed"

@@ -57,6 +57,9 @@ def test_body_loads_with_its_facts(rel: str) -> None:
     assert body.dof == facts["dof"]
     assert body.total_mass == pytest.approx(facts["total_mass"], rel=1e-6)
     assert [lk.name for lk in body.links if lk.joint_type == "crawler"] == facts["crawler_links"]
+    ids = [lk.joint_id for lk in body.links if lk.joint_id >= 0]
+    assert len(ids) == len(set(ids))  # a controller column per joint, SubBody offsets included
+    assert all(lk.joint_id >= 0 for lk in body.links if lk.joint_type == "crawler")  # every track drivable
     got = [(s.name, s.type, body.links[s.link].name) for s in body.sensors]
     assert got == [(s["name"], s["type"], s["parent_link"]) for s in facts["sensors"]]
     for sensor_type in {s.type for s in body.sensors}:
