@@ -27,7 +27,11 @@ def _movable(body):
 def _movable_after_urdf(body):
     """URDF gives every movable joint a controller index: those the original left without a
     jointId (a Choreonoid body may) come after the numbered ones."""
-    unnumbered = [lk.joint_label for lk in body.links if lk.joint_type in ("rotate", "slide") and lk.joint_id < 0]
+    unnumbered = [
+        lk.joint_label
+        for lk in body.links
+        if lk.joint_type in ("rotate", "slide") and lk.joint_id < 0 and lk.mimic is None
+    ]
     return _movable(body) + unnumbered
 
 
