@@ -58,7 +58,6 @@ class _Entry:
     parent: str
     node: YMap
     parts: LinkParts = field(default_factory=LinkParts)
-    sensors: list[tuple[Sensor, str]] = field(default_factory=list)
     initial: float | None = None  # the joint's starting value, when the file gives one
 
 
@@ -79,6 +78,20 @@ class _BodyReader:
         if not isinstance(top, YMap):
             raise ModelError(f"{self.path}: a body file is a YAML mapping with format: ChoreonoidBody")
         self._header(top)
+        self._links(top)
+        ordered = self._tree(top)
+        name = self.file.string(top, "name", "body") or self.path.stem
+        body = Body(name=name, source=str(self.path), format="choreonoid")
+        body.links = [e.link for e in ordered]
+        if len(self.stack) == 1:  # once the whole body is known: a SubBody's tracks wait for it
+            self._number_tracks(body.links)
+        body.sensors = _sensors(ordered, self.notes)
+        body.extra_joints = self.extra + self._extra_joints(top, {e.link.name for e in ordered})
+        body.static = len(body.links) == 1 and body.root.joint_type == "fixed"
+        body.metadata = self._metadata(ordered)
+        return body
+
+    def _links(self, top: YMap) -> None:
         links = top.get("links")
         if isinstance(links, list) and links:
             for node in links:
@@ -89,22 +102,15 @@ class _BodyReader:
         else:
             self.file.add(top, "links", "a body needs a non-empty list of links", "links" if "links" in top else None)
             raise ModelError(self.problems[-1], self.problems)
-        ordered = self._tree(top)
-        name = self.file.string(top, "name", "body") or self.path.stem
-        body = Body(name=name, source=str(self.path), format="choreonoid")
-        body.links = [e.link for e in ordered]
-        if len(self.stack) == 1:  # once the whole body is known: a SubBody's tracks wait for it
-            self._number_tracks(body.links)
-        body.sensors = _sensors(ordered, self.notes)
-        body.extra_joints = self.extra + self._extra_joints(top, {e.link.name for e in ordered})
-        body.static = len(body.links) == 1 and body.root.joint_type == "fixed"
+
+    def _metadata(self, ordered: list[_Entry]) -> dict[str, object]:
+        """Notes (what was kept aside or read differently), and the joints' initial values."""
         notes = self.file.notes + self.notes + [n for e in ordered for n in e.parts.notes] + self.resources.notes
-        notes = list(dict.fromkeys(notes))
-        body.metadata = {"notes": notes} if notes else {}
+        metadata: dict[str, object] = {"notes": list(dict.fromkeys(notes))} if notes else {}
         initial = {e.link.joint_label: e.initial for e in ordered if e.initial is not None}
         if initial:  # BodyInfo has no field for it; a project's ``joints:`` sets starting values
-            body.metadata["initial_joint_values"] = initial
-        return body
+            metadata["initial_joint_values"] = initial
+        return metadata
 
     def _header(self, top: YMap) -> None:
         fmt = top.get("format")
