@@ -30,9 +30,9 @@ SENSOR_TYPES = {
     "RangeSensor": "range",
 }
 NOTED = {
-    "SpotLight": "a light (drawn by a viewer, not simulated)",
-    "PointLight": "a light (drawn by a viewer, not simulated)",
-    "DirectionalLight": "a light (drawn by a viewer, not simulated)",
+    "SpotLight": "a light (a viewer's business)",
+    "PointLight": "a light (a viewer's business)",
+    "DirectionalLight": "a light (a viewer's business)",
     "IMU": "an IMU (use its AccelerationSensor and RateGyroSensor; hrpsim has no combined IMU)",
     "CompetitorMarker": "a marker drawn for a competition",
     "MarkerDevice": "a marker drawn by a viewer",
