@@ -169,6 +169,7 @@ def test_polygon_geometry_becomes_meshes(tmp_path: Path) -> None:
 
 def test_resources_meshes_vrml_nodes_and_yaml_anchors(tmp_path: Path) -> None:
     trimesh.creation.box(extents=(1.0, 2.0, 3.0)).export(tmp_path / "part.stl")
+    trimesh.creation.icosphere(radius=0.5).export(tmp_path / "ball.obj")
     (tmp_path / "scene.wrl").write_text(
         "#VRML V2.0 utf8\nDEF Root Transform { translation 5 0 0 rotation 0 0 1 1.5707963267948966 children [\n"
         "  DEF WHEEL Transform { translation 9 9 9 children Shape { geometry Box { size 0.2 0.4 0.6 } } }\n"
@@ -185,6 +186,7 @@ def test_resources_meshes_vrml_nodes_and_yaml_anchors(tmp_path: Path) -> None:
           - name: B
             elements:
               - { type: Resource, uri: part.stl, translation: [ 0, 0, 1 ] }
+              - { type: Shape, geometry: { type: Resource, uri: ball.obj }, translation: [ 2, 0, 0 ] }
               - { type: Resource, uri: scene.wrl, node: WHEEL }
               - { type: Resource, uri: parts.yaml, node: ARM }
               - &AGAIN { type: Shape, geometry: { type: Box, size: [ 0.1, 0.1, 0.1 ] } }
@@ -192,15 +194,17 @@ def test_resources_meshes_vrml_nodes_and_yaml_anchors(tmp_path: Path) -> None:
         """,
     )
     body = load_body(path)
-    mesh, wheel, ball, *boxes = body.root.shapes
+    mesh, obj, wheel, ball, *boxes = body.root.shapes
     assert mesh.kind == "mesh" and np.ptp(mesh.vertices, axis=0) == pytest.approx([1.0, 2.0, 3.0])
     assert mesh.vertices.mean(axis=0)[2] == pytest.approx(1.0)
+    assert obj.kind == "mesh" and obj.vertices.mean(axis=0) == pytest.approx([2.0, 0.0, 0.0], abs=1e-9)
     # the named node keeps the rotation above it, not the translations (Choreonoid's rule)
     assert wheel.kind == "box" and wheel.translation == pytest.approx([0, 0, 0])
     assert np.abs(wheel.rotation @ wheel.size) == pytest.approx([0.4, 0.2, 0.6])
     assert ball.kind == "sphere" and ball.radius == 0.25 and ball.translation.tolist() == [0.0, 0.0, 1.0]
     assert len(boxes) == 2
-    assert set(body.metadata["files"]) == {str(tmp_path / n) for n in ("t.body", "part.stl", "scene.wrl", "parts.yaml")}
+    read = ("t.body", "part.stl", "ball.obj", "scene.wrl", "parts.yaml")
+    assert set(body.metadata["files"]) == {str(tmp_path / n) for n in read}
 
 
 def test_devices_become_sensors_posed_in_their_link_and_the_rest_notes(tmp_path: Path) -> None:
