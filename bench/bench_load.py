@@ -14,6 +14,7 @@ Aims: sample1 under 150 ms cold, house under 2 s, a cached load under 5 ms.
 against `humanoid_compile_ms`, MuJoCo's own load of the file (MjModel.from_xml_path, textures and
 all; the reader drops textures before compiling), measured in alternation; `humanoid_ratio` is the
 median of the pairs' ratios.
+`gr001_cold_ms` (Choreonoid body, 21 STL meshes) with `gr001_ratio` = gr001_cold_ms / sample1_cold_ms.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ PA10 = MODELS / "openhrp3/model/PA10/pa10.main.wrl"
 HOUSE = MODELS / "openhrp3/model/house/house.main.wrl"
 SR1 = MODELS / "choreonoid/model/SR1/SR1.urdf"
 WAM = MODELS / "openrave/robots/barrett-wam-sensors.zae"
+GR001 = MODELS / "choreonoid-body/GR001/GR001.body"
 TOKEN = re.compile(r'#[^\n]*|"(?:[^"\\]|\\.)*"|[^\s,\[\]{}#"]+|[\[\]{}]')
 
 
@@ -138,6 +140,9 @@ def run() -> dict[str, float]:
     if importlib.util.find_spec("modelloader.collada") is not None:
         figures["wam_cold_ms"] = median_ms(lambda: load_body(WAM), 5)
     figures.update(mjcf_figures())
+    if importlib.util.find_spec("modelloader.choreonoid") is not None:
+        figures["gr001_cold_ms"] = median_ms(lambda: load_body(GR001), 15)
+        figures["gr001_ratio"] = figures["gr001_cold_ms"] / figures["sample1_cold_ms"]
     with (
         nameserver_process() as address,
         modelloader(address) as endpoint,

@@ -1,9 +1,10 @@
 """Model files -> BodyInfo: one entry point that picks the reader by the file's suffix.
 
 ``.wrl`` is OpenHRP VRML97 (modelloader.openhrp), ``.urdf`` URDF (modelloader.urdf), ``.dae``
-and ``.zae`` COLLADA with the OpenRAVE extensions (modelloader.collada), ``.xml`` MuJoCo's MJCF
-(modelloader.mjcf). Each reader is imported only when a file of its kind is loaded. The ``world``
-option (MJCF only) reads the file's environment, its world geoms, as a static body.
+and ``.zae`` COLLADA with the OpenRAVE extensions (modelloader.collada), ``.body`` Choreonoid body
+files (modelloader.choreonoid), ``.xml`` MuJoCo's MJCF (modelloader.mjcf). Each reader is imported
+only when a file of its kind is loaded. The ``world`` option (MJCF only) reads the file's
+environment, its world geoms, as a static body.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ FORMATS: dict[str, tuple[str, str, bool]] = {
     ".urdf": ("hrpsim.modelloader.urdf", "load_urdf", False),
     ".dae": ("hrpsim.modelloader.collada", "load_collada", False),
     ".zae": ("hrpsim.modelloader.collada", "load_collada", False),
+    ".body": ("hrpsim.modelloader.choreonoid", "load_choreonoid_body", False),
     ".xml": ("hrpsim.modelloader.mjcf", "load_mjcf", False),
 }
 WORLD_FORMATS = (".xml",)  # readers that take the ``world`` option

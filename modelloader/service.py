@@ -122,7 +122,7 @@ def _digests(metadata: dict[str, Any]) -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="hrpsim run modelloader", description="Serve model files (.wrl, .urdf, .dae, .zae) as BodyInfo."
+        prog="hrpsim run modelloader", description="Serve model files (.wrl, .urdf, .dae, .zae, .body) as BodyInfo."
     )
     parser.add_argument("--nameserver", help="nameserver address (default: $HRPSIM_NAMESERVER or tcp://127.0.0.1:2809)")
     parser.add_argument("--bind", default=DEFAULT_BIND, help=f"address to bind (default {DEFAULT_BIND})")
