@@ -339,9 +339,16 @@ class Launch:
                     if child.policy.restart == "never"
                     else f"it was restarted {child.restarts} times already"
                 )
-                self.sup.echo(f"launch: {what}; not restarted ({why}); the run goes on without it")
+                self.sup.echo(f"launch: {what}; not restarted ({why}); {self._without(child.name)}")
         for child in self.sup.due_restarts():
             self.sup.echo(f"launch: restarted {child.name} (pid {child.pid})")
+
+    def _without(self, name: str) -> str:
+        """What a lost process means for the run: a controller whose policy is stop ends it."""
+        policies = {c.name: c.policy for c in self.project.controllers}
+        if policies.get(name) == "stop":
+            return "its policy is stop, so the simulator ends the run"
+        return "the run goes on without it"
 
 
 class Progress:
