@@ -31,6 +31,7 @@ from typing import Any
 
 from hrpsim.client import Client
 from hrpsim.errors import ConfigError, HrpsimError, NotFound, PeerGone, Timeout
+from hrpsim.joint_names import check_joint_names
 from hrpsim.logs import setup_logging
 from hrpsim.naming import DEFAULT_NAMESERVER, ENV_NAMESERVER, NameClient
 from hrpsim.project import Project, load_project
@@ -439,6 +440,7 @@ def _launch(args: argparse.Namespace) -> int:
     setup_logging("launch", os.environ.get("HRPSIM_LOG_LEVEL", "WARNING"))
     try:
         project = load_project(args.project)
+        check_joint_names(project)
     except ConfigError as exc:
         print(f"hrpsim launch: {exc}", file=sys.stderr)
         return 2
