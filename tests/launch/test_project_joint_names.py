@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from process_helpers import HRPSIM, MODELS, REPO
 
+from hrpsim import Simulation
 from hrpsim.errors import ConfigError
 from hrpsim.joint_names import check_joint_names
 from hrpsim.project import load_project
@@ -54,6 +55,10 @@ def test_drive_names_are_checked_too(tmp_path: Path) -> None:
 def test_a_joint_without_a_joint_id_takes_an_angle_but_no_drive_mode(tmp_path: Path) -> None:
     fine = write_project(tmp_path, f"{{name: spring, file: {SPRING}, joints: {{SPRING_JOINT: 0.01}}}}")
     check_joint_names(load_project(fine))
+    with Simulation(fine) as sim:  # simulated outside the controller's arrays, from that angle
+        assert sim.state("spring").joint_names == []
+        values, _ = sim.engine.link_values("spring")
+        assert values[1] == pytest.approx(0.01)
     driven = write_project(tmp_path, f"{{name: spring, file: {SPRING}, drive: {{SPRING_JOINT: high_gain}}}}")
     with pytest.raises(ConfigError, match=r"drive\.SPRING_JOINT: joint 'SPRING_JOINT' has no jointId"):
         check_joint_names(load_project(driven))
