@@ -19,10 +19,11 @@ way friction must act, where the square's limit is exactly mu N:
 
 A :class:`Patch` remembers a step's contacts between two links: where each was, the normal
 force each carried and the patch's net tangential force. A contact of a new patch sticks (no
-slip on placement or landing), as do those of a sticking patch that gained a contact since last
-step (see :meth:`Patch._landing`); otherwise a contact of a patch that was there last step
-slides while its point moves faster than :data:`SLIP_SPEED`, so a sticking contact still moving that fast after
-a step needed more than the static limit, and a sliding one that slows under it sticks again.
+slip on placement or landing), as do those of a young patch that keeps gaining contacts (see
+:meth:`Patch._landing`); otherwise a contact of a patch that was there last step slides while
+its point moves faster than :data:`SLIP_SPEED`, so a sticking contact still moving that fast
+after a step needed more than the static limit, and a sliding one that slows under it sticks
+again.
 
 The model runs on every tick, between ODE's steps, for a handful of contacts: its cost is a few
 pyode calls per contact and the Python around them. Plain floats, not numpy: a numpy call costs
@@ -55,7 +56,7 @@ _STILL = (SLIP_SPEED / 2) ** 2  # (m/s)^2: a point this slow is far from slippin
 class Patch:
     """One step's contacts between two links: set up before the step, their forces read after it."""
 
-    __slots__ = ("before", "force", "joints", "loads", "normals", "positions", "sliding", "used")
+    __slots__ = ("before", "force", "joints", "landing", "loads", "normals", "positions", "sliding", "used")
 
     def __init__(self, before: Patch | None) -> None:
         self.before = before  # last step's patch between the same links, until this one is read back
@@ -66,6 +67,7 @@ class Patch:
         self.force: Vec | None = None  # N: the net tangential force on body 1, if worth following
         self.used = 0.0  # the net tangential force over the summed normal force
         self.sliding = False  # whether any of its contacts slides
+        self.landing = False  # whether its contacts still land (see _landing)
 
     def apply(
         self,
@@ -86,7 +88,7 @@ class Patch:
         params = [contact.getContactGeomParams() for contact in contacts]
         self.positions.extend(p[0] for p in params)
         self.normals.extend(p[1] for p in params)
-        landing: bool | None = None  # worked out only for a contact that moves
+        self.landing = landing = self.landing or self._landing(params)
         for contact, (position, normal, _, _, _) in zip(contacts, params, strict=True):
             # Velocity of body 1's point at the contact relative to body 2's (inline: this loop is
             # the friction model's hottest code).
@@ -100,18 +102,17 @@ class Patch:
                 contact.setMode(mode)
                 contact.setMu(mu)
                 continue
-            if landing is None:
-                landing = self._landing(params)
             self._orient(contact, position, normal, (vx, vy, vz), mode, (mu, sliding_mu), near_limit, landing)
 
     def _landing(self, params: list[tuple]) -> bool:
-        """Whether these contacts still land: a new patch, or a sticking one that gained a contact
-        since last step (a box placed exactly on a slope first touches along one edge, then tips
-        onto its face). Slip then comes from the landing, not from a force beyond the static limit."""
+        """Whether these contacts still land: a new patch, or one that has gained a contact at
+        every step since it was new, none sliding (a box placed exactly on a slope first touches
+        along one edge, then tips onto its face). Slip then comes from the landing, not from a
+        force beyond the static limit. A patch that kept its contacts for a step has landed."""
         before = self.before
         if before is None:
             return True
-        return not before.sliding and not all(before.had_contact_near(p[0]) for p in params)
+        return before.landing and not before.sliding and not all(before.had_contact_near(p[0]) for p in params)
 
     def _orient(
         self,
