@@ -4,13 +4,16 @@ fragment that hrpsim accepts (problems only about files and models the fragment 
 A block that defines a controller (``run_main``) runs as a project's controller through
 ``hrpsim launch``, from a folder the project's ``cwd`` names; a block that asks the nameserver runs
 against a real nameserver, modelloader and collision service; any other block runs as a script
-from the repository's top, as the docs say to run them."""
+from the repository's top, as the docs say to run them. The shell blocks' ``hrpsim model info``
+commands, cheap and writing nothing, run as written; README's hardware-in-the-loop commands run in
+tests/hil/test_hil_readme_commands.py and its GrxUI launch in tests/launch/."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -42,7 +45,7 @@ YAML = blocks("yaml")
 
 
 def test_the_docs_have_python_and_yaml_blocks() -> None:
-    assert len(PYTHON) >= 4 and len(YAML) >= 5  # the extraction finds them
+    assert len(PYTHON) >= 4 and len(YAML) >= 5 and MODEL_INFO  # the extraction finds them
 
 
 def run_as_controller(source: str, tmp_path: Path) -> None:
@@ -130,3 +133,24 @@ def test_the_python_api_example_gives_a_run_summary(tmp_path: Path) -> None:
     printed = run_script(source, tmp_path)
     summary = json.loads(printed.replace("'", '"').replace("True", "true").replace("False", "false"))
     assert summary["has_joints"] and summary["root_end"][2] == pytest.approx(0.7235, abs=0.01), where
+
+
+def shell_commands(prefix: str) -> list[tuple[str, list[str]]]:
+    """(file:line, argv) of every line of a shell block that starts with ``prefix``."""
+    found = []
+    for where, source in blocks("sh"):
+        for line in source.replace("\\\n", " ").splitlines():
+            words = shlex.split(line, comments=True)
+            if words[: len(prefix.split())] == prefix.split():
+                found.append((where, words))
+    return found
+
+
+MODEL_INFO = shell_commands("hrpsim model info")  # cheap and writes nothing: run as written
+
+
+@pytest.mark.parametrize(("where", "argv"), MODEL_INFO, ids=[" ".join(argv[3:]) for _, argv in MODEL_INFO])
+def test_a_model_info_command_runs_as_written(where: str, argv: list[str]) -> None:
+    done = subprocess.run([*HRPSIM, *argv[1:]], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, f"{where}: {done.stderr}"
+    assert done.stdout.strip()
