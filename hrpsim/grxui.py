@@ -3,10 +3,10 @@
 What maps: the simulation item (totalTime, timeStep, gravity), each model item (url with
 ``$(PROJECT_DIR)``/``$(CURRENT_DIR)``, isRobot=false as a static model, the root's
 ``.translation``/``.rotation``, ``JOINT.angle`` initial values, ``JOINT.mode`` Torque/HighGain
-drives; a joint without a jointId is simulated too, outside the controller's arrays, so only its
-angle and Torque mode apply), the collision pairs (static and sliding friction; exactly the listed pairs collide, as
-in GrxUI, so a project without pair items has no contacts; a pair naming a link, jointName1/2,
-collides that link only) and the extra-joint items (closed loops between links of one model or
+drives; a joint without a jointId is simulated too, outside the controller's arrays, so only
+its angle and Torque mode apply), the collision pairs (static and sliding friction; exactly the
+listed pairs collide, as in GrxUI, so a project without pair items has no contacts; a pair naming
+a link, jointName1/2, collides that link only) and the extra-joint items (closed loops between links of one model or
 of two). What cannot map is kept in ``Project.notes``, one line per item, which ``hrpsim
 launch`` prints: GrxUI controllers and RT systems are OpenHRP RT components, not programs hrpsim
 can start, so the run goes on without them; a property for a joint the model lacks is ignored,

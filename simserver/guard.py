@@ -40,7 +40,9 @@ class StateGuard:
             return
         engine = self.engine
         for robot in engine.robots:
-            checked = self.checked[robot]
+            checked = self.checked.get(robot)
+            if checked is None:  # a robot added after begin()
+                checked = self.checked[robot] = links_not_on_slides(engine.body(robot))
             z = engine.link_states(robot).positions[checked, 2]
             below = np.flatnonzero(~(z >= self.floor))  # NaN counts as below
             if below.size:
