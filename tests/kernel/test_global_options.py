@@ -1,5 +1,6 @@
-"""Options every command takes (--nameserver, --name, --keys) go before or after a subcommand:
-``hrpsim sim status --nameserver X`` is ``hrpsim sim --nameserver X status``."""
+"""Options commands share (--nameserver, --name, --keys) go before or after a subcommand:
+``hrpsim sim status --nameserver X`` is ``hrpsim sim --nameserver X status``, and
+``hrpsim --nameserver X ns list`` is ``hrpsim ns list --nameserver X``."""
 
 from __future__ import annotations
 
@@ -47,3 +48,9 @@ def test_run_takes_options_before_the_component(nameserver: str, tmp_path: Path)
         assert entry["kind"] == "modelloader"
     finally:
         proc.stop()
+
+
+def test_options_before_the_command_word_too(nameserver: str) -> None:
+    done = hrpsim("--nameserver", nameserver, "ns", "list", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
