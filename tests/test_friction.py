@@ -25,12 +25,15 @@ def test_a_push_sticks_below_mu_m_g_and_slides_above(tmp_path: Path, azimuth: fl
     cases.case_push_sticks_below_mu_m_g_and_slides_above(ode_engine, tmp_path, azimuth, factor)
 
 
+@pytest.mark.parametrize("gap", [cases.GAP, 0.0, -cases.GAP], ids=["above", "touching", "into"])
 @pytest.mark.parametrize("degrees", [30.0, 33.0])
 @pytest.mark.parametrize("azimuth", [0.0, 45.0])
 def test_static_friction_holds_until_its_limit_then_sliding_friction_acts(
-    tmp_path: Path, degrees: float, azimuth: float
+    tmp_path: Path, degrees: float, azimuth: float, gap: float
 ) -> None:
-    cases.case_static_friction_holds_until_its_limit(ode_engine, tmp_path, degrees, azimuth)
+    """The box placed exactly on the slope (gap 0) first touches it along one edge, then tips onto
+    its face: that landing must not count as breaking loose."""
+    cases.case_static_friction_holds_until_its_limit(ode_engine, tmp_path, degrees, azimuth, gap=gap)
 
 
 def test_contacts_from_the_collision_service_get_the_same_friction(nameserver: str, tmp_path: Path) -> None:
