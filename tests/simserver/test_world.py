@@ -17,6 +17,7 @@ from process_helpers import HRPSIM, REPO, launch_summary, start_nameserver
 from sim_helpers import start_simserver
 
 import hrpsim
+from hrpsim.errors import SimulationError
 from hrpsim.project import load_project
 from hrpsim.recording.reader import open_recording
 from hrpsim.simserver.record import TickRecord
@@ -167,3 +168,22 @@ def test_a_tick_action_acts_in_every_tick_before_the_world_integrates(tmp_path: 
         assert world.summary()["robots"]["box"]["min_root_z"] < 1.0 - 1e-4
     finally:
         world.close()
+
+
+def _box(tmp_path: Path, **world: object) -> tuple:
+    from sim_helpers import box_body, model, project
+
+    return project(tmp_path, [(model("box", position=(0.0, 0.0, 1.0)), box_body(mass=10.0))], **world)
+
+
+def test_the_python_api_summary_has_the_realtime_timing_and_the_error_that_stopped_the_run(tmp_path: Path) -> None:
+    """What the simulator process's summary has, the Python API's has too: one core makes both."""
+    proj, bodies = _box(tmp_path, sync="realtime")
+    with hrpsim.Simulation(proj, bodies=bodies) as sim:
+        sim.step(20)
+        timing = sim.summary()["timing"]
+        assert {"jitter_p50_us", "jitter_p99_us", "jitter_max_us", "overruns", "fell_behind"} <= set(timing)
+        sim.set_link_data("box", root_velocity=[2e3, 0, 0, 0, 0, 0])
+        with pytest.raises(SimulationError, match="model 'box' link"):
+            sim.run()
+        assert "model 'box' link" in sim.summary()["error"]
