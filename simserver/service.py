@@ -347,6 +347,7 @@ class SimServer(Service):
         self._target = self._end_time(until if until is not None else self.until)
         self.hub.end_time = self._target
         self.finished = False
+        self.world.attach_in_process()
         if self.project.controllers and wait != 0:
             self._waiting_since, self._wait_limit = time.monotonic(), wait
             log.info(

@@ -57,19 +57,33 @@ class World:
         record: str | Path | bool | None = None,
     ) -> None:
         self.project = project
-        self.nameserver = nameserver
+        given = engine is not None
         if engine is None:
             bodies = bodies if bodies is not None else load_bodies(project, nameserver)
             engine = make_engine(project, bodies, nameserver=nameserver)
         self.engine = engine
-        self.hub = ControllerHub(engine, project, context=context, bind=hub_bind)
+        try:
+            self.hub = ControllerHub(engine, project, context=context, bind=hub_bind)
+            try:  # the in-process controllers first: one that fails to load leaves no recorder begun
+                attach_in_process(self.hub, project)
+            except BaseException:
+                self.hub.close()
+                raise
+        except BaseException:
+            if not given:
+                engine.release()
+            raise
         self.roots = RootTracker()
         self.loop = TickLoop(engine, self.hub, [self.roots, *(observers or []), *_recorders(project, record)])
-        attach_in_process(self.hub, project)
 
     @property
     def observers(self) -> list[Observer]:
         return self.loop.observers
+
+    def attach_in_process(self) -> None:
+        """Attach the project's in-process controllers that are not attached (a run that ended
+        sent them away; the next one starts them afresh)."""
+        attach_in_process(self.hub, self.project)
 
     def add_action(self, action: TickAction) -> None:
         """Apply ``action`` in every tick from the next on (before the world integrates)."""
@@ -136,7 +150,7 @@ class World:
         self.hub.reconfigure(self.project)
         self.engine.reset()
         self.loop.clear()
-        attach_in_process(self.hub, self.project)
+        self.attach_in_process()
 
     def load(self, project: Project, bodies: dict[str, Body]) -> None:
         """Rebuild the world for ``project`` (the same one reloaded, or another) and reset."""
