@@ -127,8 +127,10 @@ def replay_lockstep(rec: Recording, project: Project) -> tuple[bool, str, dict[s
     from hrpsim.simserver.world import World
 
     # The recorded run, and nothing else: no controllers (their commands are recorded), no
-    # recording over the one being read, ticks as fast as they go.
+    # recording over the one being read, ticks as fast as they go, no images rendered for nobody
+    # (they never act on the world).
     project.controllers, project.record, project.world.sync = [], None, "lockstep"
+    project.world.cameras = "off"
     world = World(project, bodies=rec.bodies(), record=False)
     commands = RecordedCommands()
     world.add_action(commands)
