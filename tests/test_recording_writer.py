@@ -27,7 +27,7 @@ from hrpsim.recording.mcap_file import ZSTD_LEVEL
 from hrpsim.recording.reader import open_recording
 from hrpsim.recording.writer import Recorder
 
-STAND = REPO / "examples" / "sample_walk.yaml"  # no in-process controller: the robot just settles
+STAND = REPO / "examples" / "sample_stand.yaml"  # no controller: the robot holds its pose
 
 
 def _writers() -> list[psutil.Process]:
