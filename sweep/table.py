@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ def row_of(index: int, seed: int, params: dict[str, Any], result: dict[str, Any]
         "run": index,
         "seed": seed,
         "status": result.get("status"),
-        "error": result.get("error"),
+        "error": one_line(result.get("error")),
         "mode": result.get("mode"),
         "wall_s": result.get("wall_s"),
         "sim_time": summary.get("sim_time"),
@@ -54,6 +55,11 @@ def row_of(index: int, seed: int, params: dict[str, Any], result: dict[str, Any]
         row.update({f"{ctl}.{figure}": stats.get(figure) for figure in CONTROLLER_FIGURES})
     row.update(result.get("metrics") or {})
     return row
+
+
+def one_line(text: str | None) -> str | None:
+    """An error as one line of plain text (a remote traceback comes with newlines and colours)."""
+    return None if text is None else " ".join(re.sub(r"\x1b\[[0-9;]*m", "", text).split())
 
 
 def cell(value: Any) -> str:
