@@ -60,32 +60,55 @@ def summary_text(cols: list[str], rows: list[dict[str, Any]]) -> str:
 
 
 def plot(rows: list[dict[str, Any]], metric: str, x: str, y: str | None, output: Path) -> None:
+    """Every run and the mean per value of ``x``; with ``y``: one mean line per value of ``y`` when it is
+    a category (an engine's name), else a map of the mean over the two parameters."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     ok = [r for r in rows if r["status"] == "ok" and _number(r[metric]) is not None]
+    xs = _Axis([r[x] for r in ok])
     fig, ax = plt.subplots(figsize=(7, 5))
-    if y is None:
-        xs, vs = [_number(r[x]) for r in ok], [_number(r[metric]) for r in ok]
-        ax.scatter(xs, vs, s=12, alpha=0.5, label="runs")
-        means = _means(ok, metric, lambda r: _number(r[x]))
-        keys = sorted(means)
-        ax.plot(keys, [means[k] for k in keys], "o-", color="C3", label="mean")
-        ax.set_ylabel(metric)
-        ax.legend()
-    else:
-        means = _means(ok, metric, lambda r: (_number(r[x]), _number(r[y])))
+    if y is not None and not _Axis([r[y] for r in ok]).categorical:
+        ys = _Axis([r[y] for r in ok])
+        means = _means(ok, metric, lambda r: (xs.position(r[x]), ys.position(r[y])))
         points = sorted(means)
         scatter = ax.scatter([p[0] for p in points], [p[1] for p in points], c=[means[p] for p in points], s=80)
         fig.colorbar(scatter, ax=ax, label=f"mean {metric}")
         ax.set_ylabel(y)
+    else:
+        groups = sorted({str(r[y]) for r in ok}) if y is not None else [None]
+        for i, group in enumerate(groups):
+            members = [r for r in ok if group is None or str(r[y]) == group]
+            label = "mean" if group is None else f"{y} = {group}"
+            ax.scatter([xs.position(r[x]) for r in members], [_number(r[metric]) for r in members], s=12, alpha=0.4)
+            means = _means(members, metric, lambda r: xs.position(r[x]))
+            keys = sorted(means)
+            ax.plot(keys, [means[k] for k in keys], "o-", color=f"C{i}", label=label)
+        ax.set_ylabel(metric)
+        ax.legend()
+    xs.label(ax.xaxis)
     ax.set_xlabel(x)
     ax.set_title(f"{metric} over {len(ok)} runs")
     fig.tight_layout()
     fig.savefig(output, dpi=100)
     plt.close(fig)
+
+
+class _Axis:
+    """A parameter's values on an axis: numbers as they are, anything else as evenly spaced categories."""
+
+    def __init__(self, values: list[Any]) -> None:
+        self.categorical = any(_number(v) is None for v in values)
+        self.categories = sorted({str(v) for v in values}) if self.categorical else []
+
+    def position(self, value: Any) -> float:
+        return float(self.categories.index(str(value))) if self.categorical else _number(value)
+
+    def label(self, axis: Any) -> None:
+        if self.categorical:
+            axis.set_ticks(range(len(self.categories)), self.categories)
 
 
 def _means(rows: list[dict[str, Any]], metric: str, key: Any) -> dict[Any, float]:
