@@ -1,5 +1,5 @@
 """The PA10 arm read from Choreonoid's PA10.body follows OpenHRP3's PA10Controller trajectory in
-torque mode with PDgain.dat, as the VRML PA10 does (tests/test_controller_pa10.py): RMS error of
+torque mode with PDgain.dat, as the VRML PA10 does (tests/controllers/test_controller_pa10.py): RMS error of
 joints J1..J7 against angle.dat below 0.01 rad, sampled every 0.25 s over the first 3 s."""
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from hrpsim.codec import CODEC, PROTOCOL_VERSION
 from hrpsim.errors import AccessDenied, NotFound, PeerGone, ProtocolError, RequestError, Timeout
 from hrpsim.naming import NameClient, Registration
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # the tests folder, where fake_peers.py is
 
 
 @pytest.fixture(params=["tcp", "ipc"])

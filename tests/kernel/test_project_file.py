@@ -154,7 +154,7 @@ collisions:
 def test_end_time_without_models_is_noted_and_the_example_does_not_write_it(tmp_path: Path) -> None:
     path = write(tmp_path, "world: {timestep: 0.001, end_time: 1.0}\n")
     assert any("end_time has no effect" in note for note in load_project(path).notes)
-    examples = Path(__file__).resolve().parents[1] / "examples"
+    examples = Path(__file__).resolve().parents[2] / "examples"
     assert load_project(examples / "nameserver_only.yaml").notes == []
 
 

@@ -32,7 +32,7 @@ SIMULATOR = """
 
 def test_the_rendering_process_leaves_when_the_simulator_is_killed(tmp_path: Path) -> None:
     script = tmp_path / "simulator.py"
-    script.write_text(textwrap.dedent(SIMULATOR.format(tests=str(Path(__file__).parent))))
+    script.write_text(textwrap.dedent(SIMULATOR.format(tests=str(Path(__file__).resolve().parents[1]))))
     simulator = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
     try:
         child = psutil.Process(int(simulator.stdout.readline()))

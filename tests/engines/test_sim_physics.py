@@ -211,7 +211,7 @@ def test_released_worlds_in_reference_cycles_are_collected_without_crashing(tmp_
 
     script = (
         "import gc, sys\n"
-        f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})\n"
         "from pathlib import Path\n"
         "from sim_helpers import box_body, floor_body, model, project\n"
         "from hrpsim.engines.ode.engine import OdeEngine\n"
@@ -237,7 +237,7 @@ def test_released_worlds_in_reference_cycles_are_collected_without_crashing(tmp_
         capture_output=True,
         text=True,
         timeout=120,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[2],
     )
     assert result.returncode == 0 and "collected" in result.stdout, result.stderr[-2000:]
 

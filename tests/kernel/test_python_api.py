@@ -36,7 +36,7 @@ def test_the_documented_example_holds_the_pose_and_plots_the_knee(tmp_path):
 
 
 def test_the_walk_in_process_gives_the_external_runs_trajectory_bit_for_bit():
-    """tests/test_controller_walk.py holds the external run (launch, four processes) to the same file."""
+    """tests/launch/test_controller_walk.py holds the external run (launch, four processes) to the same file."""
     project = load_project(EXAMPLES / "sample_walk.yaml")
     walker = project.controllers[0]
     walker.in_process, walker.file = True, str(EXAMPLES / "controllers" / "sample_walk.py")

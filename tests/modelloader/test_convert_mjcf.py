@@ -14,7 +14,7 @@ from hrpsim.modelloader import load_body
 
 mujoco = pytest.importorskip("mujoco")
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def convert(source: Path, out: Path) -> subprocess.CompletedProcess[str]:

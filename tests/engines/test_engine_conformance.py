@@ -440,7 +440,7 @@ def test_the_sample_walk_stays_upright_and_walks_forward(engine: str, tmp_path: 
     import hrpsim
     from hrpsim.project import load_project
 
-    examples = Path(__file__).resolve().parents[1] / "examples"
+    examples = Path(__file__).resolve().parents[2] / "examples"
     project = load_project(examples / "sample_walk.yaml")
     project.world.engine = engine
     walker = project.controllers[0]
