@@ -9,7 +9,8 @@ import numpy as np
 from process_helpers import MODELS
 
 from hrpsim.bodyinfo import Body, Link, Sensor, Shape
-from hrpsim.project import CollisionPair, ModelConfig, OdeConfig, Project, WorldConfig
+from hrpsim.engine_registry import engine_names
+from hrpsim.project import CollisionPair, ModelConfig, Project, WorldConfig
 
 SAMPLE1 = MODELS / "openhrp3" / "model" / "sample1.wrl"
 FLOOR = MODELS / "openhrp3" / "model" / "floor.wrl"
@@ -131,11 +132,15 @@ def project(
     collisions: list[CollisionPair] | None = None,
     **world: object,
 ) -> tuple[Project, dict[str, Body]]:
-    """A Project object (no file) and its bodies, for building a OdeEngine directly."""
-    ode_keys = {f.name for f in dataclasses.fields(OdeConfig)}
-    ode = OdeConfig(**{k: v for k, v in world.items() if k in ode_keys})  # type: ignore[arg-type]
-    rest = {k: v for k, v in world.items() if k not in ode_keys}
-    cfg = WorldConfig(timestep=timestep, ode=ode, **rest)  # type: ignore[arg-type]
+    """A Project object (no file) and its bodies, for building an engine directly. ``world`` holds
+    WorldConfig fields, engine sections by name (``mujoco={...}``), and ODE settings (``erp=...``)."""
+    fields = {f.name for f in dataclasses.fields(WorldConfig)}
+    sections = {k: dict(v) for k, v in world.items() if k in engine_names()}  # type: ignore[call-overload]
+    ode = {k: v for k, v in world.items() if k not in fields and k not in sections}
+    if ode:
+        sections["ode"] = {**sections.get("ode", {}), **ode}
+    rest = {k: v for k, v in world.items() if k in fields}
+    cfg = WorldConfig(timestep=timestep, engine_settings=sections, **rest)  # type: ignore[arg-type]
     proj = Project(path=str(tmp / "test.yaml"), world=cfg, models=[m for m, _ in models], collisions=collisions or [])
     return proj, {m.name: b for m, b in models}
 

@@ -1,1 +1,5 @@
-"""The kinematic engine of the hardware stand-in: joints follow their commands, nothing collides."""
+"""The kinematic engine of the hardware stand-in: joints follow their commands, nothing collides.
+It has no settings of its own."""
+
+OPTIONS = ()
+ENGINE = ".engine:KinematicEngine"

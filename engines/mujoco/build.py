@@ -17,13 +17,14 @@ filter and no drives are added.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import mujoco
 import numpy as np
 
 from hrpsim.bodyinfo import Body, Link
 from hrpsim.conventions import MAX_DISTANCE
+from hrpsim.engine_options import resolve
+from hrpsim.engines.mujoco import OPTIONS
 from hrpsim.engines.mujoco.contacts import add_pairs
 from hrpsim.engines.mujoco.drives import add_drive_elements
 from hrpsim.engines.mujoco.geometry import add_shape, quaternion
@@ -36,16 +37,10 @@ from hrpsim.project import ModelConfig, Project, WorldConfig
 
 MIN_MASS = 1e-3  # kg given to massless links, as on ODE
 MIN_INERTIA = 1e-7  # kg m^2: the least principal moment a link keeps, as on ODE
-IMPRATIO = 3.0  # friction 3x harder than normal contact: a box held by friction creeps 0.6 mm/s, not 2
-SOLVER_TOLERANCE = 1e-12  # MuJoCo's 1e-8 lets the solver stop at once on a hard drive that needs no force any more
-SETTINGS = {
-    "solver": ("Newton", "CG", "PGS"),
-    "cone": ("pyramidal", "elliptic"),
-    "integrator": ("implicitfast", "implicit"),
-    "iterations": int,
-    "noslip_iterations": int,
-    "impratio": float,
-    "tolerance": float,
+ENUMS = {  # settings that name one of MuJoCo's enum values
+    "solver": (mujoco.mjtSolver, "mjSOL_"),
+    "cone": (mujoco.mjtCone, "mjCONE_"),
+    "integrator": (mujoco.mjtIntegrator, "mjINT_"),
 }
 
 
@@ -87,32 +82,12 @@ def _options(spec: mujoco.MjSpec, project: Project) -> None:
         )
     spec.option.timestep = float(world.timestep)
     spec.option.gravity = [float(v) for v in world.gravity]
-    spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST  # velocity drives are implicit dampers
-    spec.option.impratio = IMPRATIO
-    spec.option.tolerance = SOLVER_TOLERANCE
-    for key, value in world.mujoco.items():
-        _set_option(spec, project.path, key, value)
-
-
-def _set_option(spec: mujoco.MjSpec, path: str, key: str, value: Any) -> None:
-    kind = SETTINGS.get(key)
-    if kind is None:
-        raise ConfigError(f"{path}: world.mujoco.{key}: unknown setting (settings: {', '.join(SETTINGS)})")
-    if isinstance(kind, tuple):
-        if value not in kind:
-            raise ConfigError(f"{path}: world.mujoco.{key}: {value!r} is not one of {', '.join(kind)}")
-        enums = {
-            "solver": (mujoco.mjtSolver, "mjSOL_"),
-            "cone": (mujoco.mjtCone, "mjCONE_"),
-            "integrator": (mujoco.mjtIntegrator, "mjINT_"),
-        }
-        enum, prefix = enums[key]
-        setattr(spec.option, key, getattr(enum, prefix + value.upper()))
-        return
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    if not number or value < 0 or (kind is int and value != int(value)):
-        raise ConfigError(f"{path}: world.mujoco.{key}: expected a non-negative {kind.__name__}, got {value!r}")
-    setattr(spec.option, key, kind(value))
+    settings = resolve("world.mujoco", world.engine_settings.get("mujoco"), OPTIONS, where=project.path)
+    for key, value in vars(settings).items():
+        if key in ENUMS:
+            enum, prefix = ENUMS[key]
+            value = getattr(enum, prefix + value.upper())
+        setattr(spec.option, key, value)
 
 
 def _add_model(spec: mujoco.MjSpec, info: Body, config: ModelConfig, joint_limits: bool, runtime: bool) -> ModelLayout:
