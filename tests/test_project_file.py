@@ -33,7 +33,8 @@ collisions:
 """,
     )
     p = load_project(path)
-    assert p.world.timestep == 0.002 and p.world.sync == "realtime" and p.world.engine_settings == {"ode": {"solver": "quickstep"}}
+    assert p.world.timestep == 0.002 and p.world.sync == "realtime"
+    assert p.world.engine_settings == {"ode": {"solver": "quickstep"}}
     assert p.model("floor").static and p.model("floor").file == str((tmp_path / "m.wrl").resolve())
     assert p.model("robot").joints == {"J1": 0.5} and p.model("robot").drive == {"J1": "high_gain"}
     assert p.controllers[0].policy == "hold" and p.controllers[0].cwd == str(tmp_path.resolve())
