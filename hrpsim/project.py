@@ -61,7 +61,7 @@ class NoiseConfig:
 @dataclass
 class DeviceConfig:
     """What a robot's hardware does to its signals (``models[i].devices``), applied by the simulator
-    and by the hardware stand-in alike (hil/devices.py)."""
+    and by the hardware stand-in alike (simserver/devices.py)."""
 
     encoder_counts: float | None = None  # per motor revolution; "model": the model's encoderPulse
     encoder_gear_ratio: float | None = None  # motor turns per joint turn; None: the model's gearRatio

@@ -38,12 +38,12 @@ from hrpsim.controllers.command import Command
 from hrpsim.controllers.state import JointIndex, State
 from hrpsim.engines.base import Engine, RobotState
 from hrpsim.errors import ProtocolError, RequestError, SimulationError
-from hrpsim.hil.devices import RobotDevices, devices_of
 from hrpsim.project import Project
 from hrpsim.security import admit_controller, identity
 from hrpsim.service import DEFAULT_BIND, bind_router
 from hrpsim.simserver.admission import AttachedController, admit
 from hrpsim.simserver.controller_stats import ControllerStats
+from hrpsim.simserver.devices import RobotDevices, devices_of
 from hrpsim.simserver.held_commands import HeldCommands
 from hrpsim.simserver.record import AppliedCommand, ControllerEvent, TickRecord
 from hrpsim.simserver.sensor_delivery import SensorDelivery, with_readings
