@@ -348,3 +348,38 @@ def ode_engine(proj: Project, bodies: dict[str, Body], **options: object):  # ->
     from hrpsim.engines.ode.engine import OdeEngine
 
     return OdeEngine(proj, bodies, **options)  # type: ignore[arg-type]
+
+
+# --- every physics engine through the engine boundary (the conformance suite) ---
+
+PHYSICS_ENGINES = ["ode", "mujoco"]  # the engines every physics case runs on (kinematic is no physics)
+
+
+def build(engine: str, tmp: Path, models: list[tuple[ModelConfig, Body]], **world: object):  # -> Engine
+    """The named engine built through make_engine for a Project object (see :func:`project`)."""
+    from hrpsim.engines.base import make_engine
+
+    proj, bodies = project(tmp, models, engine=engine, **world)
+    return make_engine(proj, bodies)
+
+
+def run(world, seconds: float) -> None:
+    """Step an engine for ``seconds`` of simulated time."""
+    for _ in range(round(seconds / world.timestep)):
+        world.step()
+
+
+def loop_gap(world, robot: str, index: int = 0) -> float:
+    """How far a model's extra joint is from closed (m), from the engine's link poses: the whole
+    gap for a ball joint, the gap across the axis for the joints that slide along it (xy, piston)."""
+    body = world.body(robot)
+    extra = body.extra_joints[index]
+    poses = world.forward_kinematics(robot)
+    i1, i2 = body.link_index(extra.link1), body.link_index(extra.link2)
+    p1 = poses[i1][0] + poses[i1][1] @ np.asarray(extra.point1, float)
+    p2 = poses[i2][0] + poses[i2][1] @ np.asarray(extra.point2, float)
+    gap = p2 - p1
+    if extra.type in ("xy", "piston"):
+        axis = poses[i1][1] @ np.asarray(extra.axis, float)
+        gap = gap - axis * (gap @ axis)
+    return float(np.linalg.norm(gap))

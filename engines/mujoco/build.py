@@ -105,6 +105,11 @@ def _add_model(spec: mujoco.MjSpec, info: Body, config: ModelConfig, joint_limit
     poses = forward_kinematics(info, position, rotation, initial) if static else None
     for index, link in enumerate(info.links):
         where = layout.where(index)
+        if runtime and not static and link.mimic is not None:
+            raise ConfigError(
+                f"{where}: a mimic joint (following {link.mimic.joint!r}) is not carried to the mujoco engine "
+                f"yet; run this model with world.engine: ode"
+            )
         if static:
             parent, pos, rot = spec.worldbody, poses[index][0], poses[index][1]
         elif index == 0:
