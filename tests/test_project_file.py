@@ -75,6 +75,34 @@ collisions:
     assert str(path) in text
 
 
+def test_engine_sections_are_checked_with_the_rest_of_the_file(tmp_path: Path) -> None:
+    """Each engine's settings are its own (declared in its package) yet reported with every other
+    problem; a setting written at the top of world says where it lives now."""
+    path = write(
+        tmp_path,
+        """
+world: {engine: mujoco, erp: 0.5, solver: PGS, end_time: -1,
+        ode: {solver: dantzig, cfm: 0, quickstep_iterations: 2.5},
+        mujoco: {cone: round, substeps: 4}}
+""",
+    )
+    with pytest.raises(ConfigError) as err:
+        load_project(path)
+    lines = str(err.value).splitlines()
+    for expected in (
+        "world.erp: moved to world.ode.erp",
+        "world.solver: moved to world.mujoco.solver",  # the project's engine has one
+        "world.end_time: must be positive",
+        "world.ode.solver: must be one of step, quickstep, got 'dantzig'",
+        "world.ode.cfm: must be greater than 0, got 0",
+        "world.ode.quickstep_iterations: must be an integer, got 2.5",
+        "world.mujoco.cone: must be one of pyramidal, elliptic, got 'round'",
+        "world.mujoco.substeps: unknown setting (settings: cone, impratio, integrator, iterations,",
+    ):
+        assert any(line.strip().startswith(f"{path}: {expected}") for line in lines), expected
+    assert f"{path}: 8 problem(s)" in lines[0]
+
+
 def test_a_yaml_syntax_error_names_line_and_column(tmp_path: Path) -> None:
     path = write(tmp_path, "world: {timestep: 0.001\nmodels: [\n")
     with pytest.raises(ConfigError, match=rf"{path}:\d+:\d+: not valid YAML"):
