@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from hrpsim.bodyinfo import EXTRA_JOINT_TYPES, ExtraJoint
+from hrpsim.bodyinfo import ENGINE_SENSOR_TYPES, EXTRA_JOINT_TYPES, ExtraJoint
 from hrpsim.conventions import DRIVE_MODES, POLICIES, RESTART_POLICIES, RESTARTABLE_SERVICES, SYNC_MODES, period_ticks
 from hrpsim.engine_options import check_section
 from hrpsim.engine_registry import EngineDeclarationError, declaration, engine_names
@@ -413,7 +413,7 @@ def _model(c: _Checker, i: int, data: Any, folder: Path) -> ModelConfig | None:
     return m
 
 
-NOISE_KINDS = ("q", "gyro", "accel", "force")
+NOISE_KINDS = ("q", *ENGINE_SENSOR_TYPES)  # joint angles, and every reading an engine measures
 DEVICE_KEYS = {"encoder", "noise", "latency", "saturate_torque", "drop_commands", "watchdog_ms"}
 
 

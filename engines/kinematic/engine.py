@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from hrpsim.bodyinfo import Body
+from hrpsim.bodyinfo import ENGINE_SENSOR_TYPES, SENSOR_KINDS, Body
 from hrpsim.controllers.motion_data import Motion
 from hrpsim.engines.base import Engine, LinkStates, RobotState
 from hrpsim.errors import ConfigError, RequestError
@@ -114,7 +114,7 @@ class KinematicEngine(Engine):
             root_position=r.root_position.copy(),
             root_rotation=r.root_rotation.copy(),
             root_velocity=np.zeros(6),
-            sensors={s.name: _reading(s.type) for s in r.body.sensors if s.type in ("force", "gyro", "accel")},
+            sensors={s.name: _reading(s.type) for s in r.body.sensors if s.type in ENGINE_SENSOR_TYPES},
         )
 
     def _joint_names(self, robot: str) -> list[str]:
@@ -217,8 +217,7 @@ def _checked(r: _Robot, key: str, value: Any) -> np.ndarray:
 
 
 def _reading(sensor_type: str) -> np.ndarray:
-    if sensor_type == "force":
-        return np.zeros(6)
-    if sensor_type == "gyro":
-        return np.zeros(3)
-    return np.array([0.0, 0.0, GRAVITY])
+    """What a sensor of a robot at rest reads: zeros, but an accelerometer's +g up."""
+    if sensor_type == "accel":
+        return np.array([0.0, 0.0, GRAVITY])
+    return np.zeros(len(SENSOR_KINDS[sensor_type].axes))

@@ -30,6 +30,7 @@ from hrpsim.engines.mujoco.drives import add_drive_elements
 from hrpsim.engines.mujoco.geometry import add_shape, quaternion
 from hrpsim.engines.mujoco.layout import ModelLayout, element
 from hrpsim.engines.mujoco.loops import add_loop
+from hrpsim.engines.mujoco.sensors import MEASURED
 from hrpsim.errors import ConfigError, RequestError
 from hrpsim.kinematics import forward_kinematics, link_values
 from hrpsim.placement import root_placement
@@ -186,20 +187,16 @@ def _set_inertia(body: mujoco.MjsBody, link: Link, where: str) -> None:
 
 
 def _add_sensor_sites(spec: mujoco.MjSpec, layout: ModelLayout) -> None:
-    kinds = {
-        "force": (mujoco.mjtSensor.mjSENS_FORCE, mujoco.mjtSensor.mjSENS_TORQUE),
-        "gyro": (mujoco.mjtSensor.mjSENS_GYRO,),
-        "accel": (mujoco.mjtSensor.mjSENS_ACCELEROMETER,),
-    }
     for sensor in layout.info.sensors:
-        if sensor.type not in kinds:
-            continue  # range and vision sensors have no values on any engine yet
+        measured = MEASURED.get(sensor.type)
+        if measured is None:
+            continue  # range and vision sensors are the simulator's, not the engine's
         site = element(layout.name, "sensor", sensor.name)
         spec.body(layout.bodies[sensor.link]).add_site(
             name=site, pos=np.asarray(sensor.translation, float), quat=quaternion(np.asarray(sensor.rotation, float))
         )
         layout.sensors[sensor.name] = site
-        for k, kind in enumerate(kinds[sensor.type]):
+        for k, kind in enumerate(measured.elements):
             spec.add_sensor(name=f"{site}/{k}", type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE, objname=site)
 
 

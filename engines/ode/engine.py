@@ -101,7 +101,7 @@ class OdeEngine(Engine):
         self._guarded = BodyTable([sim.body for _, sim in guarded])
         self._drive_list = list(self.drives.values())
         self._moving = [self.models[name] for name in self.robots]
-        self._sensor_list = [s for s in self.sensors.values() if s.has_accelerometers]
+        self._sensor_list = [s for s in self.sensors.values() if s.steps]
         self._external: dict[tuple[str, int], tuple[tuple[float, ...], tuple[float, ...]]] = {}
         self.start()
 
