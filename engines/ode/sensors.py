@@ -100,6 +100,10 @@ class OdeSensors:
                 self.parts.append(cls(model, sensors, timestep, gravity))
         self._stepping = [part for part in self.parts if part.steps]
 
+    def measuring(self, kind: str):  # -> OdeForce | OdeInertial | None
+        """The part that measures sensors of type ``kind`` (None when the model has none)."""
+        return next((part for part in self.parts if kind in part.types), None)
+
     @property
     def steps(self) -> bool:
         """Whether some sensor keeps something before each step (the engine skips the call if not)."""
