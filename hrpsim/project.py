@@ -234,7 +234,19 @@ def _model_from_wire(data: dict[str, Any]) -> ModelConfig:
 
 
 def _world_from_wire(data: dict[str, Any]) -> WorldConfig:
-    return WorldConfig(**data)
+    fields = dict(data)
+    # the wire form of recordings made when settings sat under world.ode / world.mujoco
+    moved = {name: fields.pop(name) for name in engine_names() if isinstance(fields.get(name), dict)}
+    fields["engine_settings"] = {**moved, **fields.get("engine_settings", {})}
+    return WorldConfig(**fields)
+
+
+def world_file_section(world: dict[str, Any]) -> dict[str, Any]:
+    """A world's wire form (``to_wire()["world"]``) as a project file writes it: each engine's
+    settings under the engine's own key (``world.ode``)."""
+    section = {k: v for k, v in world.items() if k != "engine_settings"}
+    section.update({name: dict(settings) for name, settings in world.get("engine_settings", {}).items()})
+    return section
 
 
 class _Checker:

@@ -6,9 +6,10 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from hrpsim.errors import ConfigError
-from hrpsim.project import Project, load_project
+from hrpsim.project import Project, load_project, world_file_section
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -243,3 +244,15 @@ def test_how_long_a_tick_waits_for_a_lost_collision_service_is_a_world_setting(t
     assert project.world.collision_wait == 5.0
     with pytest.raises(ConfigError, match=r"world\.collision_wait: must be positive"):
         load_project(write(tmp_path, "world: {collision: service, collision_wait: 0}\n" + model))
+
+
+def test_a_world_written_back_as_a_project_file_reads_the_same(tmp_path: Path) -> None:
+    """hrpsim replay writes a recorded project back as a file; recordings made when the settings
+    sat at world.ode / world.mujoco on the wire still read."""
+    path = write(tmp_path, "world: {engine: mujoco, timestep: 0.002, ode: {erp: 0.5}, mujoco: {cone: elliptic}}\n")
+    project = load_project(path)
+    again = write(tmp_path, yaml.safe_dump({"world": world_file_section(project.to_wire()["world"])}))
+    assert load_project(again).world == project.world
+    old_wire = {**project.to_wire()["world"], "ode": {"erp": 0.5}, "mujoco": {"cone": "elliptic"}}
+    del old_wire["engine_settings"]
+    assert Project.from_wire({"path": str(path), "world": old_wire}).world == project.world
