@@ -38,7 +38,7 @@ from typing import Any, ClassVar, NoReturn
 import numpy as np
 
 from hrpsim.bodyinfo import Body
-from hrpsim.conventions import DRIVE_MODES
+from hrpsim.conventions import drive_mode_problem
 from hrpsim.engine_options import resolve
 from hrpsim.engine_registry import ENGINES, EngineDeclarationError, declaration, engine_target
 from hrpsim.engines.checks import command_array
@@ -332,10 +332,8 @@ def checked_modes(robot: str, modes: Any, names: list[str]) -> dict[str, str]:
     if not isinstance(modes, dict):
         raise RequestError(f"robot {robot!r}: 'modes' must be a map joint -> mode")
     for name, mode in modes.items():
-        if name not in names:
-            raise RequestError(f"model {robot!r} has no joint {name!r} (joints: {', '.join(names)})")
-        if mode not in DRIVE_MODES:
-            raise RequestError(f"joint {name!r}: unknown drive mode {mode!r} (modes: {', '.join(DRIVE_MODES)})")
+        if (problem := drive_mode_problem(name, mode, names)) is not None:
+            raise RequestError(f"robot {robot!r}: modes: {problem}")
     return modes
 
 
