@@ -6,7 +6,9 @@ declares, without importing the physics library:
 - ``OPTIONS``: its settings, a tuple of :class:`hrpsim.engine_options.Option` (the project's
   ``world.<name>`` section, checked with the rest of the project file);
 - ``ENGINE``: where its class is, ``"MODULE:CLASS"`` (a module relative to the package when it
-  starts with a dot), imported only when a project runs on it.
+  starts with a dot), imported only when a project runs on it;
+- optionally ``PHYSICS = False`` for an engine that simulates no dynamics (the hardware stand-in's):
+  the conformance suite's physics cases run on every other engine.
 
 The kernel names engines as strings, as the command line names its subcommands: it imports an
 engine's declaration on demand and never the engine's code.
@@ -43,6 +45,11 @@ def declaration(name: str) -> ModuleType:
         if not hasattr(package, attribute):
             raise EngineDeclarationError(f"the {name} engine's package {ENGINES[name]!r} declares no {attribute}")
     return package
+
+
+def physics_engines() -> list[str]:
+    """The registered engines that simulate dynamics (their ``PHYSICS`` is not False)."""
+    return [name for name in ENGINES if getattr(declaration(name), "PHYSICS", True)]
 
 
 def engine_target(name: str) -> tuple[str, str]:

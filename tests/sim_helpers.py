@@ -9,7 +9,7 @@ import numpy as np
 from process_helpers import MODELS
 
 from hrpsim.bodyinfo import Body, Link, Sensor, Shape
-from hrpsim.engine_registry import engine_names
+from hrpsim.engine_registry import engine_names, physics_engines
 from hrpsim.project import CollisionPair, ModelConfig, Project, WorldConfig
 
 SAMPLE1 = MODELS / "openhrp3" / "model" / "sample1.wrl"
@@ -352,7 +352,7 @@ def ode_engine(proj: Project, bodies: dict[str, Body], **options: object):  # ->
 
 # --- every physics engine through the engine boundary (the conformance suite) ---
 
-PHYSICS_ENGINES = ["ode", "mujoco"]  # the engines every physics case runs on (kinematic is no physics)
+PHYSICS_ENGINES = physics_engines()  # every registered engine that simulates dynamics
 
 
 def build(engine: str, tmp: Path, models: list[tuple[ModelConfig, Body]], **world: object):  # -> Engine

@@ -3,3 +3,4 @@ It has no settings of its own."""
 
 OPTIONS = ()
 ENGINE = ".engine:KinematicEngine"
+PHYSICS = False  # joints follow commands: the conformance suite's physics cases are not for it

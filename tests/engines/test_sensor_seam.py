@@ -11,13 +11,12 @@ import pytest
 from sim_helpers import PHYSICS_ENGINES, build, floor_body, model, sensing_box_body
 
 from hrpsim.bodyinfo import ENGINE_SENSOR_TYPES, SENSOR_KINDS
-
-SENSOR_MODULES = {"ode": "hrpsim.engines.ode.sensors", "mujoco": "hrpsim.engines.mujoco.sensors"}
+from hrpsim.engine_registry import ENGINES
 
 
 @pytest.mark.parametrize("engine", PHYSICS_ENGINES)
 def test_each_engine_has_one_class_for_every_type_engines_measure(engine: str) -> None:
-    measured = importlib.import_module(SENSOR_MODULES[engine]).MEASURED
+    measured = importlib.import_module(f"{ENGINES[engine]}.sensors").MEASURED  # the engine's sensors module
     assert sorted(measured) == sorted(ENGINE_SENSOR_TYPES)
     for kind, cls in measured.items():
         assert kind in cls.types
