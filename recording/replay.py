@@ -27,7 +27,7 @@ import numpy as np
 import yaml
 
 from hrpsim.errors import HrpsimError, RecordingError
-from hrpsim.project import Project
+from hrpsim.project import Project, world_file_section
 from hrpsim.recording import schemas
 from hrpsim.recording.reader import Recording, open_recording
 from hrpsim.recording.writer import file_digest
@@ -171,6 +171,7 @@ def with_controller(project: Project, rec: Recording, command: str, name: str | 
     """The recorded project as a project file with ``command`` as the controller ``name`` (by
     default the first recorded one), every other controller dropped."""
     data = project.to_wire()
+    data["world"] = world_file_section(data["world"])
     controllers = data["controllers"]
     chosen = next((c for c in controllers if c["name"] == name), controllers[0] if controllers and not name else None)
     if chosen is None:
