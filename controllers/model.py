@@ -22,7 +22,9 @@ import numpy as np
 import pinocchio as pin
 
 from hrpsim.bodyinfo import Body
+from hrpsim.controllers.ik import IKOptions, IKResult, Target, solve_ik
 from hrpsim.controllers.model_build import build_model, place_root
+from hrpsim.controllers.zmp import model_zmp, sensor_zmp
 from hrpsim.errors import NotFound, RequestError
 
 WORLD = "world"  # axes of the world, at the frame's origin (Pinocchio's LOCAL_WORLD_ALIGNED)
@@ -48,8 +50,8 @@ class RobotModel:
         self.joint_names: list[str] = body.joint_names
         self.free_root = built.free_root
         self._root = 6 if self.free_root else 0
-        self._joint_q, self._joint_v = self._joint_indices()
-        self._order = np.concatenate([np.arange(self._root), self._joint_v, self._others()]).astype(int)
+        self.joint_q_index, self.joint_v_index = self._joint_indices()
+        self._order = np.concatenate([np.arange(self._root), self.joint_v_index, self._others()]).astype(int)
         self._identity_order = bool(np.array_equal(self._order, np.arange(self.nv)))
         self._mimics = self._mimic_indices()
         self._root_pose: tuple[np.ndarray, np.ndarray] | None = None
@@ -57,6 +59,7 @@ class RobotModel:
         self.q = pin.neutral(self.pin_model)  # Pinocchio's order and conventions
         self.v = np.zeros(self.pin_model.nv)
         self._done: set[str] = set()
+        self._ik_data: pin.Data | None = None
         self.time = 0.0
         self.tick = -1
         if not self.free_root:
@@ -105,8 +108,8 @@ class RobotModel:
     ) -> None:
         """Joint values (rad or m, controller order), rates, and the root's world pose and world-frame
         velocity (linear then angular). Unset root quantities keep their values."""
-        self.q[self._joint_q] = np.asarray(q, float)
-        self.v[self._joint_v] = 0.0 if dq is None else np.asarray(dq, float)
+        self.q[self.joint_q_index] = np.asarray(q, float)
+        self.v[self.joint_v_index] = 0.0 if dq is None else np.asarray(dq, float)
         if root_position is not None or root_rotation is not None:
             position = self.root_pose.position if root_position is None else np.asarray(root_position, float)
             rotation = self.root_pose.rotation if root_rotation is None else np.asarray(root_rotation, float)
@@ -131,9 +134,9 @@ class RobotModel:
         return Pose(*self._root_pose)
 
     def _place(self, position: np.ndarray, rotation: np.ndarray) -> None:
-        if self._root_pose is not None and np.array_equal(position, self._root_pose[0]):
-            if np.array_equal(rotation, self._root_pose[1]):
-                return
+        old = self._root_pose
+        if old is not None and np.array_equal(position, old[0]) and np.array_equal(rotation, old[1]):
+            return
         self._root_pose = (position.copy(), rotation.copy())
         self._welded_mass, self._welded_com = place_root(self._built, position, rotation)
 
@@ -206,6 +209,32 @@ class RobotModel:
         """The joints' part (controller order) of an nv vector: what to send as torque."""
         return np.asarray(generalised)[self._root : self._root + len(self.joint_names)]
 
+    # --- balance and inverse kinematics (zmp.py, ik.py) ---
+
+    def zmp(self, ddq: Any = None, *, height: float = 0.0) -> np.ndarray | None:
+        """The ZMP (world, on z = ``height``) the motion with accelerations ``ddq`` needs (default
+        zero: the static ZMP, under the centre of mass); None in the air. A free root only."""
+        return model_zmp(self, ddq, height=height)
+
+    def sensor_zmp(
+        self, state: Any, *, sensors: list[str] | None = None, height: float = 0.0, feet: bool = True
+    ) -> np.ndarray | None:
+        """The ZMP from the force sensors of ``state`` (default: all; see zmp.sensor_zmp)."""
+        return sensor_zmp(self, state, sensors=sensors, height=height, feet=feet)
+
+    def solve_ik(
+        self, targets: list[Target], *, q: Any = None, joints: list[str] | None = None, options: IKOptions | None = None
+    ) -> IKResult:
+        """Damped least-squares IK from ``q`` (default: now); see ik.solve_ik. Leaves the model as it is."""
+        return solve_ik(self, targets, q=q, joints=joints, options=options)
+
+    @property
+    def ik_data(self) -> pin.Data:
+        """Scratch data for IK iterations, so they leave this tick's results alone."""
+        if self._ik_data is None:
+            self._ik_data = self.pin_model.createData()
+        return self._ik_data
+
     # --- internals ---
 
     def _kinematics(self) -> None:
@@ -240,7 +269,7 @@ class RobotModel:
 
     def _others(self) -> np.ndarray:
         """Velocity indices of joints the controller does not see (mimics without a joint id)."""
-        seen = set(range(self._root)) | set(self._joint_v.tolist())
+        seen = set(range(self._root)) | set(self.joint_v_index.tolist())
         return np.array([i for i in range(self.nv) if i not in seen], dtype=int)
 
     def _mimic_indices(self) -> list[tuple[int, int, float, float]]:

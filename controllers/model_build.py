@@ -79,9 +79,9 @@ def build_model(body: Body) -> BuiltModel:
         link_frames.append(frame)
         if joint_frame == 0:
             built.root_children.append(("frame", frame, frame_placement))
-            built.welded.append((_inertia(link), frame_placement))
+            built.welded.append((link_inertia(link), frame_placement))
         else:
-            model.appendBodyToJoint(joint_frame, _inertia(link), frame_placement)
+            model.appendBodyToJoint(joint_frame, link_inertia(link), frame_placement)
     for sensor in body.sensors:
         joint, above = attach[sensor.link]
         placement = above * pin.SE3(np.asarray(sensor.rotation, float), np.asarray(sensor.translation, float))
@@ -114,7 +114,7 @@ def _finite_or(value: float, default: float) -> float:
     return float(value) if math.isfinite(value) else default
 
 
-def _inertia(link: Link) -> pin.Inertia:
+def link_inertia(link: Link) -> pin.Inertia:
     """The link's spatial inertia about its frame, with the engines' floors."""
     mass = float(link.mass)
     if not math.isfinite(mass) or mass <= 0.0:
@@ -139,5 +139,7 @@ def place_root(built: BuiltModel, position: np.ndarray, rotation: np.ndarray) ->
             frame.placement = base * placement
             model.frames[index] = frame
     mass = sum(inertia.mass for inertia, _ in built.welded)
-    moment = sum(((base * placement).act(inertia.lever) * inertia.mass for inertia, placement in built.welded), np.zeros(3))
+    moment = sum(
+        ((base * placement).act(inertia.lever) * inertia.mass for inertia, placement in built.welded), np.zeros(3)
+    )
     return mass, moment / mass if mass > 0 else np.zeros(3)

@@ -254,6 +254,7 @@ class ControllerHub:
         names, _ = self._joint_table(robot)
         controller.joints = JointIndex(names)
         controller.period, controller.timestep = ctl.period, self.project.world.timestep
+        controller.attached(self.engine.body(robot))
         controller.start(self.engine.body(robot))
         self._events.append(ControllerEvent(ctl.name, ctl.robot, "attach", f"in process, every {ctl.every} ticks"))
         log.info("controller %s runs in process on %s (every %d ticks)", ctl.name, ctl.robot, ctl.every)
@@ -263,6 +264,7 @@ class ControllerHub:
         state = State(seen.to_wire(), ctl.local.joints)
         started = time.perf_counter()
         try:
+            ctl.local.sees(state)
             result = ctl.local.control(state)
             if result is None:
                 fields = proto.command_fields(record.tick)

@@ -47,7 +47,9 @@ def pair(path, name: str) -> Pair:
     m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT  # no contacts or limits in mj_inverse
     layout = layouts[name]
     link_of_joint = {lk.joint_label: i for i, lk in enumerate(body.links)}
-    joints = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, layout.joints[link_of_joint[n]]) for n in body.joint_names]
+    joints = [
+        mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, layout.joints[link_of_joint[n]]) for n in body.joint_names
+    ]
     bodies = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, b) for b in layout.bodies]
     return Pair(
         body,
