@@ -57,24 +57,29 @@ def relocated_project(rec: Recording, moved: dict[str, str]) -> Project:
 # --- lockstep replay ---
 
 
-def ticks(rec: Recording) -> Iterator[tuple[int, dict[str, dict[str, Any]], list[dict[str, Any]]]]:
-    """(tick, recorded state per robot, applied commands) in tick order."""
+def ticks(
+    rec: Recording,
+) -> Iterator[tuple[int, dict[str, dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]]:
+    """(tick, recorded state per robot, applied commands, applied pushes) in tick order."""
     state_topics = {schemas.state_topic(r): r for r in rec.robots}
-    topics = [*state_topics, *(schemas.command_topic(c) for c in rec.controllers)]
+    topics = [*state_topics, *(schemas.command_topic(c) for c in rec.controllers), schemas.DISTURBANCES_TOPIC]
     current: int | None = None
     states: dict[str, dict[str, Any]] = {}
     commands: list[dict[str, Any]] = []
+    pushes: list[dict[str, Any]] = []
     for topic, _stamp, message in rec.messages(topics):
         if message["tick"] != current:
             if current is not None:
-                yield current, states, commands
-            current, states, commands = message["tick"], {}, []
+                yield current, states, commands, pushes
+            current, states, commands, pushes = message["tick"], {}, [], []
         if topic in state_topics:
             states[state_topics[topic]] = message
+        elif topic == schemas.DISTURBANCES_TOPIC:
+            pushes.extend(message["applied"])
         else:
             commands.append(message)
     if current is not None:
-        yield current, states, commands
+        yield current, states, commands, pushes
 
 
 def first_difference(recorded: dict[str, Any], state: Any, joints: list[str]) -> str | None:
@@ -101,12 +106,13 @@ def first_difference(recorded: dict[str, Any], state: Any, joints: list[str]) ->
 def replay_lockstep(rec: Recording, project: Project) -> tuple[bool, str]:
     """(identical, what happened in one line)."""
     from hrpsim.engines.base import JointCommand, make_engine
+    from hrpsim.simserver.disturbances import replay_forces
 
     engine = make_engine(project, rec.bodies())
     joints = {r: rec.joints(r) for r in rec.robots}
-    compared = 0
+    compared, held = 0, set()
     try:
-        for tick, states, commands in ticks(rec):
+        for tick, states, commands, pushes in ticks(rec):
             while engine.tick < tick:
                 engine.step()
             for robot, recorded in states.items():
@@ -124,6 +130,7 @@ def replay_lockstep(rec: Recording, project: Project) -> tuple[bool, str]:
                         modes=c.get("modes"),
                     ),
                 )
+            held = replay_forces(engine, pushes, held)
         last = engine.tick
     finally:
         engine.release()

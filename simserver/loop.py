@@ -6,6 +6,7 @@ Per tick k::
     hub.poll(); hub.before_collide(record)      # send state k to controllers whose turn it is
     engine.collide()                            # contacts, while controllers think
     hub.after_collide(record, slot_end)         # their commands for tick k, applied
+    disturbances.apply(record)                  # pushes acting in tick k, onto the engine
     observers see the record                    # publisher, run summary, recorder ...
     engine.integrate()                          # k -> k + 1
 
@@ -25,6 +26,7 @@ from typing import Any
 from hrpsim.engines.base import Engine
 from hrpsim.errors import SimulationError
 from hrpsim.simserver.controller_stats import LatencyHistogram
+from hrpsim.simserver.disturbances import Disturbances
 from hrpsim.simserver.guard import StateGuard
 from hrpsim.simserver.hub import ControllerHub
 from hrpsim.simserver.record import Observer, TickRecord
@@ -40,6 +42,7 @@ class TickLoop:
         self.hub = hub
         self.observers: list[Observer] = list(observers or [])
         self.guard = StateGuard()  # physically absurd states stop the run
+        self.disturbances = Disturbances(engine)  # the project's pushes, and those added while running
         self.clear()
 
     @property
@@ -57,6 +60,7 @@ class TickLoop:
         self.overruns = 0
         self.fell_behind = False
         self.guard.begin(self.engine)
+        self.disturbances.clear()
         for observer in self.observers:
             observer.begin(self.engine)
 
@@ -104,6 +108,7 @@ class TickLoop:
             engine.collide()
             if hub is not None:
                 hub.after_collide(record, slot_end)
+            self.disturbances.apply(record)
         finally:
             for observer in self.observers:
                 observer.observe(record)
