@@ -56,6 +56,8 @@ class RobotModel:
         self._mimics = self._mimic_indices()
         self._root_pose: tuple[np.ndarray, np.ndarray] | None = None
         self._welded_mass, self._welded_com = 0.0, np.zeros(3)
+        moving = sum(inertia.mass for inertia in self.pin_model.inertias[1:])
+        self._total_mass = float(moving + sum(inertia.mass for inertia, _ in built.welded))
         self.q = pin.neutral(self.pin_model)  # Pinocchio's order and conventions
         self.v = np.zeros(self.pin_model.nv)
         self._done: set[str] = set()
@@ -74,7 +76,7 @@ class RobotModel:
     @property
     def total_mass(self) -> float:
         """kg, every link (massless ones count 1 g, as in the engines)."""
-        return float(sum(i.mass for i in self.pin_model.inertias[1:]) + self._welded_mass)
+        return self._total_mass
 
     def frame_id(self, name: str) -> int:
         """Pinocchio's frame id of a link or sensor named ``name``."""
