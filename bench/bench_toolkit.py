@@ -1,4 +1,4 @@
-"""µs per tick for the controller toolkit on sample1 (update + CoM + one Jacobian + gravity torques) beside the ODE tick.
+"""µs per tick for the toolkit on sample1 (update + CoM + one Jacobian + gravity torques) beside the ODE tick.
 
 The world is bench_step's: sample1.wrl standing on floor.wrl at a 1 ms step, every joint held at
 its initial angle. A block of ODE ticks (OdeEngine.step and reading the robot's state as its

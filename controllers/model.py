@@ -124,8 +124,9 @@ class RobotModel:
             rotation_t = pin.Quaternion(self.q[3:7]).toRotationMatrix().T
             velocity = np.asarray(root_velocity, float)
             self.v[:3], self.v[3:6] = rotation_t @ velocity[:3], rotation_t @ velocity[3:]
-        for index, master, multiplier, offset in self._mimics:
+        for (index, master), (rate, master_rate), multiplier, offset in self._mimics:
             self.q[index] = multiplier * self.q[master] + offset
+            self.v[rate] = multiplier * self.v[master_rate]
         self._done.clear()
 
     @property
@@ -274,12 +275,15 @@ class RobotModel:
         seen = set(range(self._root)) | set(self.joint_v_index.tolist())
         return np.array([i for i in range(self.nv) if i not in seen], dtype=int)
 
-    def _mimic_indices(self) -> list[tuple[int, int, float, float]]:
+    def _mimic_indices(self) -> list[tuple[tuple[int, int], tuple[int, int], float, float]]:
+        """Per mimic joint the controller does not drive: (its q index, its master's), (the same for
+        v), multiplier, offset."""
         model, found = self.pin_model, []
         for link in self.body.links:
             if link.mimic is None or link.joint_id >= 0 or not model.existJointName(link.mimic.joint):
                 continue
-            index = model.joints[model.getJointId(link.joint_label)].idx_q
-            master = model.joints[model.getJointId(link.mimic.joint)].idx_q
-            found.append((index, master, link.mimic.multiplier, link.mimic.offset))
+            joint = model.joints[model.getJointId(link.joint_label)]
+            master = model.joints[model.getJointId(link.mimic.joint)]
+            indices = ((joint.idx_q, master.idx_q), (joint.idx_v, master.idx_v))
+            found.append((*indices, link.mimic.multiplier, link.mimic.offset))
         return found

@@ -25,6 +25,7 @@ from hrpsim.engines.mujoco.build import build_spec  # noqa: E402
 RTOL = 1e-9
 SAMPLE1 = MODELS / "openhrp3/model/sample1.wrl"
 PA10 = MODELS / "openhrp3/model/PA10/pa10.main.wrl"
+SR1_URDF = MODELS / "choreonoid/model/SR1/SR1.urdf"  # a humanoid read from URDF
 
 
 @dataclass
@@ -115,6 +116,7 @@ def close(ours: np.ndarray, theirs: np.ndarray) -> None:
 
 
 CASES = [(SAMPLE1, "robot", seed) for seed in range(3)] + [(PA10, "pa10", seed) for seed in range(3)]
+CASES.append((SR1_URDF, "sr1", 0))
 
 
 @pytest.fixture(params=CASES, ids=lambda c: f"{c[1]}-{c[2]}")
