@@ -111,6 +111,8 @@ class Disturbances:
 
 def check_push(engine: Engine, push: Push, where: str) -> None:
     """A RequestError (NotFound for a name) saying which field of the push is wrong and how."""
+    if type(engine).set_external_force is Engine.set_external_force:
+        raise RequestError(f"{where}: the {engine.name} engine applies no external forces; push on ode or mujoco")
     if push.robot not in engine.robots:
         raise NotFound(f"{where}.robot: no robot named {push.robot!r} (robots: {', '.join(engine.robots)})")
     body = engine.body(push.robot)
