@@ -157,6 +157,21 @@ class ExtraJointConfig:
 
 
 @dataclass
+class Push:
+    """A disturbance: ``force`` (N, world frame) and ``torque`` (N m, world frame) on ``link`` of
+    ``robot`` at ``point`` (m, in the link's frame; default its origin), from ``time`` (s) for
+    ``duration`` (s). Its impulse is force x duration (simserver/disturbances.py applies it)."""
+
+    time: float
+    robot: str
+    link: str
+    force: list[float]
+    duration: float
+    point: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    torque: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
+
+
+@dataclass
 class RecordConfig:
     """``record: FILE.mcap`` or ``record: {file: FILE.mcap, contacts: true}`` (docs/recording.md)."""
 
@@ -180,6 +195,7 @@ class Project:
     notes: list[str] = field(default_factory=list)  # what has no effect, or what a foreign format cannot express
     notes: list[str] = field(default_factory=list)  # what a foreign project format could not express
     record: RecordConfig | None = None  # record every run of this project to an MCAP file
+    disturbances: list[Push] = field(default_factory=list)  # pushes every run of this project gets
 
     @property
     def folder(self) -> Path:
@@ -222,6 +238,7 @@ class Project:
             services=dict(data.get("services", {})),
             notes=list(data.get("notes", [])),
             record=RecordConfig(**data["record"]) if data.get("record") else None,
+            disturbances=[Push(**d) for d in data.get("disturbances", [])],
         )
 
 
@@ -581,6 +598,29 @@ def _extra_joint(c: _Checker, i: int, data: Any) -> ExtraJointConfig | None:
     return joint
 
 
+def _push(c: _Checker, i: int, data: Any) -> Push | None:
+    key = f"disturbances[{i}]"
+    data = c.mapping(key, data)
+    c.unknown(key, data, _fields(Push))
+    missing = [k for k in ("time", "robot", "link", "force", "duration") if k not in data]
+    for k in missing:
+        c.bad(f"{key}.{k}", "required (a push needs time, robot, link, force and duration)")
+    for k in ("robot", "link"):
+        if k in data and (not isinstance(data[k], str) or not data[k]):
+            c.bad(f"{key}.{k}", f"must be a name, got {data[k]!r}")
+            missing.append(k)
+    if missing:
+        return None
+    time, duration = c.number(f"{key}.time", data["time"]), c.number(f"{key}.duration", data["duration"], positive=True)
+    vectors = {k: c.vector(f"{key}.{k}", data[k], 3) for k in ("force", "point", "torque") if k in data}
+    if time is not None and time < 0:
+        c.bad(f"{key}.time", f"must be zero or later, got {time!r}")
+        return None
+    if time is None or duration is None or any(v is None for v in vectors.values()):
+        return None
+    return Push(time=time, robot=data["robot"], link=data["link"], duration=duration, **vectors)  # type: ignore[arg-type]
+
+
 def _record(c: _Checker, data: Any, folder: Path) -> RecordConfig | None:
     if isinstance(data, str) and data:
         data = {"file": data}
@@ -616,9 +656,22 @@ def _cross_check(c: _Checker, p: Project) -> None:
         for side in ("model1", "model2"):
             if getattr(joint, side) not in names:
                 c.bad(f"extra_joints[{i}].{side}", f"no model named {getattr(joint, side)!r}")
+    for i, push in enumerate(p.disturbances):
+        if push.robot not in names:
+            c.bad(f"disturbances[{i}].robot", f"no model named {push.robot!r} (models: {', '.join(names)})")
 
 
-SECTIONS = {"world", "models", "controllers", "collisions", "extra_joints", "services", "security", "record"}
+SECTIONS = {
+    "world",
+    "models",
+    "controllers",
+    "collisions",
+    "extra_joints",
+    "services",
+    "security",
+    "record",
+    "disturbances",
+}
 
 
 def _empty_sections(c: _Checker, data: dict[str, Any]) -> None:
@@ -630,7 +683,7 @@ def _empty_sections(c: _Checker, data: dict[str, Any]) -> None:
                 section,
                 "is empty (nothing follows the key; is the file cut short?): give its entries or remove the key",
             )
-    for section in ("models", "controllers", "collisions", "extra_joints"):
+    for section in ("models", "controllers", "collisions", "extra_joints", "disturbances"):
         items = data.get(section)
         for i, item in enumerate(items if isinstance(items, list) else []):
             if item is None:
@@ -679,6 +732,7 @@ def parse_project(data: Any, path: str) -> Project:
         ("controllers", lambda i, d: _controller(c, i, d, folder, project.world.timestep)),
         ("collisions", lambda i, d: _collision(c, i, d)),
         ("extra_joints", lambda i, d: _extra_joint(c, i, d)),
+        ("disturbances", lambda i, d: _push(c, i, d)),
     ):
         items = data.get(section) or []
         if not isinstance(items, list):
