@@ -42,10 +42,20 @@ def split_parameter(name: str) -> list[str | int]:
     return tokens
 
 
+def is_variable(name: str) -> bool:
+    """A sweep variable (``size``), not a place in the project: one name that is no project section."""
+    from hrpsim.project import SECTIONS
+
+    return name.isidentifier() and name not in SECTIONS
+
+
 def apply_parameters(project: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-    """A copy of the project data with every parameter set; ConfigError naming the parameter."""
+    """A copy of the project data with every parameter set (sweep variables aside); ConfigError
+    naming the parameter."""
     data = copy.deepcopy(project)
     for name, value in params.items():
+        if is_variable(name):
+            continue
         tokens = split_parameter(name)
         parent = data
         for i, token in enumerate(tokens[:-1]):

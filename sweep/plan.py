@@ -9,6 +9,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from hrpsim.sweep.expressions import evaluate
 from hrpsim.sweep.spec import Distribution, SweepSpec
 
 
@@ -26,8 +27,14 @@ def plan(spec: SweepSpec) -> list[PlannedRun]:
     choices = itertools.product(grid_points or [{}], spec.runs or [{}], samples or [{}])
     rng = random.Random(f"hrpsim-sweep-seeds-{spec.seed}")
     return [
-        PlannedRun(index=i, seed=rng.randrange(2**31), params={**g, **r, **s}) for i, (g, r, s) in enumerate(choices)
+        PlannedRun(index=i, seed=rng.randrange(2**31), params=_with_computed({**g, **r, **s}, spec))
+        for i, (g, r, s) in enumerate(choices)
     ]
+
+
+def _with_computed(params: dict[str, Any], spec: SweepSpec) -> dict[str, Any]:
+    """The run's parameters and the places ``set`` computes from them."""
+    return {**params, **{place: evaluate(text, params) for place, text in spec.computed.items()}}
 
 
 def parameter_names(runs: list[PlannedRun]) -> list[str]:

@@ -13,8 +13,14 @@
       count: 20
       vary:
         disturbances[0].force[0]: {uniform: [20, 80]}
+    set:                               # places computed from the sweep's variables (below)
+      disturbances[0].force: "[size * cos(radians(angle)), size * sin(radians(angle)), 0]"
     metrics:                           # column -> FILE.py:function, called with each finished run
       max_knee: metrics.py:max_knee
+
+A name without dots or brackets that is not a section of a project file (``size``, ``angle``) is a
+variable of the sweep: it is a column of the table, and ``set`` expressions compute places of the
+project from it.
 
 The runs are every combination of a grid point, an explicit run and a sample (a section that is
 absent counts as one empty choice). Every problem in the file is reported at once, naming the key.
@@ -33,7 +39,7 @@ from hrpsim.errors import ConfigError
 
 DEFAULT_TIMEOUT_S = 600.0
 DISTRIBUTIONS = {"uniform": 2, "normal": 2, "choice": None, "integers": 2}
-KEYS = {"project", "seed", "until", "timeout", "grid", "runs", "samples", "metrics"}
+KEYS = {"project", "seed", "until", "timeout", "grid", "runs", "samples", "set", "metrics"}
 
 
 @dataclass
@@ -53,6 +59,7 @@ class SweepSpec:
     runs: list[dict[str, Any]] = field(default_factory=list)
     sample_count: int = 0
     vary: dict[str, Distribution] = field(default_factory=dict)
+    computed: dict[str, str] = field(default_factory=dict)  # place -> expression of the variables
     metrics: dict[str, str] = field(default_factory=dict)  # column -> FILE.py:function, absolute
 
     @property
@@ -98,6 +105,7 @@ def parse_sweep(data: Any, path: Path) -> SweepSpec:
     spec.grid = _grid(p, data.get("grid") or {})
     spec.runs = _runs(p, data.get("runs") or [])
     spec.sample_count, spec.vary = _samples(p, data.get("samples"))
+    spec.computed = _computed(p, data.get("set") or {}, spec)
     spec.metrics = _metrics(p, data.get("metrics") or {}, path.parent)
     if p.items:
         raise ConfigError("\n  ".join([f"{path}: {len(p.items)} problem(s) in the sweep file:", *p.items]))
@@ -173,6 +181,27 @@ def _samples(p: _Problems, samples: Any) -> tuple[int, dict[str, Distribution]]:
             continue
         out[str(name)] = Distribution(kind, args)
     return count, out
+
+
+def _computed(p: _Problems, computed: Any, spec: SweepSpec) -> dict[str, str]:
+    from hrpsim.sweep.expressions import check
+
+    if not isinstance(computed, dict):
+        p.bad("set", "must map places of the project to expressions of the sweep's variables")
+        return {}
+    known = {*spec.grid, *spec.vary, *(name for run in spec.runs for name in run)}
+    out = {}
+    for place, text in computed.items():
+        try:
+            missing = check(str(text)) - known
+        except ConfigError as exc:
+            p.bad(f"set.{place}", str(exc))
+            continue
+        if missing:
+            p.bad(f"set.{place}", f"uses {', '.join(sorted(missing))}, which the grid, runs and samples do not set")
+            continue
+        out[str(place)] = str(text)
+    return out
 
 
 def _metrics(p: _Problems, metrics: Any, folder: Path) -> dict[str, str]:

@@ -106,3 +106,33 @@ def test_every_problem_of_a_sweep_file_is_reported_at_once(tmp_path: Path) -> No
         "colour:",
     ):
         assert key in text, key
+
+
+def test_variables_compute_places_of_the_project(tmp_path: Path) -> None:
+    path = write_sweep(
+        tmp_path,
+        """
+        grid:
+          size: [100, 200]
+          angle: [0, 90]
+        set:
+          collisions[0].friction: "size / 1000 + angle / 900"
+        """,
+    )
+    runs = plan(load_sweep(path))
+    assert [r.params["collisions[0].friction"] for r in runs] == pytest.approx([0.1, 0.2, 0.2, 0.3])
+    data = apply_parameters(yaml.safe_load(SLOPE.read_text()), runs[3].params)
+    assert data["collisions"][0]["friction"] == pytest.approx(0.3)
+    assert "size" not in data and "angle" not in data  # variables are the sweep's, not the project's
+
+
+@pytest.mark.parametrize(
+    ("expression", "words"),
+    [("size * weight", "uses weight"), ("__import__('os')", "only these functions"), ("size.real", "Attribute")],
+)
+def test_an_expression_that_cannot_be_evaluated_is_refused_naming_the_place(
+    tmp_path: Path, expression: str, words: str
+) -> None:
+    path = write_sweep(tmp_path, f'grid:\n  size: [1]\nset:\n  world.timestep: "{expression}"\n')
+    with pytest.raises(ConfigError, match=r"set\.world\.timestep: .*" + words):
+        load_sweep(path)
