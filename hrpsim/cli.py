@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("hrpsim.recording.replay", "re-run a recorded run and check it reproduces (or try another controller)"),
     "plot": ("hrpsim.recording.plot", "plot a joint, sensor, root or controller of a recorded run"),
     "view": ("hrpsim.viewer.app", "a 3D view of a recording or of a running simulation in the browser"),
+    "export": ("hrpsim.recording.export", "convert a recording for other tools (export ros2 RUN.mcap BAG/)"),
 }
 # Options of every command, taken out before it runs and passed on to child processes through
 # the environment: --keys DIR, --key NAME, --insecure (see hrpsim.security).

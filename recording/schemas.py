@@ -48,6 +48,13 @@ def bulky(topic: str) -> bool:
 
 
 CONTACTS_TOPIC = "/contacts"
+SCENE_TOPIC = "/scene"  # foxglove.SceneUpdate: every link's shapes, once at the start of a run
+CONTACTS_SCENE_TOPIC = "/contacts/scene"  # foxglove.SceneUpdate of each tick's contacts
+
+
+def joint_states_topic(robot: str) -> str:
+    return f"/robots/{robot}/joint_states"
+
 
 # --- metadata records and attachments ---
 
@@ -223,9 +230,66 @@ RAW_IMAGE = {
     },
 }
 
+_COLOR = {"type": "object", "properties": {k: {"type": "number"} for k in "rgba"}}
+_PRIMITIVE = {"type": "array", "items": {"type": "object", "properties": {"pose": _POSE, "color": _COLOR}}}
+SCENE_UPDATE = {
+    "title": "foxglove.SceneUpdate",
+    "type": "object",
+    "description": "Shapes attached to frames: one entity per link ('MODEL/LINK', frame_locked) holding its "
+    "cubes, spheres, cylinders and triangle lists in the model's colours; contacts in 'world'.",
+    "properties": {
+        "deletions": {"type": "array", "items": {"type": "object"}},
+        "entities": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "title": "foxglove.SceneEntity",
+                "properties": {
+                    "timestamp": _TIMESTAMP,
+                    "frame_id": {"type": "string"},
+                    "id": {"type": "string"},
+                    "frame_locked": {"type": "boolean"},
+                    **{kind: _PRIMITIVE for kind in ("arrows", "cubes", "spheres", "cylinders", "triangles")},
+                },
+            },
+        },
+    },
+}
+JOINT_STATES = {
+    "title": "foxglove.JointStates",
+    "type": "object",
+    "description": "A robot's joints as its state was recorded (the hrpsim.RobotState of the same tick).",
+    "properties": {
+        "timestamp": _TIMESTAMP,
+        "joints": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "title": "foxglove.JointState",
+                "properties": {
+                    "name": {"type": "string"},
+                    "position": {"type": "number"},
+                    "velocity": {"type": "number"},
+                    "effort": {"type": "number"},
+                },
+            },
+        },
+    },
+}
+
 SCHEMAS: dict[str, dict[str, Any]] = {
     s["title"]: s
-    for s in (ROBOT_STATE, APPLIED_COMMAND, CONTROLLER_EVENT, CONTACTS, FRAME_TRANSFORMS, LASER_SCAN, RAW_IMAGE)
+    for s in (
+        ROBOT_STATE,
+        APPLIED_COMMAND,
+        CONTROLLER_EVENT,
+        CONTACTS,
+        FRAME_TRANSFORMS,
+        LASER_SCAN,
+        RAW_IMAGE,
+        SCENE_UPDATE,
+        JOINT_STATES,
+    )
 }
 
 

@@ -21,9 +21,12 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
+
+from hrpsim.bodyinfo import Body
 from hrpsim.codec import CODEC, MAX_MESSAGE_BYTES
 from hrpsim.logs import setup_logging
-from hrpsim.recording import messages
+from hrpsim.recording import foxglove_scene, messages, schemas
 from hrpsim.recording.mcap_file import Entry, McapFile
 from hrpsim.unix_channel import cut
 
@@ -64,6 +67,7 @@ class Batcher:
         self.flush_every_s = 0.0
         self.flushed_at = 0.0
         self.tf = messages.FrameTransforms({})
+        self.joints: dict[str, list[str]] = {}  # state topic -> joint names (its channel's metadata)
 
     def take(self, value: list[Any]) -> None:
         kind = value[0]
@@ -85,20 +89,48 @@ class Batcher:
         self.flushed_at = begin["time"]
         self.tf = messages.FrameTransforms(begin["frames"])
         self.file.write_contents(begin["contents"])
+        bodies = {name: Body.from_wire(CODEC.decode(data)) for name, data in begin["contents"]["bodies"].items()}
+        self._channel(schemas.SCENE_TOPIC, schemas.SCENE_UPDATE, {})
+        scene = orjson.dumps(foxglove_scene.scene_update(begin["time"], bodies))
+        self.batch.append((schemas.SCENE_TOPIC, messages.nanoseconds(begin["time"]), scene))
 
     def _tick(self, time: float, stamp: int, entries: list[list[Any]], last: bool) -> None:
         for kind, topic, payload in entries:
             if kind == "channel":
                 self.batch.append((topic, *payload))
+                self._foxglove_channel(topic, payload[1])
             elif kind == "tf":
                 self.batch.append((topic, stamp, self.tf.encode(payload)))
             else:  # JSON made on the tick thread
                 self.batch.append((topic, stamp, payload))
+                self._foxglove_message(topic, time, stamp, payload)
         if last:
             self._write()
         elif time - self.flushed_at >= self.flush_every_s:
             self._write()
             self.flushed_at = time
+
+    def _channel(self, topic: str, schema: dict[str, Any], metadata: dict[str, str]) -> None:
+        self.batch.append((topic, schema["title"], metadata))
+
+    def _foxglove_channel(self, topic: str, metadata: dict[str, str]) -> None:
+        """Beside a robot's state, its foxglove.JointStates; beside the contacts, their SceneUpdate."""
+        robot = metadata.get("robot")
+        if robot is not None and topic == schemas.state_topic(robot):
+            self.joints[topic] = orjson.loads(metadata["joints"])
+            self._channel(schemas.joint_states_topic(robot), schemas.JOINT_STATES, metadata)
+        elif topic == schemas.CONTACTS_TOPIC:
+            self._channel(schemas.CONTACTS_SCENE_TOPIC, schemas.SCENE_UPDATE, {})
+
+    def _foxglove_message(self, topic: str, time: float, stamp: int, payload: bytes) -> None:
+        names = self.joints.get(topic)
+        if names is not None:
+            state = orjson.loads(payload)
+            message = foxglove_scene.joint_states(time, names, state)
+            self.batch.append((schemas.joint_states_topic(topic.split("/")[2]), stamp, orjson.dumps(message)))
+        elif topic == schemas.CONTACTS_TOPIC:
+            message = foxglove_scene.contacts_scene(time, orjson.loads(payload)["contacts"])
+            self.batch.append((schemas.CONTACTS_SCENE_TOPIC, stamp, orjson.dumps(message)))
 
     def _write(self) -> None:
         if self.batch:
