@@ -156,9 +156,11 @@ def _x_onto(direction: np.ndarray) -> np.ndarray:
 
 
 def joint_states(time: float, names: Sequence[str], state: dict[str, Any]) -> dict[str, Any]:
-    """A recorded RobotState as foxglove.JointStates (position, velocity, effort per joint)."""
-    joints = [
-        {"name": name, "position": q, "velocity": dq, "effort": tau}
-        for name, q, dq, tau in zip(names, state["q"], state["dq"], state["tau"], strict=False)
-    ]
+    """Joint values (a recorded RobotState's ``q``, ``dq``, ``tau``, or only some of them) as
+    foxglove.JointStates: position, velocity, effort per joint."""
+    columns = [(key, state[field]) for key, field in _JOINT_FIELDS if state.get(field) is not None]
+    joints = [{"name": name, **{key: values[i] for key, values in columns}} for i, name in enumerate(names)]
     return {"timestamp": timestamp(time), "joints": joints}
+
+
+_JOINT_FIELDS = (("position", "q"), ("velocity", "dq"), ("effort", "tau"))

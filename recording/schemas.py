@@ -302,3 +302,23 @@ WORLD_FRAME = "world"
 
 def frame_id(model: str, link: str) -> str:
     return f"{model}/{link}"
+
+
+def schema_of(topic: str) -> dict[str, Any] | None:
+    """The schema of a recording's topic, from its name; None for a topic hrpsim does not write."""
+    parts = topic.split("/")
+    fixed = {
+        TF_TOPIC: FRAME_TRANSFORMS,
+        SCENE_TOPIC: SCENE_UPDATE,
+        CONTACTS_TOPIC: CONTACTS,
+        CONTACTS_SCENE_TOPIC: SCENE_UPDATE,
+    }
+    if topic in fixed:
+        return fixed[topic]
+    if len(parts) == 4 and parts[1] == "controllers":
+        return {"command": APPLIED_COMMAND, "events": CONTROLLER_EVENT}.get(parts[3])
+    if len(parts) == 4 and parts[1] == "robots":
+        return {"state": ROBOT_STATE, "joint_states": JOINT_STATES}.get(parts[3])
+    if len(parts) in (5, 6) and parts[1] == "robots" and parts[3] == "sensors":
+        return RAW_IMAGE if len(parts) == 6 else LASER_SCAN
+    return None

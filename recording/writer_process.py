@@ -68,6 +68,7 @@ class Batcher:
         self.flushed_at = 0.0
         self.tf = messages.FrameTransforms({})
         self.joints: dict[str, list[str]] = {}  # state topic -> joint names (its channel's metadata)
+        self.bag: Any = None  # a Ros2Bag with the ros2 profile (rosbags is imported only then)
 
     def take(self, value: list[Any]) -> None:
         kind = value[0]
@@ -83,6 +84,11 @@ class Batcher:
     def finish(self) -> None:
         self._write()
         self.file.finish()
+        if self.bag is not None:
+            from hrpsim.recording.export import write_urdfs
+
+            self.bag.close()
+            write_urdfs(self.bag.bodies, self.bag.path)
 
     def _begin(self, begin: dict[str, Any]) -> None:
         self.flush_every_s = begin["flush_every_s"]
@@ -93,6 +99,10 @@ class Batcher:
         self._channel(schemas.SCENE_TOPIC, schemas.SCENE_UPDATE, {})
         scene = orjson.dumps(foxglove_scene.scene_update(begin["time"], bodies))
         self.batch.append((schemas.SCENE_TOPIC, messages.nanoseconds(begin["time"]), scene))
+        if begin.get("ros2_bag"):
+            from hrpsim.recording.ros2_bag import Ros2Bag
+
+            self.bag = Ros2Bag(begin["ros2_bag"], bodies, begin["robots"])
 
     def _tick(self, time: float, stamp: int, entries: list[list[Any]], last: bool) -> None:
         for kind, topic, payload in entries:
@@ -100,10 +110,14 @@ class Batcher:
                 self.batch.append((topic, *payload))
                 self._foxglove_channel(topic, payload[1])
             elif kind == "tf":
-                self.batch.append((topic, stamp, self.tf.encode(payload)))
+                self.batch.append((topic, stamp, data := self.tf.encode(payload)))
+                if self.bag is not None:
+                    self.bag.take(topic, stamp, orjson.loads(data))
             else:  # JSON made on the tick thread
                 self.batch.append((topic, stamp, payload))
                 self._foxglove_message(topic, time, stamp, payload)
+                if self.bag is not None and topic.startswith("/robots/"):
+                    self.bag.take(topic, stamp, orjson.loads(payload))
         if last:
             self._write()
         elif time - self.flushed_at >= self.flush_every_s:

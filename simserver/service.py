@@ -39,7 +39,7 @@ from hrpsim.errors import HrpsimError, NotFound, RequestError, SimulationError
 from hrpsim.files import ReadPolicy, add_root_option, model_roots, reading_under
 from hrpsim.logs import setup_logging
 from hrpsim.naming import host_identity, sibling_bind
-from hrpsim.project import Project, load_project
+from hrpsim.project import RECORD_PROFILES, Project, load_project
 from hrpsim.recording.writer import recorders
 from hrpsim.runsummary import empty_summary
 from hrpsim.service import DEFAULT_BIND, Operation, Service
@@ -522,6 +522,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     when.add_argument("--start-now", action="store_true", help="start the run at once, controllers or not")
     parser.add_argument("--record", metavar="FILE.mcap", help="record every tick to this file (docs/recording.md)")
+    parser.add_argument("--record-profile", choices=RECORD_PROFILES, help="ros2: also a ROS 2 bag beside the file")
     args = parser.parse_args(argv)
     setup_logging("simserver")
     try:
@@ -533,7 +534,7 @@ def main(argv: list[str] | None = None) -> int:
             until=args.until,
             name=args.name,
             roots=tuple(args.model_root),
-            observers=recorders(project, args.record),
+            observers=recorders(project, args.record, profile=args.record_profile),
         )
     except HrpsimError as exc:
         print(f"hrpsim run simserver: {exc}", file=sys.stderr)
