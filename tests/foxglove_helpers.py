@@ -16,7 +16,7 @@ import jsonschema
 from process_helpers import HRPSIM, REPO
 
 FOXGLOVE_SCHEMAS = REPO / "tests" / "data" / "foxglove_schemas"
-SUBPROTOCOL = "foxglove.websocket.v1"
+SUBPROTOCOLS = ["foxglove.sdk.v1", "foxglove.websocket.v1"]  # the SDK server, older servers
 MESSAGE_DATA = 0x01  # binary opcode: u32 subscription id, u64 log time, payload
 
 STAND = """world: {{timestep: 0.002, end_time: {end_time}, sync: {sync}}}
@@ -26,14 +26,18 @@ models:
   - {{name: robot, file: {models}/openhrp3/model/sample1.wrl, position: [0, 0, 0.7235], drive: high_gain}}
 collisions:
   - {{a: floor, b: robot}}
-record: {{file: {record}, contacts: true}}
 """
+RECORD = "record: {{file: {record}, contacts: true}}\n"
 
 
-def stand_project(folder: Path, models: Path, *, end_time: float = 0.2, sync: str = "lockstep") -> Path:
+def stand_project(
+    folder: Path, models: Path, *, end_time: float = 0.2, sync: str = "lockstep", record: bool = True
+) -> Path:
     """The sample humanoid standing on the floor, recorded with its contacts to ``folder/stand.mcap``."""
     project = folder / "stand.yaml"
-    text = STAND.format(models=models, end_time=end_time, sync=sync, record=folder / "stand.mcap")
+    text = (STAND + (RECORD if record else "")).format(
+        models=models, end_time=end_time, sync=sync, record=folder / "stand.mcap"
+    )
     project.write_text(text)
     return project
 
@@ -69,7 +73,7 @@ class FoxgloveClient:
         deadline = time.monotonic() + timeout
         while True:
             try:
-                self.socket = connect(url, subprotocols=[SUBPROTOCOL], open_timeout=10, max_size=None)
+                self.socket = connect(url, subprotocols=SUBPROTOCOLS, open_timeout=10, max_size=None)
                 break
             except OSError:
                 if time.monotonic() > deadline:

@@ -1,0 +1,63 @@
+"""``hrpsim launch --foxglove``: a Foxglove WebSocket client (tests/foxglove_helpers.py, written
+from the protocol) subscribes to a live run and receives every link's transform at the rate of
+the simulator's world-state stream, and the robot's shapes. Real processes, real sockets."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+from collections import Counter
+from itertools import pairwise
+from pathlib import Path
+
+from foxglove_helpers import FoxgloveClient, stand_project
+from process_helpers import HRPSIM, REPO
+
+from hrpsim.modelloader import load_body
+from hrpsim.recording import schemas
+
+TIMESTEP_NS = 2_000_000  # the stand project's world.timestep
+PUBLISH_EVERY = 10  # world.publish_every's default: the stream's frames are 10 ticks apart
+WANTED_FRAMES = 40
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_a_foxglove_client_receives_every_link_at_the_runs_rate(tmp_path: Path, models_dir: Path) -> None:
+    project = stand_project(tmp_path, models_dir, end_time=60.0, sync="realtime", record=False)
+    port = _free_port()
+    argv = [*HRPSIM, "launch", str(project), "--foxglove", f"127.0.0.1:{port}", "--quiet"]
+    argv += ["--nameserver", "tcp://127.0.0.1:*", "--run-dir", str(tmp_path / "run")]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    with open(tmp_path / "launch.log", "wb") as log:
+        launch = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=REPO, env=env, start_new_session=True)
+    try:
+        client = FoxgloveClient(f"ws://127.0.0.1:{port}", timeout=120.0)
+        try:
+            client.wait_for_channels({schemas.TF_TOPIC, schemas.SCENE_TOPIC}, timeout=120.0)
+            client.subscribe([schemas.TF_TOPIC, schemas.SCENE_TOPIC])
+            tfs, scenes = [], []
+            for topic, log_time, message in client.messages(timeout=120.0):
+                (tfs if topic == schemas.TF_TOPIC else scenes).append((log_time, message))
+                if len(tfs) >= WANTED_FRAMES and scenes:
+                    break
+        finally:
+            client.close()
+    finally:
+        os.killpg(launch.pid, signal.SIGINT)
+        launch.wait(60)
+    links = {f"robot/{link.name}" for link in load_body(models_dir / "openhrp3/model/sample1.wrl").links}
+    assert len(links) == 30
+    for _, message in tfs:
+        assert links <= {tf["child_frame_id"] for tf in message["transforms"]}
+    assert links <= {entity["frame_id"] for entity in scenes[0][1]["entities"]}
+    steps = [b - a for (a, _), (b, _) in pairwise(tfs)]
+    period = PUBLISH_EVERY * TIMESTEP_NS
+    assert all(step > 0 and step % period == 0 for step in steps), steps  # a slow client may lose frames
+    assert Counter(steps).most_common(1)[0][0] == period, steps
