@@ -35,7 +35,7 @@ from hrpsim.logs import setup_logging
 from hrpsim.naming import DEFAULT_NAMESERVER, ENV_NAMESERVER, NameClient
 from hrpsim.project import RECORD_PROFILES, Project, load_project
 from hrpsim.runsummary import empty_summary, format_summary
-from hrpsim.security import ENV_KEYS
+from hrpsim.security import ENV_KEYS, check_bind
 from hrpsim.supervisor import Child, RestartPolicy, Supervisor, wait_until
 
 FOXGLOVE_ADDRESS = "127.0.0.1:8765"  # hrpsim view's default too (viewer/foxglove_live.py), not imported: it is heavy
@@ -465,6 +465,12 @@ def _launch(args: argparse.Namespace) -> int:
         return 2
     if project.keys and not os.environ.get(ENV_KEYS):  # --keys or $HRPSIM_KEYS win over the project
         os.environ[ENV_KEYS] = project.keys
+    if args.foxglove:
+        try:
+            check_bind(f"tcp://{args.foxglove}", "--foxglove")
+        except ConfigError as exc:
+            print(f"hrpsim launch: {exc}", file=sys.stderr)
+            return 2
     launch = Launch(project, args)
     launch.install_signals()
     started = time.monotonic()

@@ -13,6 +13,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from foxglove_helpers import FoxgloveClient, stand_project
+from foxglove_helpers import launch as launch_and_record
 from process_helpers import HRPSIM, REPO
 
 from hrpsim.modelloader import load_body
@@ -61,3 +62,46 @@ def test_a_foxglove_client_receives_every_link_at_the_runs_rate(tmp_path: Path, 
     period = PUBLISH_EVERY * TIMESTEP_NS
     assert all(step > 0 and step % period == 0 for step in steps), steps  # a slow client may lose frames
     assert Counter(steps).most_common(1)[0][0] == period, steps
+
+
+def test_view_serves_a_recording_to_foxglove(tmp_path: Path, models_dir: Path) -> None:
+    launch_and_record(stand_project(tmp_path, models_dir), tmp_path)
+    port = _free_port()
+    argv = [*HRPSIM, "view", str(tmp_path / "stand.mcap"), "--foxglove", f"127.0.0.1:{port}", "--duration", "120"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    with open(tmp_path / "view.log", "wb") as log:
+        view = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=REPO, env=env, start_new_session=True)
+    try:
+        client = FoxgloveClient(f"ws://127.0.0.1:{port}", timeout=120.0)
+        try:
+            topics = {schemas.TF_TOPIC, schemas.SCENE_TOPIC, schemas.joint_states_topic("robot")}
+            client.wait_for_channels(topics, timeout=120.0)
+            client.subscribe(sorted(topics))
+            received: dict[str, dict] = {}
+            for topic, _, message in client.messages(timeout=120.0):
+                received[topic] = message
+                if set(received) == topics:
+                    break
+        finally:
+            client.close()
+    finally:
+        os.killpg(view.pid, signal.SIGINT)
+        view.wait(60)
+    body = load_body(models_dir / "openhrp3/model/sample1.wrl")
+    assert {f"robot/{lk.name}" for lk in body.links} <= {e["id"] for e in received[schemas.SCENE_TOPIC]["entities"]}
+    assert [j["name"] for j in received[schemas.joint_states_topic("robot")]["joints"]] == body.joint_names
+
+
+def test_foxglove_beyond_loopback_without_keys_or_insecure_is_refused(tmp_path: Path, models_dir: Path) -> None:
+    project = stand_project(tmp_path, models_dir, record=False)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HRPSIM_")} | {"PYTHONPATH": str(REPO)}
+    run = subprocess.run(
+        [*HRPSIM, "launch", str(project), "--foxglove", f"0.0.0.0:{_free_port()}", "--run-dir", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env=env,
+    )
+    assert run.returncode == 2
+    assert "refusing to bind" in run.stderr and "--insecure" in run.stderr and "Traceback" not in run.stderr
