@@ -39,10 +39,10 @@ def quaternion_xyzw(rotation: np.ndarray) -> np.ndarray:
 
 
 def _multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Hamilton product of two x y z w quaternions."""
-    ax, ay, az, aw = a
-    bx, by, bz, bw = b
-    return np.array(
+    """Hamilton products of rows of x y z w quaternions, (n, 4) each."""
+    ax, ay, az, aw = a.T
+    bx, by, bz, bw = b.T
+    return np.column_stack(
         [
             aw * bx + ax * bw + ay * bz - az * by,
             aw * by - ax * bz + ay * bw + az * bx,
@@ -53,15 +53,16 @@ def _multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
-    x, y, z, w = q
-    u = np.array([x, y, z])
+    """Rows of ``v`` (n, 3) turned by the rows of ``q`` (n, 4, x y z w)."""
+    u, w = q[:, :3], q[:, 3:]
     return v + 2.0 * np.cross(u, np.cross(u, v) + w * v)
 
 
-def relative(parent_pose: np.ndarray, child_pose: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The child's pose in its parent's frame, from both in the world (x y z qx qy qz qw each)."""
-    inverse = parent_pose[3:] * np.array([-1.0, -1.0, -1.0, 1.0])
-    return _rotate(inverse, child_pose[:3] - parent_pose[:3]), _multiply(inverse, child_pose[3:])
+def relative(parent_poses: np.ndarray, child_poses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each child's pose in its parent's frame, from both in the world: rows x y z qx qy qz qw
+    (n, 7) in, translations (n, 3) and quaternions (n, 4) out."""
+    inverse = parent_poses[:, 3:] * np.array([-1.0, -1.0, -1.0, 1.0])
+    return _rotate(inverse, child_poses[:, :3] - parent_poses[:, :3]), _multiply(inverse, child_poses[:, 3:])
 
 
 class FrameTree:
@@ -83,15 +84,16 @@ class FrameTree:
         """/tf of one tick from every robot's link poses in the world ((links, 7) x y z qx qy qz qw)."""
         out = []
         for model in self.robots:
-            table = poses.get(model)
-            if table is None:
-                continue
-            for index, link in enumerate(self.bodies[model].links):
-                if link.parent < 0:
-                    out.append(Transform(schemas.WORLD_FRAME, self.frame(model, index), table[0][:3], table[0][3:]))
-                elif link.joint_type in MOVING_JOINTS:
-                    t, q = relative(table[link.parent], table[index])
-                    out.append(Transform(self.frame(model, link.parent), self.frame(model, index), t, q))
+            if model in poses:
+                out += self._tree(
+                    model,
+                    poses[model],
+                    [
+                        i
+                        for i, lk in enumerate(self.bodies[model].links)
+                        if lk.parent >= 0 and lk.joint_type in MOVING_JOINTS
+                    ],
+                )
         return out
 
     def static(self, poses: dict[str, np.ndarray]) -> list[Transform]:
@@ -99,15 +101,19 @@ class FrameTree:
         are in ``poses`` (the first tick's)."""
         out = list(self._fixed)
         for model in self.static_models:
-            table = poses.get(model)
-            if table is None:
-                continue
-            for index, link in enumerate(self.bodies[model].links):
-                if link.parent < 0:
-                    out.append(Transform(schemas.WORLD_FRAME, self.frame(model, index), table[0][:3], table[0][3:]))
-                else:
-                    t, q = relative(table[link.parent], table[index])
-                    out.append(Transform(self.frame(model, link.parent), self.frame(model, index), t, q))
+            if model in poses:
+                links = self.bodies[model].links
+                out += self._tree(model, poses[model], [i for i, lk in enumerate(links) if lk.parent >= 0])
+        return out
+
+    def _tree(self, model: str, table: np.ndarray, children: list[int]) -> list[Transform]:
+        """The root in the world, and each of ``children`` in its parent link."""
+        links = self.bodies[model].links
+        out = [Transform(schemas.WORLD_FRAME, self.frame(model, 0), table[0, :3], table[0, 3:])]
+        parents = [links[i].parent for i in children]
+        translations, rotations = relative(table[parents], table[children])
+        for i, parent, t, q in zip(children, parents, translations, rotations, strict=True):
+            out.append(Transform(self.frame(model, parent), self.frame(model, i), t, q))
         return out
 
     def _fixed_links(self, model: str) -> list[Transform]:
