@@ -69,7 +69,7 @@ class Ros2Bag:
         self.path = Path(path)
         if self.path.exists():
             raise RecordingError(f"{self.path}: the bag folder exists already; remove it or name another")
-        self.store = get_typestore(Stores.ROS2_HUMBLE)
+        self.store = get_typestore(Stores.ROS2_JAZZY)
         self.types = self.store.types
         self.bodies, self.robots = bodies, robots
         self.tree = FrameTree(bodies, robots)

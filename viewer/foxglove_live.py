@@ -17,6 +17,7 @@ and a WebSocket client is never authenticated: docs/security.md says what it see
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -29,7 +30,9 @@ from hrpsim.bodyinfo import Body
 from hrpsim.errors import ConfigError
 from hrpsim.recording import foxglove_scene, schemas
 from hrpsim.recording.messages import nanoseconds, timestamp
-from hrpsim.security import check_bind
+from hrpsim.security import check_bind, is_loopback
+
+log = logging.getLogger("hrpsim.viewer")
 
 DEFAULT_ADDRESS = "127.0.0.1:8765"
 BACKLOG = 64  # messages held per client; a slower client loses the oldest
@@ -60,6 +63,13 @@ class FoxgloveServer:
         import foxglove
 
         check_bind(f"tcp://{host}:{port}", "the Foxglove server (--foxglove)")
+        if not is_loopback(f"tcp://{host}:{port}"):
+            log.warning(
+                "the Foxglove server on %s:%d is not authenticated: anyone who reaches it sees the run "
+                "(docs/security.md)",
+                host,
+                port,
+            )
         self._foxglove = foxglove
         self.context = foxglove.Context()
         self.listener = _SceneOnSubscribe()

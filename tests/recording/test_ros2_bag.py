@@ -19,7 +19,7 @@ from hrpsim.recording.reader import open_recording
 from hrpsim.recording.writer import ros2_bag_folder
 from hrpsim.transforms import quaternion_matrix
 
-STORE = get_typestore(Stores.ROS2_HUMBLE)
+STORE = get_typestore(Stores.ROS2_JAZZY)
 
 
 @pytest.fixture(scope="module")
@@ -132,3 +132,11 @@ def test_export_into_an_existing_folder_is_a_one_line_error(recorded: Path, tmp_
     run = hrpsim("export", "ros2", str(recorded), str(tmp_path / "bag"))
     assert run.returncode == 2
     assert "exists already" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_an_unknown_record_profile_is_an_error_naming_the_key(tmp_path: Path, models_dir: Path) -> None:
+    project = stand_project(tmp_path, models_dir)
+    project.write_text(project.read_text().replace("contacts: true}", "contacts: true, profile: ros1}"))
+    run = hrpsim("launch", str(project), "--run-dir", str(tmp_path / "run"))
+    assert run.returncode == 2
+    assert "record.profile" in run.stderr and "ros2" in run.stderr and "Traceback" not in run.stderr
