@@ -111,18 +111,29 @@ class Batcher:
                 self._foxglove_channel(topic, payload[1])
             elif kind == "tf":
                 self.batch.append((topic, stamp, data := self.tf.encode(payload)))
-                if self.bag is not None:
-                    self.bag.take(topic, stamp, orjson.loads(data))
+                self._to_bag(topic, stamp, data)
             else:  # JSON made on the tick thread
                 self.batch.append((topic, stamp, payload))
                 self._foxglove_message(topic, time, stamp, payload)
-                if self.bag is not None and topic.startswith("/robots/"):
-                    self.bag.take(topic, stamp, orjson.loads(payload))
+                if topic.startswith("/robots/"):
+                    self._to_bag(topic, stamp, payload)
         if last:
             self._write()
         elif time - self.flushed_at >= self.flush_every_s:
             self._write()
             self.flushed_at = time
+
+    def _to_bag(self, topic: str, stamp: int, data: bytes) -> None:
+        """A message into the ROS 2 bag, if there is one. A bag that fails is given up (its error
+        logged); the recording goes on."""
+        if self.bag is None:
+            return
+        try:
+            self.bag.take(topic, stamp, orjson.loads(data))
+        except Exception as exc:
+            bag, self.bag = self.bag, None
+            log.error("recording: the ROS 2 bag %s stopped at %s: %s: %s", bag.path, topic, type(exc).__name__, exc)
+            bag.close()
 
     def _channel(self, topic: str, schema: dict[str, Any], metadata: dict[str, str]) -> None:
         self.batch.append((topic, schema["title"], metadata))
