@@ -27,8 +27,8 @@ interleaved ratios stay where they are: what is left is the tick thread's own ~5
 
 `ticks_per_s_off` / `_default` / `_ros2`: the walk (controller in process) for PROFILE_UNTIL
 simulated seconds, not recorded, recorded, and recorded with `--record-profile ros2` (the writer
-process also writes the ROS 2 bag); the wall time runs from the second step (the first starts
-the writer process) to the file (and bag) finished, so a writer that falls behind shows.
+process also writes the ROS 2 bag), after PROFILE_WARMUP_S (the writer process starts then); the
+wall time runs to the file (and bag) finished, so a writer that falls behind shows.
 PROFILE_ROUNDS rounds, the order turning each round; medians. `default_ratio` / `ros2_ratio`:
 the median per round of the unrecorded run's ticks/s over the recorded one's (1.0: no cost).
 """
@@ -63,6 +63,7 @@ ROUNDS = 6
 BLOCK = 100  # ticks per block of the interleaved measures
 EXTERNAL_BLOCKS = 40
 PROFILE_UNTIL = 2.0
+PROFILE_WARMUP_S = 0.5  # simulated seconds before the clock starts: the writer process's start-up is no tick's cost
 PROFILE_ROUNDS = 3
 PROFILES = (None, "hrpsim", "ros2")  # not recorded, the default profile, the ros2 profile
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "HRPSIM_LOG_LEVEL": "WARNING"}
@@ -174,7 +175,7 @@ def _interleaved_external(folder: Path) -> float:
 
 def _walk_in_process() -> object:
     project = load_project(WALK)
-    project.world.end_time = PROFILE_UNTIL
+    project.world.end_time = PROFILE_WARMUP_S + PROFILE_UNTIL
     walker = project.controllers[0]
     walker.in_process, walker.file = True, str(REPO / "examples" / "controllers" / "sample_walk.py")
     return project
@@ -185,7 +186,7 @@ def _profile_ticks_per_s(folder: Path, profile: str | None, index: int) -> float
     observers = [Recorder(folder / f"profile-{profile}-{index}.mcap", profile=profile)] if profile else []
     sim = hrpsim.Simulation(_walk_in_process(), observers=observers)
     ticks = round(PROFILE_UNTIL / sim.engine.timestep)
-    sim.step(1)  # the run begins: the recorder starts its writer process (its start-up is not a tick's cost)
+    sim.step(round(PROFILE_WARMUP_S / sim.engine.timestep))  # the recorder's writer process starts meanwhile
     start = time.perf_counter()
     sim.step(ticks)
     sim.close()  # the recorder hands everything over and waits for its writer (and bag) to finish
