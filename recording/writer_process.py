@@ -67,7 +67,7 @@ class Batcher:
         self.flush_every_s = 0.0
         self.flushed_at = 0.0
         self.tf = messages.FrameTransforms({})
-        self.joints: dict[str, list[str]] = {}  # state topic -> joint names (its channel's metadata)
+        self.joints: dict[str, foxglove_scene.JointStatesEncoder] = {}  # state topic -> its JointStates
         self.bag: Any = None  # a Ros2Bag with the ros2 profile (rosbags is imported only then)
 
     def take(self, value: list[Any]) -> None:
@@ -142,17 +142,15 @@ class Batcher:
         """Beside a robot's state, its foxglove.JointStates; beside the contacts, their SceneUpdate."""
         robot = metadata.get("robot")
         if robot is not None and topic == schemas.state_topic(robot):
-            self.joints[topic] = orjson.loads(metadata["joints"])
+            self.joints[topic] = foxglove_scene.JointStatesEncoder(orjson.loads(metadata["joints"]))
             self._channel(schemas.joint_states_topic(robot), schemas.JOINT_STATES, metadata)
         elif topic == schemas.CONTACTS_TOPIC:
             self._channel(schemas.CONTACTS_SCENE_TOPIC, schemas.SCENE_UPDATE, {})
 
     def _foxglove_message(self, topic: str, time: float, stamp: int, payload: bytes) -> None:
-        names = self.joints.get(topic)
-        if names is not None:
-            state = orjson.loads(payload)
-            message = foxglove_scene.joint_states(time, names, state)
-            self.batch.append((schemas.joint_states_topic(topic.split("/")[2]), stamp, orjson.dumps(message)))
+        encoder = self.joints.get(topic)
+        if encoder is not None:
+            self.batch.append((schemas.joint_states_topic(topic.split("/")[2]), stamp, encoder.encode(time, payload)))
         elif topic == schemas.CONTACTS_TOPIC:
             message = foxglove_scene.contacts_scene(time, orjson.loads(payload)["contacts"])
             self.batch.append((schemas.CONTACTS_SCENE_TOPIC, stamp, orjson.dumps(message)))
