@@ -11,9 +11,8 @@ import sys
 from pathlib import Path
 
 from hrpsim.bodyinfo import Body
-from hrpsim.errors import HrpsimError
+from hrpsim.errors import HrpsimError, RecordingError
 from hrpsim.recording.reader import open_recording
-from hrpsim.recording.ros2_bag import Ros2Bag, iter_recorded
 
 
 def write_urdfs(bodies: dict[str, Body], folder: Path) -> list[Path]:
@@ -26,6 +25,10 @@ def write_urdfs(bodies: dict[str, Body], folder: Path) -> list[Path]:
 
 def export_ros2(recording_path: str | Path, bag: str | Path) -> tuple[Path, int]:
     """Write the bag and the URDFs; return the bag's folder and how many messages it holds."""
+    try:
+        from hrpsim.recording.ros2_bag import Ros2Bag, iter_recorded
+    except ImportError as exc:
+        raise RecordingError(f"ROS 2 bags need the rosbags library ({exc}): pip install 'hrpsim[ros2]'") from None
     rec = open_recording(recording_path)
     if rec.cut_note:
         print(f"hrpsim export: note: {rec.cut_note}", file=sys.stderr)

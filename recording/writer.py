@@ -10,6 +10,7 @@ what a killed simulator loses.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import shutil
@@ -63,6 +64,8 @@ class Recorder:
         self.path = Path(path)
         self.contacts = contacts
         self.profile = profile
+        if profile == "ros2" and importlib.util.find_spec("rosbags") is None:
+            raise RecordingError("the ros2 record profile needs the rosbags library: pip install 'hrpsim[ros2]'")
         self.flush_every_s = flush_every_s
         self.runs = 0
         self.current: Path | None = None

@@ -60,7 +60,10 @@ class FoxgloveServer:
     """A foxglove-sdk WebSocket server with one JSON channel per topic, made on first use."""
 
     def __init__(self, host: str, port: int, *, name: str = "hrpsim") -> None:
-        import foxglove
+        try:
+            import foxglove
+        except ImportError as exc:
+            raise ConfigError(f"--foxglove needs foxglove-sdk ({exc}): pip install 'hrpsim[foxglove]'") from None
 
         check_bind(f"tcp://{host}:{port}", "the Foxglove server (--foxglove)")
         if not is_loopback(f"tcp://{host}:{port}"):
