@@ -118,6 +118,7 @@ class LiveFrames:
         self.frames = {name: [schemas.frame_id(name, lk.name) for lk in b.links] for name, b in bodies.items()}
         self.joints = {r: bodies[r].joint_names for r in robots if r in bodies}
         self.scene = orjson.dumps(foxglove_scene.scene_update(0.0, bodies))
+        self.warned = False
         server.log(schemas.SCENE_TOPIC, self.scene, 0)
 
     def take(self, frame: dict[str, Any]) -> None:
@@ -126,7 +127,11 @@ class LiveFrames:
         if self.server.scene_wanted():
             self.server.log(schemas.SCENE_TOPIC, self.scene, ns)
         transforms = []
-        for model, entry in frame.get("bodies", {}).items():
+        bodies = frame.get("bodies", {})
+        if not self.warned and not set(bodies) <= set(self.frames):
+            self.warned = True  # the simulator loaded another project: its shapes are not in /scene
+            log.warning("the simulator's models changed to %s; restart the Foxglove server to see them", sorted(bodies))
+        for model, entry in bodies.items():
             for child, row in zip(self.frames.get(model, ()), np.asarray(entry["poses"]).tolist(), strict=False):
                 transforms.append(_transform(stamp, child, row))
             names = self.joints.get(model)
