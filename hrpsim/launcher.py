@@ -31,6 +31,7 @@ from typing import Any
 
 from hrpsim.client import Client
 from hrpsim.errors import ConfigError, HrpsimError, NotFound, PeerGone, Timeout
+from hrpsim.joint_names import check_joint_names
 from hrpsim.logs import setup_logging
 from hrpsim.naming import DEFAULT_NAMESERVER, ENV_NAMESERVER, NameClient
 from hrpsim.project import RECORD_PROFILES, Project, load_project
@@ -355,9 +356,16 @@ class Launch:
                     if child.policy.restart == "never"
                     else f"it was restarted {child.restarts} times already"
                 )
-                self.sup.echo(f"launch: {what}; not restarted ({why}); the run goes on without it")
+                self.sup.echo(f"launch: {what}; not restarted ({why}); {self._without(child.name)}")
         for child in self.sup.due_restarts():
             self.sup.echo(f"launch: restarted {child.name} (pid {child.pid})")
+
+    def _without(self, name: str) -> str:
+        """What a lost process means for the run: a controller whose policy is stop ends it."""
+        policies = {c.name: c.policy for c in self.project.controllers}
+        if policies.get(name) == "stop":
+            return "its policy is stop, so the simulator ends the run"
+        return "the run goes on without it"
 
 
 class Progress:
@@ -460,17 +468,22 @@ def _launch(args: argparse.Namespace) -> int:
     setup_logging("launch", os.environ.get("HRPSIM_LOG_LEVEL", "WARNING"))
     try:
         project = load_project(args.project)
+        check_joint_names(project)
     except ConfigError as exc:
         print(f"hrpsim launch: {exc}", file=sys.stderr)
         return 2
     if project.keys and not os.environ.get(ENV_KEYS):  # --keys or $HRPSIM_KEYS win over the project
         os.environ[ENV_KEYS] = project.keys
-    if args.foxglove:
-        try:
+    try:
+        if args.foxglove:
             check_bind(f"tcp://{args.foxglove}", "--foxglove")
-        except ConfigError as exc:
-            print(f"hrpsim launch: {exc}", file=sys.stderr)
-            return 2
+        if args.record_profile:
+            from hrpsim.recording.writer import apply_record_profile  # heavy: only when asked
+
+            apply_record_profile(project, str(args.record) if args.record else None, args.record_profile)
+    except ConfigError as exc:
+        print(f"hrpsim launch: {exc}", file=sys.stderr)
+        return 2
     launch = Launch(project, args)
     launch.install_signals()
     started = time.monotonic()

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hrpsim.codec import CODEC
-from hrpsim.errors import RecordingError
+from hrpsim.errors import ConfigError, RecordingError
+from hrpsim.project import RecordConfig
 from hrpsim.recording import schemas
 from hrpsim.recording.handoff import WriterProcess
 from hrpsim.recording.mcap_file import file_digest
@@ -250,12 +251,24 @@ def _raw(values: np.ndarray) -> bytes:
     return np.asarray(values, dtype=np.float64).tobytes()  # as float64: the values tolist() gives
 
 
-def recorders(project: Project, path: str | None = None, *, profile: str | None = None) -> list[Recorder]:
+def apply_record_profile(project: Project, path: str | None, profile: str | None) -> None:
+    """``--record-profile`` over the project's ``record: {profile: ...}`` (a ``--record`` path with
+    no ``record:`` in the project gets one)."""
+    if profile is None:
+        return
+    if project.record is None:
+        if not path:
+            raise ConfigError("--record-profile needs a recording: --record FILE.mcap or the project's record:")
+        project.record = RecordConfig(file=str(Path(path).resolve()))
+    project.record.profile = profile
+
+
+def recorders(project: Project, path: str | None = None) -> list[Recorder]:
     """The recorder a simulator attaches: to ``path`` if given (``--record``), else to the
-    project's ``record:`` file, else none; ``profile`` (``--record-profile``) over the project's."""
+    project's ``record:`` file, else none; with the project's record contacts and profile."""
     settings = project.record
     contacts = bool(settings and settings.contacts)
-    profile = profile or (settings.profile if settings else "hrpsim")
+    profile = settings.profile if settings else "hrpsim"
     if path:
         return [Recorder(path, contacts=contacts, profile=profile)]
     return [Recorder(settings.file, contacts=contacts, profile=profile)] if settings else []
