@@ -267,7 +267,9 @@ class ControllerRunner:
         self.controller.period = welcome.period
         self.controller.timestep = welcome.timestep
         try:
-            self.controller.start(Body.from_wire(welcome.body))
+            body = Body.from_wire(welcome.body)
+            self.controller.attached(body)
+            self.controller.start(body)
         except HrpsimError:
             raise
         except Exception:
@@ -305,6 +307,7 @@ class ControllerRunner:
 
     def _answer(self, link: Link, state: State) -> None:
         try:
+            self.controller.sees(state)
             result = self.controller.control(state)
         except Exception:
             log.exception("controller %s raised in control() at tick %d", self.options.name, state.tick)

@@ -173,6 +173,30 @@ CONTACTS = _object(
     "The contacts of one tick (recorded with record: {contacts: true}).",
 )
 
+DISTURBANCES_TOPIC = "/disturbances"
+DISTURBANCES = _object(
+    "hrpsim.Disturbances",
+    {
+        **_TICK,
+        "applied": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "robot": {"type": "string"},
+                    "link": {"type": "string"},
+                    "force": _vector(3, "N, world frame, at the link origin"),
+                    "torque": _vector(3, "N m, world frame (a push's own torque and its lever's)"),
+                },
+                "required": ["robot", "link", "force", "torque"],
+            },
+            "description": "the external forces pushes put on links in this tick",
+        },
+    },
+    ["tick", "time", "applied"],
+    "The pushes acting in one tick (project disturbances, sim.push, hrpsim sim push); only ticks with one.",
+)
+
 # Foxglove's well-known schema, reproduced so the file is self-describing.
 _VECTOR3 = {"type": "object", "properties": {k: {"type": "number"} for k in "xyz"}}
 _QUATERNION = {"type": "object", "properties": {k: {"type": "number"} for k in "xyzw"}}
@@ -284,6 +308,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         APPLIED_COMMAND,
         CONTROLLER_EVENT,
         CONTACTS,
+        DISTURBANCES,
         FRAME_TRANSFORMS,
         LASER_SCAN,
         RAW_IMAGE,
@@ -312,6 +337,7 @@ def schema_of(topic: str) -> dict[str, Any] | None:
         SCENE_TOPIC: SCENE_UPDATE,
         CONTACTS_TOPIC: CONTACTS,
         CONTACTS_SCENE_TOPIC: SCENE_UPDATE,
+        DISTURBANCES_TOPIC: DISTURBANCES,
     }
     if topic in fixed:
         return fixed[topic]
