@@ -20,7 +20,7 @@ from hrpsim.bodyinfo import Body, Sensor
 from hrpsim.errors import RecordingError
 from hrpsim.recording import schemas
 from hrpsim.recording.ros2_frames import FrameTree, Transform
-from hrpsim.simserver.sensor_mounts import sensor_label
+from hrpsim.sensor_mounts import sensor_label
 
 # our image kinds' RawImage encodings are ROS's too (rgb8, mono8, 32FC1)
 ROS_TYPES = {

@@ -17,7 +17,7 @@ import numpy as np
 from hrpsim.bodyinfo import Body, Sensor
 from hrpsim.recording import schemas
 from hrpsim.recording.sensor_messages import SCAN_IN_SENSOR
-from hrpsim.simserver.sensor_mounts import sensor_label
+from hrpsim.sensor_mounts import sensor_label
 from hrpsim.transforms import matrix_quaternion
 
 MOVING_JOINTS = ("rotate", "slide", "free")  # URDF writes the others (fixed, crawler) as fixed
