@@ -24,6 +24,13 @@ own, as in a launch: bench_tick's world (sample1 standing under a PD controller 
 step, the real hub and tick loop, the Unix channel, lockstep), EXTERNAL_BLOCKS blocks. Aim:
 at most 1.10. With the writer process swapped for one that only drains the pipe, both
 interleaved ratios stay where they are: what is left is the tick thread's own ~50 µs a tick.
+
+`ticks_per_s_off` / `_default` / `_ros2`: the walk (controller in process) for PROFILE_UNTIL
+simulated seconds, not recorded, recorded, and recorded with `--record-profile ros2` (the writer
+process also writes the ROS 2 bag), after PROFILE_WARMUP_S (the writer process starts then); the
+wall time runs to the file (and bag) finished, so a writer that falls behind shows.
+PROFILE_ROUNDS rounds, the order turning each round; medians. `default_ratio` / `ros2_ratio`:
+the median per round of the unrecorded run's ticks/s over the recorded one's (1.0: no cost).
 """
 
 from __future__ import annotations
@@ -55,6 +62,10 @@ UNTIL = 6.0
 ROUNDS = 6
 BLOCK = 100  # ticks per block of the interleaved measures
 EXTERNAL_BLOCKS = 40
+PROFILE_UNTIL = 2.0
+PROFILE_WARMUP_S = 0.5  # simulated seconds before the clock starts: the writer process's start-up is no tick's cost
+PROFILE_ROUNDS = 3
+PROFILES = (None, "hrpsim", "ros2")  # not recorded, the default profile, the ros2 profile
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "HRPSIM_LOG_LEVEL": "WARNING"}
 BASELINE = (
     "import matplotlib; matplotlib.use('Agg'); from matplotlib import pyplot as plt; "
@@ -162,6 +173,42 @@ def _interleaved_external(folder: Path) -> float:
             context.term()
 
 
+def _walk_in_process() -> object:
+    project = load_project(WALK)
+    project.world.end_time = PROFILE_WARMUP_S + PROFILE_UNTIL
+    walker = project.controllers[0]
+    walker.in_process, walker.file = True, str(REPO / "examples" / "controllers" / "sample_walk.py")
+    return project
+
+
+def _profile_ticks_per_s(folder: Path, profile: str | None, index: int) -> float:
+    """Ticks per wall second of the walk in process, from its first step to its recording finished."""
+    observers = [Recorder(folder / f"profile-{profile}-{index}.mcap", profile=profile)] if profile else []
+    sim = hrpsim.Simulation(_walk_in_process(), observers=observers)
+    ticks = round(PROFILE_UNTIL / sim.engine.timestep)
+    sim.step(round(PROFILE_WARMUP_S / sim.engine.timestep))  # the recorder's writer process starts meanwhile
+    start = time.perf_counter()
+    sim.step(ticks)
+    sim.close()  # the recorder hands everything over and waits for its writer (and bag) to finish
+    return ticks / (time.perf_counter() - start)
+
+
+def _profiles(folder: Path) -> dict[str, float]:
+    rates: dict[str | None, list[float]] = {p: [] for p in PROFILES}
+    for k in range(PROFILE_ROUNDS):
+        order = PROFILES[k % 3 :] + PROFILES[: k % 3]
+        for profile in order:
+            rates[profile].append(_profile_ticks_per_s(folder, profile, k))
+    off = rates[None]
+    return {
+        "ticks_per_s_off": statistics.median(off),
+        "ticks_per_s_default": statistics.median(rates["hrpsim"]),
+        "ticks_per_s_ros2": statistics.median(rates["ros2"]),
+        "default_ratio": statistics.median(a / b for a, b in zip(off, rates["hrpsim"], strict=True)),
+        "ros2_ratio": statistics.median(a / b for a, b in zip(off, rates["ros2"], strict=True)),
+    }
+
+
 def run() -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="bench-record-") as tmp:
         folder = Path(tmp)
@@ -181,6 +228,7 @@ def run() -> dict[str, float]:
             sizes.append(record.stat().st_size / summary["sim_time"])
         interleaved = _interleaved(folder)
         external = _interleaved_external(folder)
+        profiles = _profiles(folder)
         whole = folder / "whole.mcap"
         _launch(folder, None, whole)
         plot = [
@@ -209,4 +257,5 @@ def run() -> dict[str, float]:
         "plot_s": plot_s,
         "plot_baseline_s": baseline_s,
         "plot_ratio": plot_s / baseline_s,
+        **profiles,
     }

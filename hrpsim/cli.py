@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plot": ("hrpsim.recording.plot", "plot a joint, sensor, root or controller of a recorded run"),
     "view": ("hrpsim.viewer.app", "a 3D view of a recording or of a running simulation in the browser"),
     "sweep": ("hrpsim.sweep.cli", "run one project many times with parameters varied (sweep FILE, sweep report TABLE)"),
+    "export": ("hrpsim.recording.export", "convert a recording for other tools (export ros2 RUN.mcap BAG/)"),
 }
 # Options of every command, taken out before it runs and passed on to child processes through
 # the environment: --keys DIR, --key NAME, --insecure (see hrpsim.security).

@@ -34,10 +34,12 @@ from hrpsim.errors import ConfigError, HrpsimError, NotFound, PeerGone, Timeout
 from hrpsim.joint_names import check_joint_names
 from hrpsim.logs import setup_logging
 from hrpsim.naming import DEFAULT_NAMESERVER, ENV_NAMESERVER, NameClient
-from hrpsim.project import Project, load_project
+from hrpsim.project import RECORD_PROFILES, Project, load_project
 from hrpsim.runsummary import empty_summary, format_summary
-from hrpsim.security import ENV_KEYS
+from hrpsim.security import ENV_KEYS, check_bind
 from hrpsim.supervisor import Child, RestartPolicy, Supervisor, wait_until
+
+FOXGLOVE_ADDRESS = "127.0.0.1:8765"  # hrpsim view's default too (viewer/foxglove_live.py), not imported: it is heavy
 
 HRPSIM = [sys.executable, "-m", "hrpsim"]
 
@@ -243,12 +245,16 @@ class Launch:
             self.start_service("collision")
         if p.models:
             record = ["--record", str(self.args.record.resolve())] if self.args.record else []
+            if self.args.record_profile:
+                record += ["--record-profile", self.args.record_profile]
             self.start_service("simserver", ["--project", p.path, *root_args, *record])
         for i, ctl in enumerate(p.controllers):
             if not ctl.in_process:  # the simulator runs those itself
                 self.start_controller(i)
         if self.args.view is not None and p.models:
             self.start_viewer()
+        if self.args.foxglove and p.models:
+            self.start_foxglove()
 
     def start_viewer(self) -> None:
         """The browser view beside the run; a viewer that fails does not stop the run."""
@@ -258,6 +264,16 @@ class Launch:
         child.expected_exit = True  # its death (a port in use, say) is in its log, not a reason to stop
         self.sup.start(child)
         self.sup.echo(f"launch: the 3D view serves on http://127.0.0.1:{self.args.view}/ (log {child.log_path})")
+
+    def start_foxglove(self) -> None:
+        """The Foxglove WebSocket server beside the run, fed by the simulator's world-state stream;
+        like the browser view, one that fails does not stop the run."""
+        argv = [*HRPSIM, "view", "--live", "--nameserver", self.nameserver, "--foxglove", self.args.foxglove]
+        child = Child("foxglove", argv, self.run_dir / "foxglove.log", env=self.child_env())
+        child.request_stop = lambda: self.sup.signal_group(child, signal.SIGINT)
+        child.expected_exit = True
+        self.sup.start(child)
+        self.sup.echo(f"launch: Foxglove connects to ws://{self.args.foxglove}/ (log {child.log_path})")
 
     # --- running ---
 
@@ -420,6 +436,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         metavar="PORT",
         help="open the browser view of the run on this port (default 8080)",
     )
+    parser.add_argument(
+        "--record-profile",
+        choices=RECORD_PROFILES,
+        help="ros2: also write a ROS 2 bag beside the recording, FILE_ros2/ (docs/recording.md)",
+    )
+    parser.add_argument(
+        "--foxglove",
+        nargs="?",
+        const=FOXGLOVE_ADDRESS,
+        metavar="HOST:PORT",
+        help=f"serve the run to Foxglove over its WebSocket protocol (default {FOXGLOVE_ADDRESS})",
+    )
     args = parser.parse_args(argv)
     if args.until is not None and args.until <= 0:
         parser.error("--until must be positive")
@@ -446,6 +474,16 @@ def _launch(args: argparse.Namespace) -> int:
         return 2
     if project.keys and not os.environ.get(ENV_KEYS):  # --keys or $HRPSIM_KEYS win over the project
         os.environ[ENV_KEYS] = project.keys
+    try:
+        if args.foxglove:
+            check_bind(f"tcp://{args.foxglove}", "--foxglove")
+        if args.record_profile:
+            from hrpsim.recording.writer import apply_record_profile  # heavy: only when asked
+
+            apply_record_profile(project, str(args.record) if args.record else None, args.record_profile)
+    except ConfigError as exc:
+        print(f"hrpsim launch: {exc}", file=sys.stderr)
+        return 2
     launch = Launch(project, args)
     launch.install_signals()
     started = time.monotonic()

@@ -177,6 +177,10 @@ class RecordConfig:
 
     file: str  # absolute path
     contacts: bool = False  # also record every tick's contact points
+    profile: str = "hrpsim"  # "ros2": also a ROS 2 bag beside the file (RECORD_PROFILES)
+
+
+RECORD_PROFILES = ("hrpsim", "ros2")
 
 
 @dataclass
@@ -634,7 +638,11 @@ def _record(c: _Checker, data: Any, folder: Path) -> RecordConfig | None:
     if not isinstance(contacts, bool):
         c.bad("record.contacts", f"must be true or false, got {contacts!r}")
         return None
-    return RecordConfig(file=str((folder / file).resolve()), contacts=contacts)
+    profile = data.get("profile", "hrpsim")
+    if profile not in RECORD_PROFILES:
+        c.bad("record.profile", f"must be one of {', '.join(RECORD_PROFILES)}, got {profile!r}")
+        return None
+    return RecordConfig(file=str((folder / file).resolve()), contacts=contacts, profile=profile)
 
 
 def _cross_check(c: _Checker, p: Project) -> None:

@@ -132,6 +132,10 @@ class Recording:
                 last[topic] = message.log_time
                 yield topic, message.log_time, json.loads(message.data)
 
+    def raw_messages(self, topics: Iterable[str]) -> Iterator[tuple[str, Message]]:
+        """(topic, undecoded mcap Message) for ``topics``, in file order."""
+        return self._raw_messages(set(topics))
+
     def _raw_messages(self, wanted: set[str]) -> Iterator[tuple[str, Message]]:
         if self.complete:
             with open(self.path, "rb") as handle:

@@ -48,6 +48,13 @@ def bulky(topic: str) -> bool:
 
 
 CONTACTS_TOPIC = "/contacts"
+SCENE_TOPIC = "/scene"  # foxglove.SceneUpdate: every link's shapes, once at the start of a run
+CONTACTS_SCENE_TOPIC = "/contacts/scene"  # foxglove.SceneUpdate of each tick's contacts
+
+
+def joint_states_topic(robot: str) -> str:
+    return f"/robots/{robot}/joint_states"
+
 
 # --- metadata records and attachments ---
 
@@ -247,6 +254,53 @@ RAW_IMAGE = {
     },
 }
 
+_COLOR = {"type": "object", "properties": {k: {"type": "number"} for k in "rgba"}}
+_PRIMITIVE = {"type": "array", "items": {"type": "object", "properties": {"pose": _POSE, "color": _COLOR}}}
+SCENE_UPDATE = {
+    "title": "foxglove.SceneUpdate",
+    "type": "object",
+    "description": "Shapes attached to frames: one entity per link ('MODEL/LINK', frame_locked) holding its "
+    "cubes, spheres, cylinders and triangle lists in the model's colours; contacts in 'world'.",
+    "properties": {
+        "deletions": {"type": "array", "items": {"type": "object"}},
+        "entities": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "title": "foxglove.SceneEntity",
+                "properties": {
+                    "timestamp": _TIMESTAMP,
+                    "frame_id": {"type": "string"},
+                    "id": {"type": "string"},
+                    "frame_locked": {"type": "boolean"},
+                    **{kind: _PRIMITIVE for kind in ("arrows", "cubes", "spheres", "cylinders", "triangles")},
+                },
+            },
+        },
+    },
+}
+JOINT_STATES = {
+    "title": "foxglove.JointStates",
+    "type": "object",
+    "description": "A robot's joints as its state was recorded (the hrpsim.RobotState of the same tick).",
+    "properties": {
+        "timestamp": _TIMESTAMP,
+        "joints": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "title": "foxglove.JointState",
+                "properties": {
+                    "name": {"type": "string"},
+                    "position": {"type": "number"},
+                    "velocity": {"type": "number"},
+                    "effort": {"type": "number"},
+                },
+            },
+        },
+    },
+}
+
 SCHEMAS: dict[str, dict[str, Any]] = {
     s["title"]: s
     for s in (
@@ -258,6 +312,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         FRAME_TRANSFORMS,
         LASER_SCAN,
         RAW_IMAGE,
+        SCENE_UPDATE,
+        JOINT_STATES,
     )
 }
 
@@ -271,3 +327,24 @@ WORLD_FRAME = "world"
 
 def frame_id(model: str, link: str) -> str:
     return f"{model}/{link}"
+
+
+def schema_of(topic: str) -> dict[str, Any] | None:
+    """The schema of a recording's topic, from its name; None for a topic hrpsim does not write."""
+    parts = topic.split("/")
+    fixed = {
+        TF_TOPIC: FRAME_TRANSFORMS,
+        SCENE_TOPIC: SCENE_UPDATE,
+        CONTACTS_TOPIC: CONTACTS,
+        CONTACTS_SCENE_TOPIC: SCENE_UPDATE,
+        DISTURBANCES_TOPIC: DISTURBANCES,
+    }
+    if topic in fixed:
+        return fixed[topic]
+    if len(parts) == 4 and parts[1] == "controllers":
+        return {"command": APPLIED_COMMAND, "events": CONTROLLER_EVENT}.get(parts[3])
+    if len(parts) == 4 and parts[1] == "robots":
+        return {"state": ROBOT_STATE, "joint_states": JOINT_STATES}.get(parts[3])
+    if len(parts) in (5, 6) and parts[1] == "robots" and parts[3] == "sensors":
+        return RAW_IMAGE if len(parts) == 6 else LASER_SCAN
+    return None

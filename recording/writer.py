@@ -10,8 +10,10 @@ what a killed simulator loses.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hrpsim.codec import CODEC
+from hrpsim.errors import ConfigError, RecordingError
+from hrpsim.project import RecordConfig
 from hrpsim.recording import schemas
 from hrpsim.recording.handoff import WriterProcess
 from hrpsim.recording.mcap_file import file_digest
@@ -56,9 +60,14 @@ class Recorder:
     process's work, on another core.
     """
 
-    def __init__(self, path: str | Path, *, contacts: bool = False, flush_every_s: float = FLUSH_EVERY_S) -> None:
+    def __init__(
+        self, path: str | Path, *, contacts: bool = False, profile: str = "hrpsim", flush_every_s: float = FLUSH_EVERY_S
+    ) -> None:
         self.path = Path(path)
         self.contacts = contacts
+        self.profile = profile
+        if profile == "ros2" and importlib.util.find_spec("rosbags") is None:
+            raise RecordingError("the ros2 record profile needs the rosbags library: pip install 'hrpsim[ros2]'")
         self.flush_every_s = flush_every_s
         self.runs = 0
         self.current: Path | None = None
@@ -86,6 +95,8 @@ class Recorder:
             "frames": self._poses.frames,
             "flush_every_s": self.flush_every_s,
             "time": engine.time,
+            "robots": list(engine.robots),
+            "ros2_bag": str(_fresh_bag_folder(self.current)) if self.profile == "ros2" else None,
         }
         self._writer = WriterProcess(self.current)
         self._writer.send(["begin", begin], now=True)
@@ -166,6 +177,24 @@ class Recorder:
         }
 
 
+def ros2_bag_folder(recording: Path) -> Path:
+    """Where ``--record-profile ros2`` puts the bag of ``walk.mcap``: ``walk_ros2/``."""
+    return recording.with_name(recording.stem + "_ros2")
+
+
+def _fresh_bag_folder(recording: Path) -> Path:
+    """The bag folder, emptied when it holds an earlier bag (as the .mcap file is overwritten);
+    anything else there is an error, not deleted."""
+    folder = ros2_bag_folder(recording)
+    if folder.exists():
+        if not (folder / "metadata.yaml").is_file():
+            raise RecordingError(
+                f"{folder}: exists and is not a ROS 2 bag; move it away to record {recording} with the ros2 profile"
+            )
+        shutil.rmtree(folder)
+    return folder
+
+
 def _contents(engine: Engine, flush_every_s: float) -> dict[str, Any]:
     """The project, the files it was built from and the bodies: read now, written first."""
     project = engine.project
@@ -225,11 +254,24 @@ def _raw(values: np.ndarray) -> bytes:
     return np.asarray(values, dtype=np.float64).tobytes()  # as float64: the values tolist() gives
 
 
+def apply_record_profile(project: Project, path: str | None, profile: str | None) -> None:
+    """``--record-profile`` over the project's ``record: {profile: ...}`` (a ``--record`` path with
+    no ``record:`` in the project gets one)."""
+    if profile is None:
+        return
+    if project.record is None:
+        if not path:
+            raise ConfigError("--record-profile needs a recording: --record FILE.mcap or the project's record:")
+        project.record = RecordConfig(file=str(Path(path).resolve()))
+    project.record.profile = profile
+
+
 def recorders(project: Project, path: str | None = None) -> list[Recorder]:
     """The recorder a simulator attaches: to ``path`` if given (``--record``), else to the
-    project's ``record:`` file, else none."""
+    project's ``record:`` file, else none; with the project's record contacts and profile."""
     settings = project.record
     contacts = bool(settings and settings.contacts)
+    profile = settings.profile if settings else "hrpsim"
     if path:
-        return [Recorder(path, contacts=contacts)]
-    return [Recorder(settings.file, contacts=contacts)] if settings else []
+        return [Recorder(path, contacts=contacts, profile=profile)]
+    return [Recorder(settings.file, contacts=contacts, profile=profile)] if settings else []

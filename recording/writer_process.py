@@ -21,9 +21,12 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
+
+from hrpsim.bodyinfo import Body
 from hrpsim.codec import CODEC, MAX_MESSAGE_BYTES
 from hrpsim.logs import setup_logging
-from hrpsim.recording import messages
+from hrpsim.recording import foxglove_scene, messages, schemas
 from hrpsim.recording.mcap_file import Entry, McapFile
 from hrpsim.unix_channel import cut
 
@@ -64,6 +67,8 @@ class Batcher:
         self.flush_every_s = 0.0
         self.flushed_at = 0.0
         self.tf = messages.FrameTransforms({})
+        self.joints: dict[str, foxglove_scene.JointStatesEncoder] = {}  # state topic -> its JointStates
+        self.bag: Any = None  # a Ros2Bag with the ros2 profile (rosbags is imported only then)
 
     def take(self, value: list[Any]) -> None:
         kind = value[0]
@@ -79,26 +84,76 @@ class Batcher:
     def finish(self) -> None:
         self._write()
         self.file.finish()
+        if self.bag is not None:
+            from hrpsim.recording.export import write_urdfs
+
+            self.bag.close()
+            write_urdfs(self.bag.bodies, self.bag.path)
 
     def _begin(self, begin: dict[str, Any]) -> None:
         self.flush_every_s = begin["flush_every_s"]
         self.flushed_at = begin["time"]
         self.tf = messages.FrameTransforms(begin["frames"])
         self.file.write_contents(begin["contents"])
+        bodies = {name: Body.from_wire(CODEC.decode(data)) for name, data in begin["contents"]["bodies"].items()}
+        self._channel(schemas.SCENE_TOPIC, schemas.SCENE_UPDATE, {})
+        scene = orjson.dumps(foxglove_scene.scene_update(begin["time"], bodies))
+        self.batch.append((schemas.SCENE_TOPIC, messages.nanoseconds(begin["time"]), scene))
+        if begin.get("ros2_bag"):
+            from hrpsim.recording.ros2_bag import Ros2Bag
+
+            self.bag = Ros2Bag(begin["ros2_bag"], bodies, begin["robots"])
 
     def _tick(self, time: float, stamp: int, entries: list[list[Any]], last: bool) -> None:
         for kind, topic, payload in entries:
             if kind == "channel":
                 self.batch.append((topic, *payload))
+                self._foxglove_channel(topic, payload[1])
             elif kind == "tf":
-                self.batch.append((topic, stamp, self.tf.encode(payload)))
+                self.batch.append((topic, stamp, data := self.tf.encode(payload)))
+                self._to_bag(topic, stamp, data)
             else:  # JSON made on the tick thread
                 self.batch.append((topic, stamp, payload))
+                self._foxglove_message(topic, time, stamp, payload)
+                if topic.startswith("/robots/"):
+                    self._to_bag(topic, stamp, payload)
         if last:
             self._write()
         elif time - self.flushed_at >= self.flush_every_s:
             self._write()
             self.flushed_at = time
+
+    def _to_bag(self, topic: str, stamp: int, data: bytes) -> None:
+        """A message into the ROS 2 bag, if there is one. A bag that fails is given up (its error
+        logged); the recording goes on."""
+        if self.bag is None:
+            return
+        try:
+            self.bag.take(topic, stamp, orjson.loads(data))
+        except Exception as exc:
+            bag, self.bag = self.bag, None
+            log.error("recording: the ROS 2 bag %s stopped at %s: %s: %s", bag.path, topic, type(exc).__name__, exc)
+            bag.close()
+
+    def _channel(self, topic: str, schema: dict[str, Any], metadata: dict[str, str]) -> None:
+        self.batch.append((topic, schema["title"], metadata))
+
+    def _foxglove_channel(self, topic: str, metadata: dict[str, str]) -> None:
+        """Beside a robot's state, its foxglove.JointStates; beside the contacts, their SceneUpdate."""
+        robot = metadata.get("robot")
+        if robot is not None and topic == schemas.state_topic(robot):
+            self.joints[topic] = foxglove_scene.JointStatesEncoder(orjson.loads(metadata["joints"]))
+            self._channel(schemas.joint_states_topic(robot), schemas.JOINT_STATES, metadata)
+        elif topic == schemas.CONTACTS_TOPIC:
+            self._channel(schemas.CONTACTS_SCENE_TOPIC, schemas.SCENE_UPDATE, {})
+
+    def _foxglove_message(self, topic: str, time: float, stamp: int, payload: bytes) -> None:
+        encoder = self.joints.get(topic)
+        if encoder is not None:
+            self.batch.append((schemas.joint_states_topic(topic.split("/")[2]), stamp, encoder.encode(time, payload)))
+        elif topic == schemas.CONTACTS_TOPIC:
+            message = foxglove_scene.contacts_scene(time, orjson.loads(payload)["contacts"])
+            self.batch.append((schemas.CONTACTS_SCENE_TOPIC, stamp, orjson.dumps(message)))
 
     def _write(self) -> None:
         if self.batch:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what hrpsim needs on a Debian/Ubuntu machine, skipping what is already there:
 # system packages (ODE's Python binding and friends), a venv made from the system Python that
-# binding belongs to, and the project with its development extras and the MuJoCo engine.
+# binding belongs to, and the project with its development extras, the MuJoCo engine, Foxglove and ROS 2 bags.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,7 +35,7 @@ stamp=.venv/.hrpsim-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     echo "bootstrap: installing hrpsim and its dependencies into .venv"
     log=.venv/pip-install.log
-    if ! { .venv/bin/python -m pip install -q --upgrade pip && .venv/bin/python -m pip install -q -e '.[dev,mujoco,toolkit]'; } \
+    if ! { .venv/bin/python -m pip install -q --upgrade pip && .venv/bin/python -m pip install -q -e '.[dev,mujoco,toolkit,foxglove,ros2]'; } \
             >"$log" 2>&1; then
         cat "$log" >&2
         echo "bootstrap: pip install failed (log above, also in $log)" >&2

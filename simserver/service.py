@@ -44,7 +44,8 @@ from hrpsim.errors import HrpsimError, NotFound, RequestError, SimulationError
 from hrpsim.files import ReadPolicy, add_root_option, model_roots, reading_under
 from hrpsim.logs import setup_logging
 from hrpsim.naming import host_identity, sibling_bind
-from hrpsim.project import Project, load_project
+from hrpsim.project import RECORD_PROFILES, Project, load_project
+from hrpsim.recording.writer import apply_record_profile
 from hrpsim.service import DEFAULT_BIND, Operation, Service
 from hrpsim.simserver.bodies import load_bodies
 from hrpsim.simserver.hub import ControllerHub, RunStopped
@@ -512,10 +513,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     when.add_argument("--start-now", action="store_true", help="start the run at once, controllers or not")
     parser.add_argument("--record", metavar="FILE.mcap", help="record every tick to this file (docs/recording.md)")
+    parser.add_argument("--record-profile", choices=RECORD_PROFILES, help="ros2: also a ROS 2 bag beside the file")
     args = parser.parse_args(argv)
     setup_logging("simserver")
     try:
         project = load_project(args.project)
+        apply_record_profile(project, args.record, args.record_profile)
         server = SimServer(
             project,
             nameserver=args.nameserver,

@@ -2,6 +2,7 @@
 
     hrpsim view run.mcap [--port 8080] [--at T]   play, pause, a time slider and a speed choice
     hrpsim view --live [--nameserver ADDR]         follow a running simulator's world-state stream
+    ... --foxglove [HOST:PORT]                     serve Foxglove's WebSocket protocol instead (foxglove_live.py)
 
 viser serves the page and its web client itself (no build step, no internet) and sends scene
 updates over a websocket, which is all a 3D view of link poses needs.
@@ -19,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from hrpsim.errors import ConfigError, HrpsimError, RecordingError
+from hrpsim.viewer.foxglove_live import DEFAULT_ADDRESS, parse_address
 from hrpsim.viewer.scene import ModelNodes, build_scene
 
 FRAME_S = 1 / 30  # how often the view moves while playing
@@ -115,6 +117,8 @@ def view_recording(args: argparse.Namespace) -> int:
     rec = open_recording(args.recording)
     if rec.cut_note:
         print(f"hrpsim view: note: {rec.cut_note}", file=sys.stderr)
+    if args.foxglove:
+        return serve_foxglove_recording(rec, args)
     times, poses = rec.link_poses(every_s=POSE_INTERVAL_S)
     if len(times) == 0:
         raise RecordingError(f"{args.recording}: no link poses recorded")
@@ -144,6 +148,8 @@ def view_live(args: argparse.Namespace) -> int:
         raise ViewerError(f"{args.simserver!r} at {address} advertises no world-state stream; is it a simulator?")
     project = load_project(meta["project"])
     bodies = load_bodies(project, address)
+    if args.foxglove:
+        return serve_foxglove_live(bodies, [m.name for m in project.models if not m.static], meta["state"], args)
     server = start_server(args.host, args.port)
     nodes = build_scene(server, bodies)
     aim_camera(server, np.array(project.models[0].position if project.models else (0.0, 0.0, 0.0)))
@@ -179,12 +185,50 @@ def view_live(args: argparse.Namespace) -> int:
         sub.close(linger=0)
 
 
-def serve(server: Any, worker: Any, args: argparse.Namespace) -> int:
+def serve_foxglove_recording(rec: Any, args: argparse.Namespace) -> int:
+    from hrpsim.viewer.foxglove_live import FoxgloveServer, play_recording
+
+    server = FoxgloveServer(*parse_address(args.foxglove))
+    return serve(server, play_recording(server, rec, speed=float(args.speed)), args, url=foxglove_url(server))
+
+
+def serve_foxglove_live(bodies: dict[str, Any], robots: list[str], endpoint: str, args: argparse.Namespace) -> int:
+    import zmq
+
+    from hrpsim.codec import CODEC
+    from hrpsim.simserver.publisher import subscribe
+    from hrpsim.viewer.foxglove_live import FoxgloveServer, LiveFrames
+
+    server = FoxgloveServer(*parse_address(args.foxglove))
+    frames = LiveFrames(server, bodies, robots)
+    sub = subscribe(zmq.Context.instance(), endpoint)
+    sub.setsockopt(zmq.RCVTIMEO, int(LIVE_IDLE_NOTE_S * 1000))
+
+    def follow(stop: threading.Event) -> None:
+        while not stop.is_set():
+            try:
+                _topic, payload = sub.recv_multipart()
+            except zmq.Again:
+                continue
+            frames.take(CODEC.decode(payload))
+
+    try:
+        return serve(server, follow, args, url=foxglove_url(server))
+    finally:
+        sub.close(linger=0)
+
+
+def foxglove_url(server: Any) -> str:
+    return f"ws://{server.host}:{server.port}/ (Foxglove: Open connection, Foxglove WebSocket)"
+
+
+def serve(server: Any, worker: Any, args: argparse.Namespace, *, url: str | None = None) -> int:
     started = time.monotonic()
     stop = threading.Event()
     thread = threading.Thread(target=worker, args=(stop,), name="viewer", daemon=True)
     thread.start()
-    print(f"hrpsim view: open http://{args.host}:{server.get_port()}/ (Ctrl-C stops)", flush=True)
+    url = url or f"http://{args.host}:{server.get_port()}/"
+    print(f"hrpsim view: open {url} (Ctrl-C stops)", flush=True)
     try:
         while thread.is_alive() and (args.duration is None or time.monotonic() - started < args.duration):
             time.sleep(0.2)
@@ -210,7 +254,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--at", type=float, help="open paused at this simulated time")
     parser.add_argument("--speed", default="1", choices=SPEEDS, help="playback speed (default %(default)s)")
     parser.add_argument("--duration", type=float, help="stop serving after this many seconds")
+    parser.add_argument(
+        "--foxglove",
+        nargs="?",
+        const=DEFAULT_ADDRESS,
+        metavar="HOST:PORT",
+        help=f"serve Foxglove's WebSocket protocol instead of the browser view (default {DEFAULT_ADDRESS})",
+    )
     args = parser.parse_args(argv)
+    if args.foxglove and args.foxglove.endswith(".mcap") and not args.recording:  # view --foxglove RUN.mcap
+        args.recording, args.foxglove = args.foxglove, DEFAULT_ADDRESS
     if bool(args.recording) == bool(args.live):
         parser.error("give a recording to play, or --live to follow a running simulator")
     return args

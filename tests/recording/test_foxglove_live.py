@@ -1,0 +1,115 @@
+"""``hrpsim launch --foxglove``: a Foxglove WebSocket client (tests/foxglove_helpers.py, written
+from the protocol) subscribes to a live run and receives every link's transform at the rate of
+the simulator's world-state stream, and the robot's shapes. Real processes, real sockets."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+from itertools import pairwise
+from pathlib import Path
+
+from foxglove_helpers import FoxgloveClient, stand_project
+from foxglove_helpers import launch as launch_and_record
+from process_helpers import HRPSIM, REPO
+
+from hrpsim.modelloader import load_body
+from hrpsim.recording import schemas
+
+TIMESTEP_NS = 2_000_000  # the stand project's world.timestep
+PUBLISH_EVERY = 10  # world.publish_every's default: the stream's frames are 10 ticks apart
+WANTED_FRAMES = 40
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Ctrl-C to the process group, as a user stops it; killed if it has not ended in 120 s."""
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        proc.wait(120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+        raise
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_a_foxglove_client_receives_every_link_at_the_runs_rate(tmp_path: Path, models_dir: Path) -> None:
+    project = stand_project(tmp_path, models_dir, end_time=60.0, sync="realtime", record=False)
+    port = _free_port()
+    argv = [*HRPSIM, "launch", str(project), "--foxglove", f"127.0.0.1:{port}", "--quiet"]
+    argv += ["--nameserver", "tcp://127.0.0.1:*", "--run-dir", str(tmp_path / "run")]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    with open(tmp_path / "launch.log", "wb") as log:
+        launch = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=REPO, env=env, start_new_session=True)
+    try:
+        client = FoxgloveClient(f"ws://127.0.0.1:{port}", timeout=120.0)
+        try:
+            client.wait_for_channels({schemas.TF_TOPIC, schemas.SCENE_TOPIC}, timeout=120.0)
+            client.subscribe([schemas.TF_TOPIC, schemas.SCENE_TOPIC])
+            tfs, scenes = [], []
+            for topic, log_time, message in client.messages(timeout=120.0):
+                (tfs if topic == schemas.TF_TOPIC else scenes).append((log_time, message))
+                if len(tfs) >= WANTED_FRAMES and scenes:
+                    break
+        finally:
+            client.close()
+    finally:
+        _stop(launch)
+    links = {f"robot/{link.name}" for link in load_body(models_dir / "openhrp3/model/sample1.wrl").links}
+    assert len(links) == 30
+    for _, message in tfs:
+        assert links <= {tf["child_frame_id"] for tf in message["transforms"]}
+    assert links <= {entity["frame_id"] for entity in scenes[0][1]["entities"]}
+    steps = [b - a for (a, _), (b, _) in pairwise(tfs)]
+    period = PUBLISH_EVERY * TIMESTEP_NS
+    assert all(step > 0 and step % period == 0 for step in steps), steps  # a slow client may lose frames
+    assert min(steps) == period, steps  # frames one stream period apart: the run's rate, not a subsample
+
+
+def test_view_serves_a_recording_to_foxglove(tmp_path: Path, models_dir: Path) -> None:
+    launch_and_record(stand_project(tmp_path, models_dir), tmp_path)
+    port = _free_port()
+    argv = [*HRPSIM, "view", str(tmp_path / "stand.mcap"), "--foxglove", f"127.0.0.1:{port}", "--duration", "120"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    with open(tmp_path / "view.log", "wb") as log:
+        view = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=REPO, env=env, start_new_session=True)
+    try:
+        client = FoxgloveClient(f"ws://127.0.0.1:{port}", timeout=120.0)
+        try:
+            topics = {schemas.TF_TOPIC, schemas.SCENE_TOPIC, schemas.joint_states_topic("robot")}
+            client.wait_for_channels(topics, timeout=120.0)
+            client.subscribe(sorted(topics))
+            received: dict[str, dict] = {}
+            for topic, _, message in client.messages(timeout=120.0):
+                received[topic] = message
+                if set(received) == topics:
+                    break
+        finally:
+            client.close()
+    finally:
+        _stop(view)
+    body = load_body(models_dir / "openhrp3/model/sample1.wrl")
+    assert {f"robot/{lk.name}" for lk in body.links} <= {e["id"] for e in received[schemas.SCENE_TOPIC]["entities"]}
+    assert [j["name"] for j in received[schemas.joint_states_topic("robot")]["joints"]] == body.joint_names
+
+
+def test_foxglove_beyond_loopback_without_keys_or_insecure_is_refused(tmp_path: Path, models_dir: Path) -> None:
+    project = stand_project(tmp_path, models_dir, record=False)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HRPSIM_")} | {"PYTHONPATH": str(REPO)}
+    run = subprocess.run(
+        [*HRPSIM, "launch", str(project), "--foxglove", f"0.0.0.0:{_free_port()}", "--run-dir", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env=env,
+    )
+    assert run.returncode == 2
+    assert "refusing to bind" in run.stderr and "--insecure" in run.stderr and "Traceback" not in run.stderr
