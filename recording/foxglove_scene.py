@@ -22,8 +22,8 @@ import orjson
 from hrpsim.bodyinfo import Body, Link, Shape
 from hrpsim.recording import schemas
 from hrpsim.recording.messages import timestamp
+from hrpsim.shape_meshes import PLANE_HALF_SIZE, Z_TO_Y, shape_mesh
 from hrpsim.transforms import matrix_quaternion
-from hrpsim.viewer.scene import PLANE_HALF_SIZE, Z_TO_Y, shape_mesh
 
 _FOREVER = {"sec": 0, "nsec": 0}
 _PRIMITIVES = ("arrows", "cubes", "spheres", "cylinders", "lines", "triangles", "texts", "models")

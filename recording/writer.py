@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hrpsim.codec import CODEC
-from hrpsim.errors import ConfigError, RecordingError
-from hrpsim.project import RecordConfig
+from hrpsim.errors import RecordingError
 from hrpsim.recording import schemas
 from hrpsim.recording.handoff import WriterProcess
 from hrpsim.recording.mcap_file import file_digest
@@ -252,18 +251,6 @@ class _LinkPoses:
 
 def _raw(values: np.ndarray) -> bytes:
     return np.asarray(values, dtype=np.float64).tobytes()  # as float64: the values tolist() gives
-
-
-def apply_record_profile(project: Project, path: str | None, profile: str | None) -> None:
-    """``--record-profile`` over the project's ``record: {profile: ...}`` (a ``--record`` path with
-    no ``record:`` in the project gets one)."""
-    if profile is None:
-        return
-    if project.record is None:
-        if not path:
-            raise ConfigError("--record-profile needs a recording: --record FILE.mcap or the project's record:")
-        project.record = RecordConfig(file=str(Path(path).resolve()))
-    project.record.profile = profile
 
 
 def recorders(project: Project, path: str | None = None) -> list[Recorder]:

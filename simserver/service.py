@@ -44,8 +44,7 @@ from hrpsim.errors import HrpsimError, NotFound, RequestError, SimulationError
 from hrpsim.files import ReadPolicy, add_root_option, model_roots, reading_under
 from hrpsim.logs import setup_logging
 from hrpsim.naming import host_identity, sibling_bind
-from hrpsim.project import RECORD_PROFILES, Project, load_project
-from hrpsim.recording.writer import apply_record_profile
+from hrpsim.project import RECORD_PROFILES, Project, apply_record_profile, load_project
 from hrpsim.service import DEFAULT_BIND, Operation, Service
 from hrpsim.simserver.bodies import load_bodies
 from hrpsim.simserver.hub import ControllerHub, RunStopped

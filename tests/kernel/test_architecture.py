@@ -23,6 +23,7 @@ PACKAGES = [
     "hil",
     "recording",
     "viewer",
+    "sweep",
 ]
 # The Python API (``hrpsim.Simulation``) stands on every component, as the launcher does through
 # processes: it is a front end above the kernel, not part of it.
