@@ -1,5 +1,6 @@
-"""The tick protocol over each way a controller reaches the hub: tcp, ipc, and the Unix channel a
-controller on the simulator's host takes. Real hub, real controller processes, real sockets."""
+"""The tick protocol over each way a controller reaches the hub: tcp, ipc, the Unix channel alone, and
+the shared memory a controller on the simulator's host takes by default (over the Unix channel).
+Real hub, real controller processes, real sockets and segments."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ from controller_helpers import HubUnderTest, attach, kinematic_project, sr1_body
 from hrpsim import tick as proto
 from hrpsim import unix_channel
 
-TRANSPORTS = ["tcp", "ipc", "unix"]
+TRANSPORTS = ["tcp", "ipc", "unix", "shm"]
+REGISTERED = {"tcp": "tcp", "ipc": "ipc", "unix": "unix", "shm": "unix"}  # what the hub's registration offers
+SDK_OPTIONS = {"unix": ["--no-shared-memory"]}
+VIA = {"tcp": "zeromq", "ipc": "zeromq", "unix": "unix channel", "shm": "shared memory"}
 
 FOLLOWER = """
     import math
@@ -42,8 +46,8 @@ def _follow(nameserver: str, tmp_path, transport: str) -> tuple[np.ndarray, dict
     body = sr1_body()
     project = kinematic_project(tmp_path, [{"name": "follow", "policy": "stop"}])
     spec = write_controller(tmp_path, f"follower_{transport}", FOLLOWER)
-    with HubUnderTest(nameserver, project, body, transport=transport) as sim:
-        proc = start_controller(tmp_path, spec, nameserver=nameserver, name="follow")
+    with HubUnderTest(nameserver, project, body, transport=REGISTERED[transport]) as sim:
+        proc = _start(tmp_path, spec, nameserver, transport)
         try:
             attach(sim, ["follow"], [proc])
             path = []
@@ -53,7 +57,8 @@ def _follow(nameserver: str, tmp_path, transport: str) -> tuple[np.ndarray, dict
             summary = sim.hub.summary()["follow"]
             used = _endpoint_in(proc.log_text(), sim)
             expected = {"tcp": sim.hub.endpoint, "ipc": sim.hub.ipc_endpoint, "unix": sim.hub.unix_endpoint}
-            assert used == expected[transport]
+            assert used == expected[REGISTERED[transport]]
+            assert f"via {VIA[transport]}" in proc.log_text()
         finally:
             proc.stop()
     return np.array(path), summary, used
@@ -68,7 +73,7 @@ def test_a_lockstep_run_is_the_same_over_every_transport(nameserver, tmp_path):
         assert summary["ticks"] == 150 and summary["missed"] == 0 and summary["errors"] == 0, transport
     reference = runs["tcp"][0]
     assert np.ptp(reference) > 0.01  # the joints really moved
-    for transport in ("ipc", "unix"):
+    for transport in ("ipc", "unix", "shm"):
         np.testing.assert_array_equal(runs[transport][0], reference, err_msg=transport)
 
 
@@ -78,8 +83,8 @@ def test_a_killed_controller_is_noticed_by_its_dropped_connection(nameserver, tm
     body = sr1_body()
     project = kinematic_project(tmp_path, [{"name": "follow", "policy": "hold", "deadline": 60.0}])
     spec = write_controller(tmp_path, "follower", FOLLOWER)
-    with HubUnderTest(nameserver, project, body, transport=transport) as sim:
-        proc = start_controller(tmp_path, spec, nameserver=nameserver, name="follow")
+    with HubUnderTest(nameserver, project, body, transport=REGISTERED[transport]) as sim:
+        proc = _start(tmp_path, spec, nameserver, transport)
         try:
             attach(sim, ["follow"], [proc])
             sim.run(20)
@@ -93,6 +98,10 @@ def test_a_killed_controller_is_noticed_by_its_dropped_connection(nameserver, tm
     assert report["policy_applied"] == "hold"
     assert any("connection dropped" in event for event in report["events"]), report["events"]
     assert not any("deadline" in event for event in report["events"]), report["events"]
+
+
+def _start(folder, spec, nameserver: str, transport: str):
+    return start_controller(folder, spec, nameserver=nameserver, name="follow", extra=SDK_OPTIONS.get(transport))
 
 
 def _raw_unix(sim: HubUnderTest) -> socket.socket:
