@@ -111,7 +111,13 @@ class Segment:
         self._state = np.frombuffer(self._map, dtype="<f8", count=layout.state_bytes // 8 - 1, offset=layout.state + 8)
         self._command_head = np.frombuffer(self._map, dtype="<i8", count=2, offset=layout.command)
         self._command = np.frombuffer(self._map, dtype="<f8", count=3 * n, offset=layout.command + 16).reshape(3, n)
-        self._sensor_slices = _slices(layout.sensors, 1 + 3 * n + 18)
+        # (field, slice of the state's float block, shape): where each array of a state sits
+        arrays = (("q", (n,)), ("dq", (n,)), ("tau", (n,)), *_ROOT)
+        spans = _spans([(key, int(np.prod(shape))) for key, shape in arrays], 1)
+        self._array_spans = [(key, span, shape) for (key, span), (_, shape) in zip(spans, arrays, strict=True)]
+        self._array_views = [(k, self._state[span].reshape(shape)) for k, span, shape in self._array_spans]
+        self._sensor_spans = _spans(list(layout.sensors), 1 + 3 * n + 18)
+        self._sensor_views = [(name, self._state[span]) for name, span in self._sensor_spans]
         if create:
             self.header[:2] = (MAGIC | (VERSION << 32), n | (layout.sensor_values << 32))
         elif int(self.header[0]) != MAGIC | (VERSION << 32):
@@ -123,45 +129,28 @@ class Segment:
         """Write one state (the fields of a ``state`` message) and count it; False when its sensors do
         not fit the layout (readings of range or vision sensors: that state goes as a message)."""
         sensors = fields["sensors"]
-        if len(sensors) != len(self._sensor_slices):
+        if len(sensors) != len(self._sensor_views):
             return False
-        values, n = self._state, self.layout.joints
         try:
-            for name, span in self._sensor_slices:
-                values[span] = sensors[name]
+            for name, view in self._sensor_views:
+                view[:] = sensors[name]
         except (KeyError, ValueError):
             return False
         self._state_ints[0] = fields["tick"]
-        values[0] = fields["time"]
-        values[1 : 1 + n] = fields["q"]
-        values[1 + n : 1 + 2 * n] = fields["dq"]
-        values[1 + 2 * n : 1 + 3 * n] = fields["tau"]
-        at = 1 + 3 * n
-        for key, shape in _ROOT:
-            size = int(np.prod(shape))
-            values[at : at + size] = np.ravel(fields[key])
-            at += size
+        self._state[0] = fields["time"]
+        for key, view in self._array_views:
+            view[...] = fields[key]
         self.header[STATE_SEQ] += 1
         return True
 
     def read_state(self) -> dict[str, Any]:
         """The state last written, as the fields of a ``state`` message (copies: the next write
         does not change them)."""
-        values, n = self._state.copy(), self.layout.joints
-        fields: dict[str, Any] = {
-            "type": "state",
-            "tick": int(self._state_ints[0]),
-            "time": float(values[0]),
-            "q": values[1 : 1 + n],
-            "dq": values[1 + n : 1 + 2 * n],
-            "tau": values[1 + 2 * n : 1 + 3 * n],
-        }
-        at = 1 + 3 * n
-        for key, shape in _ROOT:
-            size = int(np.prod(shape))
-            fields[key] = values[at : at + size].reshape(shape)
-            at += size
-        fields["sensors"] = {name: values[span] for name, span in self._sensor_slices}
+        values = self._state.copy()
+        fields: dict[str, Any] = {"type": "state", "tick": int(self._state_ints[0]), "time": float(values[0])}
+        for key, span, shape in self._array_spans:
+            fields[key] = values[span].reshape(shape)
+        fields["sensors"] = {name: values[span] for name, span in self._sensor_spans}
         return fields
 
     # --- the command block (controller writes, simulator reads) ---
@@ -193,6 +182,7 @@ class Segment:
         return fields
 
     def close(self) -> None:
+        self._array_views, self._sensor_views = [], []
         self.header = self._state_ints = self._state = self._command_head = self._command = None  # type: ignore[assignment]
         try:
             self._map.close()
@@ -201,9 +191,10 @@ class Segment:
         os.close(self.fd)
 
 
-def _slices(sensors: tuple[tuple[str, int], ...], start: int) -> list[tuple[str, slice]]:
+def _spans(sizes: list[tuple[str, int]], start: int) -> list[tuple[str, slice]]:
+    """Consecutive slices of the given sizes from ``start``, by name."""
     spans = []
-    for name, count in sensors:
+    for name, count in sizes:
         spans.append((name, slice(start, start + count)))
         start += count
     return spans

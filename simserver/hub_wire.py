@@ -160,8 +160,9 @@ class WireTransport:
     def _ready(self, timeout: float) -> list[tuple[Any, int]]:
         """What has something to read, busy-polling the first ``spin_s`` of the wait."""
         spin_until = time.perf_counter() + min(timeout, self._spin_s)
+        shared = self._shared
         while True:
-            ready = self._poller.poll(0)
+            ready = (shared is not None and shared.written()) or self._poller.poll(0)
             if ready or time.perf_counter() >= spin_until:
                 break
         remaining_ms = (timeout - self._spin_s) * 1000

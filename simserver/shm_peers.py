@@ -50,6 +50,10 @@ class SharedMemoryPeer:
         fds = (self.segment.fd, self.to_controller.fd, self.from_controller.fd)
         return self._peers.send(self.identity, frame, fds)
 
+    def has_command(self) -> bool:
+        """Whether the controller has written a command not taken yet (a look at memory, no system call)."""
+        return int(self.segment.header[shared_state.COMMAND_SEQ]) != self._commands_read
+
     def take_command(self) -> dict[str, Any] | None:
         """The command the controller wrote since the last one taken, or None (a ring already served)."""
         self.from_controller.clear()
@@ -84,6 +88,11 @@ class SharedMemoryPeers:
 
     def send(self, identity: bytes, frame: bytes, fds: tuple[int, ...]) -> bool:
         return self._send(identity, frame, fds)
+
+    def written(self) -> list[tuple[int, int]]:
+        """The doorbells of peers with a command waiting, as a poller would report them readable:
+        a spinning wait looks here first, without a system call."""
+        return [(fd, zmq.POLLIN) for fd, peer in self._by_doorbell.items() if peer.has_command()]
 
     def read(self, fd: int) -> bool:
         """For a readable descriptor: hand its peer's new command to the hub; False if not ours."""
