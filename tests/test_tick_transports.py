@@ -172,3 +172,43 @@ def test_the_unix_channel_is_not_there_once_the_hub_closes(nameserver, tmp_path)
     with pytest.raises(OSError):
         _connect_unix(path)
     sock.close()
+
+
+MIXED = """
+    import math
+    from hrpsim.controllers import Command, Controller
+
+    class Mixed(Controller):
+        # A bad command at tick 3 (non-finite), a command with drive modes at tick 6 (not in the
+        # shared memory layout: it goes as a message), plain targets otherwise.
+
+        def control(self, state):
+            cmd = Command(self.joints)
+            cmd.q_ref = 0.9 * state.q
+            if state.tick == 3:
+                cmd.q_ref[0] = math.nan
+            if state.tick == 6:
+                cmd.mode_all("high_gain")
+            return cmd
+"""
+
+
+@pytest.mark.parametrize("transport", ["unix", "shm"])
+def test_a_refused_command_and_drive_modes_are_the_same_over_shared_memory(nameserver, tmp_path, transport):
+    project = kinematic_project(tmp_path, [{"name": "follow", "policy": "hold"}])
+    spec = write_controller(tmp_path, "mixed", MIXED)
+    with HubUnderTest(nameserver, project, sr1_body(), transport="unix") as sim:
+        proc = _start(tmp_path, spec, nameserver, transport)
+        try:
+            attach(sim, ["follow"], [proc])
+            sim.run(10)
+            report = sim.hub.summary()["follow"]
+            modes = sim.world.drive_modes("robot")
+        finally:
+            proc.stop()
+        log = proc.log_text()
+    assert f"via {VIA[transport]}" in log
+    assert report["ticks"] == 9 and report["errors"] == 1 and report["attached"], report
+    assert any("tick 3" in e and "q_ref[0]" in e for e in report["events"]), report["events"]
+    assert "field 'q_ref[0]'" in log  # the error reached the controller on its channel
+    assert set(modes) == {"high_gain"}
