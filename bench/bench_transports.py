@@ -1,5 +1,6 @@
-"""Lockstep ticks/s of sample1 with its controller as a process on each same-host transport, over the
-same controller in process, on each engine (ODE, MuJoCo).
+"""Lockstep ticks/s and CPU per tick of sample1's controller as a process on each same-host transport.
+
+Each over the same controller in process, on each engine (ODE, MuJoCo).
 
 bench_tick's world (sample1.wrl on floor.wrl, 1 ms step, every joint in torque mode under the PD law
 of bench/tick_pd_controller.py) on the real tick loop and controller hub, four copies side by side:

@@ -35,7 +35,7 @@ class StateGuard:
             return
         engine = self.engine
         for robot in engine.robots:
-            z = engine.link_states(robot).positions[:, 2]
+            z = engine.link_positions(robot)[:, 2]
             below = np.flatnonzero(~(z >= self.floor))  # NaN counts as below
             if below.size:
                 link = engine.body(robot).links[int(below[0])].name
