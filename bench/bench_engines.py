@@ -11,7 +11,15 @@ controller's own Python (the pattern interpolation and PD law, the same on both 
 External: `hrpsim launch` of the same project (nameserver, model loader, simulator and the
 controller as separate processes, lockstep over ZeroMQ), one engine after the other;
 `ENGINE_external_rt` is the run's real-time factor from its summary, `ENGINE_external_ratio` =
-external / in-process ticks/s of that engine. The machine has 2 cores shared with other work.
+external / in-process ticks/s of that engine.
+`raw_mujoco_ratio`: sample1 of the same project standing for 4 s under the PD law of
+bench/tick_pd_controller.py (P 8000, D 100, holding the initial pose, every joint in torque mode),
+hrpsim in process (hrpsim.Simulation, the controller attached in process) over a bare loop of
+`mj_step` with the same PD law written into `ctrl`, on the same compiled MjModel (the engine's) with
+its own MjData from the same initial state; blocks of ticks alternate between the two, the figure is
+the median of the blocks' time ratios. `raw_mujoco_z_hrpsim` / `raw_mujoco_z_bare`: the root's
+height at the end of each: the two integrate the same physics. The machine has 2 cores shared with
+other work.
 """
 
 from __future__ import annotations
@@ -27,8 +35,10 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(REPO / "examples" / "controllers"))
 
+import mujoco  # noqa: E402
 from procs import launch_summary, walk_project  # noqa: E402
 from sample_walk import SampleWalk  # noqa: E402
+from tick_pd_controller import HoldPD, pd_torque  # noqa: E402
 
 from hrpsim.modelloader import load_body  # noqa: E402
 from hrpsim.project import load_project  # noqa: E402
@@ -107,8 +117,56 @@ def _external(engine: str, folder: Path) -> float:
     return float(launch_summary(walk_project(folder, f"walk-{engine}", engine=engine), folder)["real_time_factor"])
 
 
+class BareMujoco:
+    """``mj_step`` and the PD law, nothing else, on an engine's compiled model and initial state."""
+
+    def __init__(self, engine, robot: str) -> None:
+        model = engine.models[robot]
+        self.m = engine.m
+        self.d = mujoco.MjData(self.m)
+        self.d.qpos[:], self.d.qvel[:], self.d.ctrl[:] = engine.d.qpos, engine.d.qvel, engine.d.ctrl
+        mujoco.mj_forward(self.m, self.d)
+        self.qpos, self.dofs = model.joint_qpos, model.joint_dofs
+        self.actuators = model.drives._torque_actuators  # every joint is in torque mode
+        self.q_ref = self.d.qpos[self.qpos].copy()
+        self.root = int(model.bodies[0])
+
+    def run(self, ticks: int) -> None:
+        m, d = self.m, self.d
+        for _ in range(ticks):
+            d.ctrl[self.actuators] = pd_torque(self.q_ref, d.qpos[self.qpos], d.qvel[self.dofs])
+            mujoco.mj_step(m, d)
+
+    @property
+    def z(self) -> float:
+        return float(self.d.xpos[self.root][2])
+
+
+def _raw_mujoco(seconds: float = 4.0, block: int = 250) -> dict[str, float]:
+    project = load_project(PROJECT)
+    project.world.engine = "mujoco"
+    project.controllers = []
+    sim = Simulation(project, bodies={m.name: load_body(m.file) for m in project.models})
+    bare = BareMujoco(sim.engine, "robot")
+    sim.attach(HoldPD(), robot="robot", name="pd")
+    ratios = []
+    for _ in range(round(seconds / project.world.timestep / block)):
+        start = time.perf_counter()
+        sim.step(block)
+        ours = time.perf_counter() - start
+        start = time.perf_counter()
+        bare.run(block)
+        ratios.append(ours / (time.perf_counter() - start))
+    return {
+        "raw_mujoco_ratio": statistics.median(ratios),
+        "raw_mujoco_z_hrpsim": float(sim.engine.read("robot").root_position[2]),
+        "raw_mujoco_z_bare": bare.z,
+    }
+
+
 def run() -> dict[str, float]:
-    figures = _in_process()
+    figures = _raw_mujoco()
+    figures.update(_in_process())
     with tempfile.TemporaryDirectory() as tmp:
         for engine in ENGINES:
             rt = _external(engine, Path(tmp))

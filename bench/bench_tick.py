@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from procs import nameserver_process  # noqa: E402
 from tick_pd_controller import HoldPD  # noqa: E402
 
-from hrpsim.engines.ode.engine import OdeEngine  # noqa: E402
+from hrpsim.engines.base import Engine, make_engine  # noqa: E402
 from hrpsim.modelloader import load_body  # noqa: E402
 from hrpsim.naming import Registration, host_identity  # noqa: E402
 from hrpsim.project import ControllerConfig, Project, parse_project  # noqa: E402
@@ -60,7 +60,7 @@ CONTROLLER = Path(__file__).resolve().parent / "tick_pd_controller.py"
 RAW_CONTROLLER = Path(__file__).resolve().parent / "tick_raw_controller.py"
 
 
-def pd_project(robots: int, controlled: int, *, delay: int = 0) -> Project:
+def pd_project(robots: int, controlled: int, *, delay: int = 0, engine: str = "ode") -> Project:
     """sample1 robots on the floor, the first ``controlled`` of them in torque mode under external
     controllers pd0, pd1 ...; the others hold their pose in high-gain mode (bench_record uses it too)."""
     models = [{"name": "floor", "file": str(MODELS / "floor.wrl"), "static": True, "position": [0, 0, -0.1]}]
@@ -74,7 +74,7 @@ def pd_project(robots: int, controlled: int, *, delay: int = 0) -> Project:
             }
         )
     data = {
-        "world": {"timestep": TIMESTEP, "command_delay": delay},
+        "world": {"timestep": TIMESTEP, "command_delay": delay, "engine": engine},
         "models": models,
         "controllers": [
             {"name": f"pd{i}", "robot": f"robot{i}", "command": "external", "policy": "stop", "deadline": 10.0}
@@ -85,13 +85,13 @@ def pd_project(robots: int, controlled: int, *, delay: int = 0) -> Project:
     return parse_project(data, str(Path(tempfile.gettempdir()) / "bench_tick.yaml"))
 
 
-def _world(project: Project, cache: dict) -> OdeEngine:
+def _world(project: Project, cache: dict) -> Engine:
     bodies = {}
     for m in project.models:
         if m.file not in cache:
             cache[m.file] = load_body(m.file)
         bodies[m.name] = cache[m.file]
-    return OdeEngine(project, bodies)
+    return make_engine(project, bodies)
 
 
 class _Loop:
@@ -114,12 +114,16 @@ class External(_Loop):
         *,
         raw: bool = False,
         work_us: float = 0.0,
+        name: str = "simserver",
+        sdk_options: tuple[str, ...] = (),
     ) -> None:
+        """``name``: the world's registered name (its controllers attach to it); ``sdk_options``:
+        more options for each ``hrpsim controller`` (such as --no-shared-memory)."""
         self.world = _world(project, cache)
         self.hub = ControllerHub(self.world, project, context=ctx)
         self.loop = TickLoop(self.world, self.hub)
         self.reg = Registration(
-            "simserver",
+            name,
             "simserver",
             self.hub.endpoint,
             nameserver=nameserver,
@@ -145,6 +149,9 @@ class External(_Loop):
                 c.name,
                 "--nameserver",
                 nameserver,
+                "--simserver",
+                name,
+                *sdk_options,
                 "--reconnect-wait",
                 "0",
                 "--spin-us",

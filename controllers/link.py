@@ -4,8 +4,9 @@ A link says hello, waits for the welcome, then hands out what the simulator send
 errors, bye) and sends commands back. :class:`SimulatorLink` is one DEALER socket; it watches its
 connection through a socket monitor, so a simulator that dies is reported as :class:`PeerGone`
 instead of silence. :class:`UnixLink` is the same protocol over the hub's Unix channel
-(hrpsim/unix_channel.py), for a controller on the simulator's host; :func:`open_link` picks by
-endpoint.
+(hrpsim/unix_channel.py), for a controller on the simulator's host, and
+:class:`~hrpsim.controllers.shm_link.SharedMemoryLink` adds shared memory to it (states and commands
+written in place); :func:`open_link` picks by endpoint.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from typing import Any
 import zmq
 from zmq.utils.monitor import parse_monitor_message
 
+from hrpsim import shared_state, unix_channel
 from hrpsim import tick as proto
-from hrpsim import unix_channel
 from hrpsim.errors import AccessDenied, PeerGone, ProtocolError, Timeout
 from hrpsim.security import connect_securely
 from hrpsim.sockets import readable
@@ -33,6 +34,8 @@ class Link:
     endpoint: str
     peer: str
     _connected: bool
+    transport = "zeromq"  # how states and commands travel, for the runner's log
+    asks_shared_memory = False  # its hello asks for the fast path (hrpsim/shared_state.py)
 
     def receive(self, timeout: float) -> dict[str, Any] | None:
         raise NotImplementedError
@@ -67,7 +70,15 @@ class Link:
         """Say hello and return the welcome; RequestError if the simulator refuses (message says why).
         The welcome's ``controller`` is the name the simulator attached it under."""
         self._send(
-            proto.hello(controller, robot, period=period, policy=policy, deadline=deadline, default_name=default_name)
+            proto.hello(
+                controller,
+                robot,
+                period=period,
+                policy=policy,
+                deadline=deadline,
+                default_name=default_name,
+                shared_memory=self.asks_shared_memory,
+            )
         )
         deadline_at = time.monotonic() + timeout
         while True:
@@ -86,7 +97,12 @@ class Link:
             raise proto.error_of(msg, prefix=f"the {self.peer} at {self.endpoint} refused controller {controller!r}: ")
         if msg["type"] != proto.WELCOME:
             raise ProtocolError(f"expected a welcome from the {self.peer}, got a {msg['type']!r} message")
-        return proto.parse_welcome(msg)
+        welcome = proto.parse_welcome(msg)
+        self._welcomed(msg)
+        return welcome
+
+    def _welcomed(self, msg: dict[str, Any]) -> None:
+        """The welcome came: a link whose transport it sets up reads its fields here."""
 
 
 class SimulatorLink(Link):
@@ -165,13 +181,19 @@ class SimulatorLink(Link):
 class UnixLink(Link):
     """The link over the hub's Unix channel: one socket, one wake-up per message on each side."""
 
+    transport = "unix channel"
+
     def __init__(self, endpoint: str, *, peer: str = "simulator", spin_s: float = 0.0, timeout: float = 5.0) -> None:
         self.endpoint = endpoint
         self.spin_s = spin_s
         self.peer = peer
         try:
             self._channel = unix_channel.connect(
-                endpoint, timeout=timeout, max_message=MAX_WELCOME_BYTES, peer=f"{peer} at {endpoint}"
+                endpoint,
+                timeout=timeout,
+                max_message=MAX_WELCOME_BYTES,
+                peer=f"{peer} at {endpoint}",
+                takes_fds=self.asks_shared_memory,
             )
         except OSError as exc:
             raise PeerGone(f"cannot connect to the {peer} at {endpoint}: {exc}") from None
@@ -207,8 +229,20 @@ class UnixLink(Link):
             self._channel.close()
 
 
-def open_link(endpoint: str, *, peer: str = "simulator", spin_s: float = 0.0, timeout: float = 5.0) -> Link:
-    """The link for ``endpoint``: the Unix channel for ``unix://``, else ZeroMQ (tcp://, ipc://)."""
+def open_link(
+    endpoint: str,
+    *,
+    peer: str = "simulator",
+    spin_s: float = 0.0,
+    timeout: float = 5.0,
+    shared_memory: bool = True,
+) -> Link:
+    """The link for ``endpoint``: for ``unix://``, shared memory over the Unix channel (where the
+    platform has it and ``shared_memory``) or the channel alone; else ZeroMQ (tcp://, ipc://)."""
     if endpoint.startswith(unix_channel.SCHEME):
-        return UnixLink(endpoint, peer=peer, spin_s=spin_s, timeout=timeout)
+        from hrpsim.controllers.shm_link import SharedMemoryLink
+
+        use_shared = shared_memory and shared_state.available()
+        cls = SharedMemoryLink if use_shared else UnixLink
+        return cls(endpoint, peer=peer, spin_s=spin_s, timeout=timeout)
     return SimulatorLink(endpoint, peer=peer, spin_s=spin_s)

@@ -67,6 +67,7 @@ class RunOptions:
     reconnect_wait: float = 10.0
     register: bool = True
     spin_s: float = 0.0  # busy-poll this long for the next state before sleeping
+    shared_memory: bool = True  # on the simulator's host, take states and give commands in shared memory
 
 
 class _Interrupted(BaseException):
@@ -232,7 +233,13 @@ class ControllerRunner:
             timeout=timeout,
             exclude=self._dead_endpoint,
         )
-        link = open_link(endpoint, peer=f"simserver {sim_name!r}", spin_s=opts.spin_s, timeout=timeout)
+        link = open_link(
+            endpoint,
+            peer=f"simserver {sim_name!r}",
+            spin_s=opts.spin_s,
+            timeout=timeout,
+            shared_memory=opts.shared_memory,
+        )
         try:
             welcome = link.attach(
                 opts.name, opts.robot, period=opts.period, timeout=timeout, default_name=opts.default_name
@@ -241,11 +248,12 @@ class ControllerRunner:
                 log.info("attached under the project's name %r for robot %s", welcome.controller, opts.robot)
                 opts.name, opts.default_name = welcome.controller, False
             log.info(
-                "attached %s to robot %s of simserver %s at %s (period %g s, policy %s)",
+                "attached %s to robot %s of simserver %s at %s via %s (period %g s, policy %s)",
                 opts.name,
                 opts.robot,
                 sim_name,
                 endpoint,
+                link.transport,
                 welcome.period,
                 welcome.policy,
             )
@@ -370,6 +378,7 @@ def run_controller(
     spin_s: float = 0.0,
     install_signals: bool = True,
     default_name: str | None = None,
+    shared_memory: bool = True,
 ) -> int:
     """Run ``controller`` on ``robot`` until the run ends; returns the exit status (see the module doc).
 
@@ -385,6 +394,7 @@ def run_controller(
         connect_timeout=connect_timeout,
         reconnect_wait=reconnect_wait,
         spin_s=spin_s,
+        shared_memory=shared_memory,
     )
     runner = ControllerRunner(controller, options)
     if install_signals:
@@ -431,6 +441,13 @@ def _parser(*, with_spec: bool = True) -> argparse.ArgumentParser:
         default=0.0,
         help="busy-poll this many microseconds for the next state before sleeping: a shorter round "
         "trip for a core's worth of CPU (default 0)",
+    )
+    p.add_argument(
+        "--no-shared-memory",
+        dest="shared_memory",
+        action="store_false",
+        help="on the simulator's host, exchange states and commands as messages on the Unix channel "
+        "instead of in shared memory",
     )
     p.add_argument(
         "--option",
@@ -486,6 +503,7 @@ def _run_parsed(controller: Controller, args: argparse.Namespace, default_name: 
             connect_timeout=args.connect_timeout,
             reconnect_wait=args.reconnect_wait,
             spin_s=args.spin_us * 1e-6,
+            shared_memory=args.shared_memory,
         )
     except HrpsimError as exc:
         log.error("%s", exc)

@@ -254,6 +254,11 @@ class Engine(ABC):
     def link_states(self, model: str) -> LinkStates:
         """Every link's world pose and velocity (static models too)."""
 
+    def link_positions(self, model: str) -> np.ndarray:
+        """Every link's world position, (links, 3): what :meth:`link_states` gives as ``positions``.
+        The loop's guard reads it often; an engine that can skip the velocities overrides it."""
+        return self.link_states(model).positions
+
     @abstractmethod
     def root_pose(self, model: str) -> tuple[np.ndarray, np.ndarray]:
         """World position and rotation matrix of the model's root link frame (cheap: read every tick)."""

@@ -10,12 +10,13 @@ is one frame: a msgpack map encoded by :data:`hrpsim.codec.CODEC` (numpy arrays 
 codec's extension type), with ``v`` (the protocol version) and ``type``:
 
 controller -> simulator
-    ``hello``   {controller, robot, period (s or nil: the project's), pid, policy?, deadline?, default_name?}
+    ``hello``   {controller, robot, period (s or nil: the project's), pid, policy?, deadline?, default_name?,
+                 shared_memory?}
     ``command`` {tick, torque?, q_ref?, dq_ref?, modes?, joints?}
     ``bye``     {reason}
 simulator -> controller
     ``welcome`` {controller, robot, period, every, timestep, sync, policy, deadline, joints, sensors, body,
-                 end_time}
+                 end_time, shared_memory?}
     ``state``   {tick, time, q, dq, tau, root_position, root_rotation, root_velocity, sensors}
     ``error``   {kind, field, message, tick, fatal}
     ``bye``     {reason}
@@ -91,6 +92,7 @@ class Hello:
     policy: str | None = None  # only for controllers the project does not list
     deadline: float | None = None
     default_name: bool = False  # the name was not chosen: the project's entry for the robot may take its place
+    shared_memory: bool = False  # it can take states and give commands in shared memory (hrpsim/shared_state.py)
 
 
 def hello(
@@ -101,7 +103,9 @@ def hello(
     policy: str | None = None,
     deadline: float | None = None,
     default_name: bool = False,
+    shared_memory: bool = False,
 ) -> bytes:
+    extra = {"shared_memory": True} if shared_memory else {}
     return encode(
         HELLO,
         controller=controller,
@@ -111,6 +115,7 @@ def hello(
         policy=policy,
         deadline=deadline,
         default_name=default_name,
+        **extra,
     )
 
 
@@ -159,6 +164,7 @@ def parse_hello(msg: dict[str, Any]) -> Hello:
         policy=policy,
         deadline=_optional_positive(msg, "deadline"),
         default_name=msg.get("default_name") is True,
+        shared_memory=msg.get("shared_memory") is True,
     )
 
 

@@ -26,6 +26,7 @@ SCHEME = "unix://"
 _HEADER = struct.Struct("<I")
 SEND_TIMEOUT_S = 5.0  # a peer that reads nothing for this long is treated as gone
 _READ_CHUNK = 1 << 18
+_MAX_FDS = 8  # descriptors taken with one read; the fast path passes 3 (hrpsim/shared_state.py)
 
 
 def framed(data: bytes) -> bytes:
@@ -55,7 +56,8 @@ def cut(buffer: bytearray, *, max_message: int, peer: str) -> list[bytes]:
 class Channel:
     """One connected end: ``send`` whole messages, ``read_ready``/``receive`` whole messages back."""
 
-    def __init__(self, sock: socket.socket, *, max_message: int, peer: str) -> None:
+    def __init__(self, sock: socket.socket, *, max_message: int, peer: str, takes_fds: bool = False) -> None:
+        """``takes_fds``: keep file descriptors the peer passes (:attr:`fds`); else they are closed."""
         # Non-blocking, waits done here with select: a socket with a timeout makes Python poll before
         # every send and receive, a system call more per message.
         sock.setblocking(False)
@@ -66,14 +68,24 @@ class Channel:
         self._pending: list[bytes] = []  # complete messages not handed out yet
         self.max_message = max_message
         self.peer = peer  # who is at the other end, for error messages
+        self._takes_fds = takes_fds
+        self.fds: list[int] = []  # descriptors passed with the messages read so far, in order
 
     def fileno(self) -> int:
         return self._sock.fileno()
 
-    def send(self, data: bytes) -> None:
-        """The whole message, or OSError (the peer is gone, or read nothing for SEND_TIMEOUT_S)."""
+    @property
+    def pending(self) -> bool:
+        """Whether complete messages have been read and not handed out yet."""
+        return bool(self._pending)
+
+    def send(self, data: bytes, fds: tuple[int, ...] = ()) -> None:
+        """The whole message, or OSError (the peer is gone, or read nothing for SEND_TIMEOUT_S).
+        ``fds``: descriptors passed along with the message's first bytes (SCM_RIGHTS)."""
         view = memoryview(framed(data))
         deadline = None
+        if fds:
+            view = view[self._send_with_fds(view, fds) :]
         while view:
             try:
                 view = view[self._sock.send(view) :]
@@ -84,6 +96,12 @@ class Channel:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not select.select([], [self._sock], [], remaining)[1]:
                 raise TimeoutError(f"the {self.peer} read nothing for {SEND_TIMEOUT_S:g} s")
+
+    def _send_with_fds(self, view: memoryview, fds: tuple[int, ...]) -> int:
+        ready = select.select([], [self._sock], [], SEND_TIMEOUT_S)[1]
+        if not ready:
+            raise TimeoutError(f"the {self.peer} read nothing for {SEND_TIMEOUT_S:g} s")
+        return socket.send_fds(self._sock, [view], list(fds))
 
     def read_ready(self) -> tuple[list[bytes], bool]:
         """When the socket is readable: every message now complete, and whether the peer has closed.
@@ -109,7 +127,7 @@ class Channel:
     def _fill(self) -> bool:
         """Read what has arrived and cut it into messages; True when the peer has closed."""
         try:
-            size = self._sock.recv_into(self._scratch)
+            size = self._receive_with_fds() if self._takes_fds else self._sock.recv_into(self._scratch)
         except (BlockingIOError, InterruptedError):
             return False
         except OSError:
@@ -117,6 +135,14 @@ class Channel:
         self._buffer += self._scratch_view[:size]
         self._pending.extend(cut(self._buffer, max_message=self.max_message, peer=self.peer))
         return size == 0
+
+    def _receive_with_fds(self) -> int:
+        size, ancillary, _, _ = self._sock.recvmsg_into([self._scratch], socket.CMSG_SPACE(_MAX_FDS * 4))
+        for level, kind, data in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                count = len(data) // 4
+                self.fds.extend(struct.unpack(f"<{count}i", data[: count * 4]))
+        return size
 
 
 def fresh_path(suffix: str) -> Path:
@@ -146,7 +172,7 @@ def accept(listener: socket.socket, *, max_message: int, peer: str) -> Channel |
     return Channel(sock, max_message=max_message, peer=peer)
 
 
-def connect(endpoint: str, *, timeout: float, max_message: int, peer: str) -> Channel:
+def connect(endpoint: str, *, timeout: float, max_message: int, peer: str, takes_fds: bool = False) -> Channel:
     """Connect to ``unix://PATH``; OSError if nothing listens there."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)  # for the connect only: a Channel is non-blocking
@@ -155,7 +181,7 @@ def connect(endpoint: str, *, timeout: float, max_message: int, peer: str) -> Ch
     except OSError:
         sock.close()
         raise
-    return Channel(sock, max_message=max_message, peer=peer)
+    return Channel(sock, max_message=max_message, peer=peer, takes_fds=takes_fds)
 
 
 def path_of(endpoint: str) -> str:

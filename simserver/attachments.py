@@ -5,6 +5,7 @@ lockstep run does not depend on which answer came first), and welcomed with what
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from hrpsim import tick as proto
 from hrpsim.engines.base import Engine
@@ -54,8 +55,11 @@ class Attachments:
         self.ordered = sorted(self.by_name.values(), key=lambda c: c.name)
 
 
-def welcome(ctl: AttachedController, project: Project, engine: Engine, joints: list[str], end_time: float) -> bytes:
-    """The welcome frame: the terms of the attachment and the robot's model."""
+def welcome(
+    ctl: AttachedController, project: Project, engine: Engine, joints: list[str], end_time: float, **transport: Any
+) -> bytes:
+    """The welcome frame: the terms of the attachment and the robot's model (and ``transport``:
+    what the peer's way of being reached needs said, such as a shared memory layout)."""
     body = engine.body(ctl.robot)
     return proto.encode(
         proto.WELCOME,
@@ -71,4 +75,5 @@ def welcome(ctl: AttachedController, project: Project, engine: Engine, joints: l
         end_time=end_time,
         sensors=[{"name": s.name, "type": s.type, "id": s.id} for s in body.sensors],
         body=body.to_wire(),
+        **transport,
     )

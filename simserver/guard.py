@@ -43,7 +43,7 @@ class StateGuard:
             checked = self.checked.get(robot)
             if checked is None:  # a robot added after begin()
                 checked = self.checked[robot] = links_not_on_slides(engine.body(robot))
-            z = engine.link_states(robot).positions[checked, 2]
+            z = engine.link_positions(robot)[checked, 2]
             below = np.flatnonzero(~(z >= self.floor))  # NaN counts as below
             if below.size:
                 link = engine.body(robot).links[int(checked[below[0]])].name

@@ -84,6 +84,7 @@ class ControllerHub:
             spin_s=spin_s,
             on_message=self.inbox.handle,
             on_dropped=self.inbox.dropped,
+            on_command=self.inbox.command,
         )
         log.info("controller hub serving at %s (%s)", self.endpoint, project.world.sync)
 
@@ -128,10 +129,10 @@ class ControllerHub:
             if ctl.outstanding is not None:  # realtime: still busy with an earlier tick, this turn is lost
                 self.policies.of(ctl.name).missed += 1
                 continue
-            frame = self._state_frame(ctl, record, frames)
+            state, frame = self._state_out(ctl, record, frames)
             # an answer that came in since the last tick (realtime) stays: after_collide applies it
             ctl.outstanding, ctl.sent_at = tick, time.perf_counter()
-            if not ctl.peer.send(frame):
+            if not ctl.peer.send_state(state, frame):
                 self.lost(ctl, f"its connection dropped (the state of tick {tick} could not be sent)")
 
     def after_collide(self, record: TickRecord, slot_end: float | None = None) -> None:
@@ -226,16 +227,25 @@ class ControllerHub:
 
     # --- states out ---
 
-    def _state_frame(self, ctl: AttachedController, record: TickRecord, frames: dict[str, bytes]) -> bytes:
-        """The state frame for ``ctl``: its robot's, shared by the controllers of that robot, unless
-        range or vision readings it has not had make one of its own."""
+    def _state_out(
+        self, ctl: AttachedController, record: TickRecord, frames: dict[str, bytes]
+    ) -> tuple[RobotState, Callable[[], bytes]]:
+        """The state for ``ctl`` and how to encode it as a frame (for a peer that sends messages):
+        its robot's frame is made once and shared by the controllers of that robot, unless range or
+        vision readings it has not had make one of its own."""
         readings = self.sensors.take(ctl.name, ctl.robot)
         if readings:
-            return proto.state(with_readings(self._seen_state(ctl, record), readings).to_wire())
-        frame = frames.get(ctl.robot)
-        if frame is None:
-            frame = frames[ctl.robot] = proto.state(self._seen_state(ctl, record).to_wire())
-        return frame
+            state = with_readings(self._seen_state(ctl, record), readings)
+            return state, lambda: proto.state(state.to_wire())
+        seen = self._seen_state(ctl, record)
+
+        def shared_frame() -> bytes:
+            frame = frames.get(ctl.robot)
+            if frame is None:
+                frame = frames[ctl.robot] = proto.state(seen.to_wire())
+            return frame
+
+        return seen, shared_frame
 
     def _seen_state(self, ctl: AttachedController, record: TickRecord) -> RobotState:
         return self._seen.get(ctl.robot) or record.state(ctl.robot)
@@ -317,11 +327,10 @@ class ControllerHub:
         if self.attachments.detach(ctl):
             self.policies.of(ctl.name).attached = False
         self.policies.event(ctl, "detach")
-        if ctl.peer.in_process:
-            try:
-                ctl.peer.stop()
-            except Exception:
-                log.exception("controller %s raised in stop()", ctl.name)
+        try:
+            ctl.peer.stop()  # a process's peer closes what it held (a shared memory segment)
+        except Exception:
+            log.exception("controller %s raised in stop()", ctl.name)
 
 
 def attach_in_process(hub: ControllerHub, project: Project) -> None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from hrpsim import tick as proto
 from hrpsim.errors import ProtocolError, RequestError
 from hrpsim.security import admit_controller
+from hrpsim.shared_state import layout_for
 from hrpsim.simserver.admission import AttachedController
 from hrpsim.simserver.attachments import welcome
 from hrpsim.simserver.peers import Peer, WirePeer
@@ -44,6 +45,11 @@ class Inbox:
             self._hub.detach(ctl)
             self._hub.policies.apply(ctl, f"left ({reason})", level=logging.INFO)  # a clean goodbye is no fault
 
+    def command(self, identity: bytes, msg: dict[str, Any]) -> None:
+        """A command that came without a message (read from a shared memory segment): checked and
+        taken as one that came on the wire."""
+        self._on_command(identity, self._hub.attachments.with_identity(identity), msg)
+
     def dropped(self, identity: bytes) -> None:
         ctl = self._hub.attachments.with_identity(identity)
         if ctl is not None:
@@ -62,13 +68,28 @@ class Inbox:
             peer.send(proto.error_for(exc, default_field="hello", fatal=True))
             return
         ctl.fd = fd
+        if hello.shared_memory:
+            ctl.peer = self._fast_peer(identity, ctl) or peer
         names, _ = self._hub.actuation.joint_table(ctl.robot)
-        peer.send(welcome(ctl, self._hub.project, self._hub.engine, names, self._hub.end_time))
+        frame = welcome(
+            ctl, self._hub.project, self._hub.engine, names, self._hub.end_time, **ctl.peer.welcome_fields()
+        )
+        ctl.peer.send_welcome(frame)
         log.info(
             "controller %s attached to %s (every %d ticks from tick %d, policy %s, deadline %g s)",
             *(ctl.name, ctl.robot, ctl.every, ctl.start_tick, ctl.policy, ctl.deadline),
         )
         self._hub.policies.event(ctl, "attach", f"every {ctl.every} ticks")
+
+    def _fast_peer(self, identity: bytes, ctl: AttachedController) -> Peer | None:
+        """The shared memory peer for a controller that asked for it, if its connection can take it."""
+        names, _ = self._hub.actuation.joint_table(ctl.robot)
+        sensors = self._hub.engine.read(ctl.robot).sensors
+        try:
+            return self._hub.wire.shared_memory_peer(identity, layout_for(len(names), sensors))
+        except OSError as exc:  # out of memory or descriptors: the channel still serves it
+            log.warning("controller %s: no shared memory (%s); its states go as messages", ctl.name, exc)
+            return None
 
     def _on_command(self, identity: bytes, ctl: AttachedController | None, msg: dict[str, Any]) -> None:
         if ctl is None:

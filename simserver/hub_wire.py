@@ -19,9 +19,10 @@ from typing import Any
 import zmq
 from zmq.utils.monitor import parse_monitor_message
 
-from hrpsim import unix_channel
+from hrpsim import shared_state, unix_channel
 from hrpsim.security import identity as host_key
 from hrpsim.service import bind_router
+from hrpsim.simserver.shm_peers import CommandHandler, SharedMemoryPeer, SharedMemoryPeers
 from hrpsim.simserver.unix_peers import UNIX_PREFIX, UnixPeers
 from hrpsim.sockets import readable
 
@@ -43,7 +44,9 @@ class WireTransport:
         spin_s: float,
         on_message: MessageHandler,
         on_dropped: DropHandler,
+        on_command: CommandHandler,
     ) -> None:
+        """``on_command``: a command read from a shared memory segment, as the message's fields."""
         self._on_message, self._on_dropped = on_message, on_dropped
         self._spin_s = spin_s  # busy-poll this long before sleeping in poll(): answers come back fast
         self._router, self.endpoint = bind_router(
@@ -55,10 +58,13 @@ class WireTransport:
         self._poller.register(self._router, zmq.POLLIN)
         self._poller.register(self._monitor, zmq.POLLIN)
         self._unix: UnixPeers | None = None
+        self._shared: SharedMemoryPeers | None = None
         self.unix_endpoint: str | None = None
         if host_key() is None:  # with keys, every controller comes through CurveZMQ
             self._unix = UnixPeers(self._poller, max_message=max_message)
             self.unix_endpoint = self._unix.endpoint
+            if shared_state.available():
+                self._shared = SharedMemoryPeers(self._poller, send=self._send_unix, on_command=on_command)
         self._fd_owner: dict[int, bytes] = {}  # socket number of each connection that said hello
         self._stale_disconnects: dict[int, int] = {}
 
@@ -66,9 +72,16 @@ class WireTransport:
     def closed(self) -> bool:
         return self._router.closed
 
+    def shared_memory_peer(self, identity: bytes, layout: shared_state.Layout) -> SharedMemoryPeer | None:
+        """The fast path for the controller on connection ``identity``; None when that connection
+        cannot take it (tcp or ipc: descriptors travel only on the Unix channel)."""
+        if self._shared is None or not identity.startswith(UNIX_PREFIX):
+            return None
+        return self._shared.open(identity, layout)
+
     def send(self, identity: bytes, frame: bytes) -> bool:
         if identity.startswith(UNIX_PREFIX):
-            return self._unix is not None and self._unix.send(identity, frame)
+            return self._send_unix(identity, frame, ())
         try:
             self._router.send_multipart([identity, frame], zmq.NOBLOCK)
             return True
@@ -90,7 +103,7 @@ class WireTransport:
                 continue
             self._on_message(frames[0].bytes, frames[1])
         for source, _ in ready:
-            if isinstance(source, int):
+            if isinstance(source, int) and not (self._shared is not None and self._shared.read(source)):
                 self._read_unix(source)
         self.handle_disconnects()
 
@@ -136,14 +149,20 @@ class WireTransport:
         self._router.close(linger=0)
         if self.ipc_endpoint is not None:
             Path(self.ipc_endpoint[len("ipc://") :]).unlink(missing_ok=True)
+        if self._shared is not None:
+            self._shared.close()
         if self._unix is not None:
             self._unix.close()
+
+    def _send_unix(self, identity: bytes, frame: bytes, fds: tuple[int, ...]) -> bool:
+        return self._unix is not None and self._unix.send(identity, frame, fds)
 
     def _ready(self, timeout: float) -> list[tuple[Any, int]]:
         """What has something to read, busy-polling the first ``spin_s`` of the wait."""
         spin_until = time.perf_counter() + min(timeout, self._spin_s)
+        shared = self._shared
         while True:
-            ready = self._poller.poll(0)
+            ready = (shared is not None and shared.written()) or self._poller.poll(0)
             if ready or time.perf_counter() >= spin_until:
                 break
         remaining_ms = (timeout - self._spin_s) * 1000
@@ -170,6 +189,9 @@ class NoWire:
 
     def send(self, identity: bytes, frame: bytes) -> bool:
         return False
+
+    def shared_memory_peer(self, identity: bytes, layout: shared_state.Layout) -> SharedMemoryPeer | None:
+        return None
 
     def receive(self, timeout: float) -> None:
         if timeout > 0:

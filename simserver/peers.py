@@ -1,12 +1,14 @@
-"""The two kinds of controller peer the hub serves alike: a process at the other end of a connection
-(tcp, ipc or the Unix channel: simserver/hub_wire.py), and a Controller object in the simulator's
-own process. The hub sends a wire peer its state as a frame and receives its answer later; it asks
+"""The kinds of controller peer the hub serves alike: a process at the other end of a connection
+(tcp, ipc or the Unix channel: simserver/hub_wire.py), the same reached through shared memory
+(simserver/shm_peers.py), and a Controller object in the simulator's own process. The hub hands a
+process its state (a frame, or the segment written in place) and receives its answer later; it asks
 an in-process peer for its answer directly. Everything else (admission, order, merging, policies,
-statistics) is the same for both."""
+statistics) is the same for all."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from hrpsim import tick as proto
 from hrpsim.controllers.base import Controller
@@ -24,6 +26,16 @@ class Peer(Protocol):
         """Send a protocol message (state, welcome, error, bye); False when it could not go."""
         ...
 
+    def send_state(self, state: RobotState, frame: Callable[[], bytes]) -> bool:
+        """Hand over this tick's state (``frame()`` encodes it, for a peer that sends messages)."""
+        ...
+
+    def welcome_fields(self) -> dict[str, Any]:
+        """What the welcome says about this peer's transport beyond the protocol's fields."""
+        ...
+
+    def send_welcome(self, frame: bytes) -> bool: ...
+
     def stop(self) -> None:
         """The controller was detached."""
         ...
@@ -38,6 +50,15 @@ class WirePeer:
 
     def send(self, frame: bytes) -> bool:
         return self._wire.send(self.identity, frame)
+
+    def send_state(self, state: RobotState, frame: Callable[[], bytes]) -> bool:
+        return self.send(frame())
+
+    def welcome_fields(self) -> dict[str, Any]:
+        return {}
+
+    def send_welcome(self, frame: bytes) -> bool:
+        return self.send(frame)
 
     def stop(self) -> None:
         pass  # the process was told (an error or bye) and goes on by itself
@@ -54,6 +75,15 @@ class InProcessPeer:
         self.controller = controller
 
     def send(self, frame: bytes) -> bool:
+        return False
+
+    def send_state(self, state: RobotState, frame: Callable[[], bytes]) -> bool:
+        return False  # the hub asks it for its answer instead (answer())
+
+    def welcome_fields(self) -> dict[str, Any]:
+        return {}
+
+    def send_welcome(self, frame: bytes) -> bool:
         return False
 
     def answer(self, tick: int, seen: RobotState, joint_names: list[str], index_of: dict[str, int]) -> proto.Command:

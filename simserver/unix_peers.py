@@ -47,12 +47,12 @@ class UnixPeers:
             self._drop(fd)
         return who, messages, closed
 
-    def send(self, who: bytes, frame: bytes) -> bool:
+    def send(self, who: bytes, frame: bytes, fds: tuple[int, ...] = ()) -> bool:
         channel = self._by_identity.get(who)
         if channel is None:
             return False
         try:
-            channel.send(frame)
+            channel.send(frame, fds)
             return True
         except OSError:  # closed, or reading nothing for a long while
             return False

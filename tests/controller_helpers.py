@@ -32,10 +32,15 @@ def sr1_body() -> Body:
 
 
 def kinematic_project(
-    folder: Path, controllers: list[dict[str, Any]], *, sync: str = "lockstep", timestep: float = 0.001
+    folder: Path,
+    controllers: list[dict[str, Any]],
+    *,
+    sync: str = "lockstep",
+    timestep: float = 0.001,
+    command_delay: int = 0,
 ) -> Project:
     data = {
-        "world": {"timestep": timestep, "sync": sync},
+        "world": {"timestep": timestep, "sync": sync, "command_delay": command_delay},
         "models": [{"name": "robot", "file": str(SR1_URDF)}],
         "controllers": [{"command": "external", "robot": "robot", **c} for c in controllers],
     }

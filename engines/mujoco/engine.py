@@ -347,6 +347,9 @@ class MujocoEngine(Engine):
         )
         return LinkStates(self.d.xpos[bodies].copy(), self.d.xquat[bodies].copy(), velocities[:, :3], velocities[:, 3:])
 
+    def link_positions(self, model_name: str) -> np.ndarray:
+        return self.d.xpos[self._model(model_name).bodies]  # a copy (indexed by an array)
+
     def link_values(self, model_name: str) -> tuple[np.ndarray, np.ndarray]:
         model = self._model(model_name)
         values = np.where(model.qpos >= 0, self.d.qpos[np.maximum(model.qpos, 0)], 0.0)

@@ -1,20 +1,26 @@
 """A controller written in C (examples/c, libzmq + msgpack-c) holds sample1's pose against the real
-simulator: the protocol as docs/protocol.md writes it is enough to write one without Python."""
+simulator, over ZeroMQ and over the shared memory fast path: the protocol as docs/protocol.md writes
+it is enough to write one without Python."""
 
 from __future__ import annotations
 
 import subprocess
 
+import pytest
 from controller_helpers import EXAMPLES
 from process_helpers import REPO, spawn, wait_registered
 
 from hrpsim.client import Client
 
 
-def test_the_c_controller_holds_sample1_and_leaves_on_bye(nameserver, tmp_path):
-    binary = tmp_path / "hold_pose"
+@pytest.mark.parametrize("variant", ["", "_shm"])
+def test_the_c_controller_holds_sample1_and_leaves_on_bye(nameserver, tmp_path, variant):
+    binary = tmp_path / f"hold_pose{variant}"
     build = subprocess.run(
-        ["make", "-s", "-C", str(EXAMPLES / "c"), f"OUT={binary}"], capture_output=True, text=True, timeout=120
+        ["make", "-s", "-C", str(EXAMPLES / "c"), f"OUT={tmp_path / 'hold_pose'}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert build.returncode == 0, build.stderr
     loader = spawn(["run", "modelloader", "--nameserver", nameserver], tmp_path / "loader.log")
@@ -44,6 +50,7 @@ def test_the_c_controller_holds_sample1_and_leaves_on_bye(nameserver, tmp_path):
         )
         assert controller.returncode == 0, controller.stdout + controller.stderr + sim.log_text()
         assert "bye after 500 ticks: the run reached its end" in controller.stdout
+        assert ("via shared memory" in controller.stdout) == (variant == "_shm")
         with Client(entry["endpoint"], peer="simserver", timeout=5.0) as client:
             summary = client.call("summary")
         assert summary["controllers"]["hold"]["ticks"] == 500 and summary["error"] is None

@@ -1,4 +1,6 @@
-"""Lockstep is deterministic: two runs of the same project and controller end in bit-identical states."""
+"""Lockstep is deterministic: two runs of the same project and controller end in bit-identical states,
+whichever way the controller exchanges states and commands (shared memory, the SDK's default on the
+simulator's host, or messages on the Unix channel)."""
 
 from __future__ import annotations
 
@@ -10,9 +12,11 @@ from controller_helpers import EXAMPLES, Stack
 from hrpsim.naming import NameClient
 
 
-def final_state(folder, nameserver) -> dict:
+def final_state(folder, nameserver, *, transport: str) -> dict:
+    extra = [] if transport == "shared memory" else ["--no-shared-memory"]
     with Stack(folder, nameserver, EXAMPLES / "sample_walk.yaml") as stack:
-        stack.controller(EXAMPLES / "controllers" / "sample_walk.py", name="walker")
+        walker = stack.controller(EXAMPLES / "controllers" / "sample_walk.py", name="walker", extra=extra)
+        assert f"via {transport}" in walker.log_text()
         summary = stack.run(until=2.5)  # the move to the initial pose and the first second of walking
         assert summary["error"] is None, summary["error"]
         return stack.sim.call("state", robot="robot")
@@ -27,9 +31,9 @@ def wait_gone(nameserver: str, name: str) -> None:
 
 
 def test_two_lockstep_runs_end_in_identical_states(nameserver, tmp_path):
-    first = final_state(tmp_path, nameserver)
+    first = final_state(tmp_path, nameserver, transport="shared memory")
     wait_gone(nameserver, "simserver")
-    second = final_state(tmp_path, nameserver)
+    second = final_state(tmp_path, nameserver, transport="unix channel")
     assert first["tick"] == second["tick"] == 1250
     for key in ("q", "dq", "tau", "root_position", "root_rotation", "root_velocity"):
         assert np.array_equal(first[key], second[key]), key
