@@ -30,7 +30,7 @@ from hrpsim.engines.mujoco.geometry import add_shape, quaternion
 from hrpsim.engines.mujoco.layout import ModelLayout, element
 from hrpsim.engines.mujoco.loops import add_loop
 from hrpsim.errors import ConfigError, RequestError
-from hrpsim.kinematics import forward_kinematics, link_values
+from hrpsim.kinematics import forward_kinematics, link_values, starting_joints
 from hrpsim.placement import root_placement
 from hrpsim.project import ModelConfig, Project, WorldConfig
 
@@ -120,7 +120,7 @@ def _set_option(spec: mujoco.MjSpec, path: str, key: str, value: Any) -> None:
 def _add_model(spec: mujoco.MjSpec, info: Body, config: ModelConfig, joint_limits: bool, runtime: bool) -> ModelLayout:
     static = bool(config.static or info.static)
     try:
-        initial = link_values(info, config.joints)
+        initial = link_values(info, starting_joints(info, config.joints))
     except RequestError as exc:
         raise ConfigError(f"model {config.name!r}: joints: {exc}") from None
     layout = ModelLayout(config.name, info, config, static, initial)
