@@ -133,3 +133,11 @@ def test_a_crawler_body_is_refused_as_mjcf_with_the_way_out(rel: str, tmp_path: 
     assert done.returncode != 0
     assert "crawler joints" in done.stderr and "world.engine: ode" in done.stderr
     assert not (tmp_path / "tank.xml").exists()
+
+
+def test_no_tolerance_makes_an_unbounded_limit_equal_to_a_bound() -> None:
+    """The comparison above would pass limits lost in the writing if ±inf matched any bound."""
+    bounded, unbounded = Link(name="j", q_upper=1.0), Link(name="j")
+    first, again = Body(name="b", links=[bounded]), Body(name="b", links=[unbounded])
+    assert not bodies_equal(first, again, **WRITTEN_DIGITS) and not bodies_equal(again, first, **WRITTEN_DIGITS)
+    assert bodies_equal(again, Body(name="b", links=[Link(name="j")]), **WRITTEN_DIGITS)
