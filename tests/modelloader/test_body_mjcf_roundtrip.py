@@ -1,7 +1,8 @@
 """Choreonoid body files through ``hrpsim model convert`` to MJCF and back (real processes): the
 BodyInfo read again is the one read from the body file, to the six significant digits MuJoCo writes,
 but for what MJCF has no place for (docs/models.md "Choreonoid body files", "Converting"): drawn-only
-shapes, the joint fields of a fixed joint, cameras and range sensors, sensors' limits, and a mesh's
+shapes, velocity limits, the joint fields of a fixed joint, cameras and range sensors, sensors'
+limits, a cone (written as its cylinder), an inertia no rigid body has (balanced), and a mesh's
 vertices, which come back centred on the mesh's own frame (the same points in the link's frame)."""
 
 from __future__ import annotations
@@ -40,8 +41,18 @@ BODIES = [
     "misc/pendulum.body",
     "misc/ragdoll.body",
     "misc/box.body",
+    "misc/box1.body",
+    "misc/box2.body",
+    "misc/box3.body",
+    "misc/box4.body",
+    "misc/box5.body",
     "misc/ball.body",
     "misc/rod.body",
+    "misc/Torus.body",
+    "misc/ellipsoid1.body",
+    "misc/submersible.body",
+    "misc/suctioncup.body",
+    "misc/fencedfloor.body",
 ]
 CRAWLERS = ["Tank/Tank.body", "Tank/SimpleTank.body", "misc/crawler.body", "misc/conveyor.body"]
 
@@ -70,6 +81,8 @@ def what_mjcf_keeps(body: Body, unbalanced: set[str]) -> Body:
             for field in JOINT_FIELDS:
                 setattr(link, field, getattr(blank, field))
         for shape in link.shapes:
+            if shape.kind == "cone":
+                shape.kind = "cylinder"  # MuJoCo has no cone: written as the cylinder around it
             if shape.kind == "mesh":
                 shape.vertices = np.asarray(shape.vertices) @ np.asarray(shape.rotation).T + shape.translation
                 shape.rotation, shape.translation = blank.rotation.copy(), blank.translation.copy()
@@ -87,6 +100,21 @@ def test_body_to_mjcf_reads_back_the_same_body(rel: str, tmp_path: Path) -> None
     unbalanced = {lk.name for lk in first.links if not obeys_triangle_inequality(lk.inertia)}
     kept, back = what_mjcf_keeps(first, unbalanced), what_mjcf_keeps(again, unbalanced)
     assert back.joint_names == kept.joint_names  # the controller's order, SR1's legs first
+    assert bodies_equal(kept, back, **WRITTEN_DIGITS), differences(kept.to_wire(), back.to_wire())
+
+
+@pytest.mark.parametrize("rel", ["misc/floor.body", "misc/slope.body", "misc/longtable.body"])
+def test_a_static_body_comes_back_as_a_massless_fixed_root(rel: str, tmp_path: Path) -> None:
+    """MJCF puts a static body's geoms on the world, with no body to weigh: the only difference."""
+    source = MODELS / "choreonoid-body" / rel
+    assert convert(source, tmp_path / "static.xml").returncode == 0
+    first, again = load_body(source), load_body(tmp_path / "static.xml")
+    assert first.static and not again.static and again.root.joint_type == "fixed" and again.total_mass == 0.0
+    for body in (first, again):
+        body.static = False
+        for link in body.links:
+            link.mass, link.com, link.inertia = 0.0, np.zeros(3), np.zeros((3, 3))
+    kept, back = what_mjcf_keeps(first, set()), what_mjcf_keeps(again, set())
     assert bodies_equal(kept, back, **WRITTEN_DIGITS), differences(kept.to_wire(), back.to_wire())
 
 
