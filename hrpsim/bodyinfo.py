@@ -323,5 +323,7 @@ def _equal(x: Any, y: Any, rtol: float, atol: float) -> bool:
     if isinstance(x, float) and isinstance(y, float):
         if np.isnan(x) and np.isnan(y):
             return True
+        if np.isinf(x) or np.isinf(y):
+            return x == y  # no tolerance makes an unbounded limit equal to a bound
         return x == y or abs(x - y) <= atol + rtol * abs(y)
     return x == y

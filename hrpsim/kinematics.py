@@ -39,6 +39,19 @@ def link_values(body: Body, joints: Mapping[str, float] | None = None) -> list[f
     return values
 
 
+def starting_joints(body: Body, joints: Mapping[str, float] | None = None) -> dict[str, float]:
+    """A model's starting joint values: the project's ``joints:`` (by joint or link name) over the
+    model file's own (a Choreonoid body's ``jointAngle``, kept in ``initial_joint_values``)."""
+    given = dict(joints or {})
+    initial = body.metadata.get("initial_joint_values") or {}
+    merged = dict(given)
+    for link in body.links:
+        label = link.joint_label
+        if label in initial and label not in given and link.name not in given:
+            merged[label] = float(initial[label])
+    return merged
+
+
 def mimic_masters(body: Body) -> dict[int, int]:
     """{mimic link index: its master's link index} for every mimic joint whose master is known."""
     by_label = {lk.joint_label: i for i, lk in enumerate(body.links)}

@@ -35,8 +35,8 @@ def main(argv: list[str] | None = None) -> int:
 def info_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="hrpsim model info",
-        description="Show what the loader reads from a model file "
-        "(.wrl OpenHRP VRML97, .urdf, .dae/.zae COLLADA, .xml MJCF).",
+        description="Show what the loader reads from a model file (.wrl OpenHRP VRML97, .urdf URDF, "
+        ".dae/.zae COLLADA, .body Choreonoid body, .xml MuJoCo's MJCF), each mapped to one BodyInfo.",
     )
     parser.add_argument("file", help="the model file")
     parser.add_argument(

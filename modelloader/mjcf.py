@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from hrpsim.bodyinfo import Body, Link
+from hrpsim.engines.mujoco.build import JOINT_ID, SENSOR_ID
 from hrpsim.errors import ModelError
 from hrpsim.modelloader.mjcf_checks import check_model
 from hrpsim.modelloader.mjcf_parts import PartsReader, world_shapes
@@ -85,6 +86,7 @@ class _MjcfReader:
             self._add_body(b, len(tops) == 1)
         body = self._body()
         PartsReader(self.source, body, self.body_link, self.offset, self.joint_links).read()
+        self._written_numbers(body)
         self._check_names(body)
         self.source.problems.raise_if_any()
         if self.source.problems.warnings:
@@ -163,13 +165,32 @@ class _MjcfReader:
         return joints
 
     def _set_joint(self, link: Link, joint: _Joint) -> None:
-        link.joint_name, link.joint_type, link.joint_axis = joint.name, joint.kind, joint.axis
+        link.joint_name = "" if joint.name == link.name else joint.name  # "": the link's own name
+        link.joint_type, link.joint_axis = joint.kind, joint.axis
         link.q_lower, link.q_upper = joint.limits
         link.torque_lower, link.torque_upper = joint.torque
         link.rotor_inertia = joint.armature
         link.joint_id = self.next_id
         self.next_id += 1
         self.joint_links.setdefault(joint.mj_index, []).append(len(self.links))
+
+    def _written_numbers(self, body: Body) -> None:
+        """An hrpsim-written file's joint and sensor numbers (its ``<numeric>`` MODEL/joint_id/JOINT
+        and MODEL/sensor_id/SENSOR), which may differ from the order of the file."""
+        if not self.source.written_by_hrpsim:
+            return
+        numbered = {(JOINT_ID, link.joint_label): link for link in body.joints}
+        numbered |= {(SENSOR_ID, sensor.name): sensor for sensor in body.sensors}
+        m = self.model
+        for n in range(m.nnumeric):
+            kind, _, name = self.source.name("numeric", n).partition("/")
+            target = numbered.get((kind, name))
+            if target is not None and m.numeric_size[n] == 1:
+                number = int(m.numeric_data[m.numeric_adr[n]])
+                if kind == JOINT_ID:
+                    target.joint_id = number
+                else:
+                    target.id = number
 
     def _joints(self, b: int) -> list[_Joint]:
         m, t = self.model, self.mujoco.mjtJoint

@@ -19,7 +19,7 @@ from hrpsim.bodyinfo import ENGINE_SENSOR_TYPES, SENSOR_KINDS, Body
 from hrpsim.controllers.motion_data import Motion
 from hrpsim.engines.base import Engine, LinkStates, RobotState
 from hrpsim.errors import ConfigError, RequestError
-from hrpsim.kinematics import follow_mimics, forward_kinematics, link_values
+from hrpsim.kinematics import follow_mimics, forward_kinematics, link_values, starting_joints
 from hrpsim.placement import root_placement
 from hrpsim.project import ModelConfig, Project
 from hrpsim.transforms import matrix_quaternion
@@ -38,7 +38,8 @@ class _Robot:
         if unknown:
             raise ConfigError(f"model {config.name!r}: joints: unknown joint(s) {', '.join(unknown)}")
         n = len(self.names)
-        self.q = np.array([config.joints.get(name, 0.0) for name in self.names], dtype=np.float64)
+        start = starting_joints(body, config.joints)
+        self.q = np.array([start.get(name, 0.0) for name in self.names], dtype=np.float64)
         self.dq, self.tau = np.zeros(n), np.zeros(n)
         self.torque, self.q_ref, self.dq_ref = np.zeros(n), self.q.copy(), np.zeros(n)
         # A stand-in follows positions until told otherwise: the project's drive is the simulator's.
@@ -155,7 +156,7 @@ class KinematicEngine(Engine):
             values[r.joint_links], rates[r.joint_links] = r.q, r.dq
             follow_mimics(body, values, rates)
         else:
-            values[:] = link_values(body, self.project.model(model).joints)
+            values[:] = link_values(body, starting_joints(body, self.project.model(model).joints))
         return values, rates
 
     def link_states(self, model: str) -> LinkStates:

@@ -32,12 +32,14 @@ from hrpsim.engines.mujoco.layout import ModelLayout, element
 from hrpsim.engines.mujoco.loops import add_loop
 from hrpsim.engines.mujoco.sensors import MEASURED
 from hrpsim.errors import ConfigError, RequestError
-from hrpsim.kinematics import forward_kinematics, link_values
+from hrpsim.kinematics import forward_kinematics, link_values, starting_joints
 from hrpsim.placement import root_placement
 from hrpsim.project import ModelConfig, Project, WorldConfig
 
 MIN_MASS = 1e-3  # kg given to massless links, as on ODE
 MIN_INERTIA = 1e-7  # kg m^2: the least principal moment a link keeps, as on ODE
+JOINT_ID = "joint_id"  # a written file's <numeric> MODEL/joint_id/JOINT: the joint's controller number
+SENSOR_ID = "sensor_id"  # ... and MODEL/sensor_id/SENSOR: the sensor's number among those of its type
 ENUMS = {  # settings that name one of MuJoCo's enum values
     "solver": (mujoco.mjtSolver, "mjSOL_"),
     "cone": (mujoco.mjtCone, "mjCONE_"),
@@ -94,7 +96,7 @@ def _options(spec: mujoco.MjSpec, project: Project) -> None:
 def _add_model(spec: mujoco.MjSpec, info: Body, config: ModelConfig, joint_limits: bool, runtime: bool) -> ModelLayout:
     static = bool(config.static or info.static)
     try:
-        initial = link_values(info, config.joints)
+        initial = link_values(info, starting_joints(info, config.joints))
     except RequestError as exc:
         raise ConfigError(f"model {config.name!r}: joints: {exc}") from None
     layout = ModelLayout(config.name, info, config, static, initial)
@@ -201,9 +203,10 @@ def _add_sensor_sites(spec: mujoco.MjSpec, layout: ModelLayout) -> None:
 
 
 def _add_file_parts(spec: mujoco.MjSpec, layout: ModelLayout) -> None:
-    """What only a model file carries: the body's actuators (a motor with the joint's gear ratio)
-    and its collision exclusions."""
+    """What only a model file carries: the body's actuators (a motor with the joint's gear ratio),
+    its joints' controller numbers and its collision exclusions."""
     info = layout.info
+    _add_numbers(spec, layout)
     for actuator in info.actuators:
         link = next((lk for lk in info.links if lk.joint_label == actuator.joint), None)
         if link is None or link.joint_type not in ("rotate", "slide") or layout.static:
@@ -222,10 +225,34 @@ def _add_file_parts(spec: mujoco.MjSpec, layout: ModelLayout) -> None:
         spec.add_exclude(bodyname1=element(layout.name, first), bodyname2=element(layout.name, second))
 
 
+def _add_numbers(spec: mujoco.MjSpec, layout: ModelLayout) -> None:
+    """Each joint's controller number and each sensor's number as a ``<numeric>`` (``MODEL/joint_id/
+    JOINT``, ``MODEL/sensor_id/SENSOR``): MJCF numbers them in the file's order, a model file may
+    number them otherwise (SR1's legs come first)."""
+    if layout.static:
+        return
+    for link in layout.info.links:
+        if link.joint_type in ("rotate", "slide"):
+            _limit_torque(spec.joint(element(layout.name, link.joint_label)), link)
+            spec.add_numeric(name=element(layout.name, JOINT_ID, link.joint_label), data=[float(link.joint_id)])
+    for sensor in layout.info.sensors:
+        if sensor.name in layout.sensors:
+            spec.add_numeric(name=element(layout.name, SENSOR_ID, sensor.name), data=[float(sensor.id)])
+
+
+def _limit_torque(joint: mujoco.MjsJoint, link: Link) -> None:
+    """The joint's torque limits as MuJoCo's actuator force range at the joint (written files only:
+    a run drives joints itself and bounds their torque there)."""
+    low, high = float(link.torque_lower), float(link.torque_upper)
+    if math.isfinite(low) and math.isfinite(high) and low <= high:
+        joint.actfrclimited = mujoco.mjtLimited.mjLIMITED_TRUE
+        joint.actfrcrange = [low, high]
+
+
 def write_mjcf(body: Body, path: str) -> str:
     """``body`` as an MJCF file (root at the origin; a free root gets a free joint); returns the path."""
     config = ModelConfig(name=body.name or "model", file=body.source, static=body.static)
-    project = Project(path=path, world=WorldConfig(), models=[config], collisions=[])
+    project = Project(path=path, world=WorldConfig(joint_limits=True), models=[config], collisions=[])
     spec, layouts = build_spec(project, {config.name: body}, runtime=False)
     spec.modelname = config.name
     _add_file_parts(spec, layouts[config.name])

@@ -21,7 +21,7 @@ from hrpsim.engines.ode import params as odeparams
 from hrpsim.engines.ode.body_table import BodyReading, BodyTable, FeedbackTable
 from hrpsim.engines.ode.geometry import Frame, make_geoms, ode_rotation
 from hrpsim.errors import ConfigError, RequestError
-from hrpsim.kinematics import forward_kinematics, link_values
+from hrpsim.kinematics import forward_kinematics, link_values, starting_joints
 from hrpsim.placement import root_placement
 from hrpsim.project import ModelConfig
 from hrpsim.transforms import matrix_quaternion
@@ -98,7 +98,7 @@ class OdeModel:
         self.links: list[LinkSim] = []
         position, rotation = root_placement(config, body)
         try:
-            self.initial_values = link_values(body, config.joints)
+            self.initial_values = link_values(body, starting_joints(body, config.joints))
         except RequestError as exc:
             raise ConfigError(f"model {name!r}: joints: {exc}") from None
         poses = forward_kinematics(body, position, rotation, self.initial_values)

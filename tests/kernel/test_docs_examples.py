@@ -140,7 +140,7 @@ def test_the_python_api_example_gives_a_run_summary(tmp_path: Path) -> None:
 
 
 def shell_commands(prefix: str) -> list[tuple[str, str]]:
-    """(file:line, the line) of every line of a shell block that starts with ``prefix``."""
+    """(file:line, line) of every line of a shell block that starts with ``prefix``."""
     found = []
     for where, source in blocks("sh"):
         for line in source.replace("\\\n", " ").splitlines():
@@ -153,17 +153,11 @@ def shell_commands(prefix: str) -> list[tuple[str, str]]:
 MODEL_INFO = shell_commands("hrpsim model info")  # cheap and writes nothing: run as written
 
 
-@pytest.mark.parametrize(("where", "line"), MODEL_INFO, ids=[where for where, _ in MODEL_INFO])
+@pytest.mark.parametrize(("where", "line"), MODEL_INFO, ids=[line.split(" ", 3)[3] for _, line in MODEL_INFO])
 def test_a_model_info_command_runs_as_written(where: str, line: str) -> None:
-    # as a shell runs it (a line may compute a path with $(...)), with this environment's hrpsim and python
-    path = f"{Path(HRPSIM[0]).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    done = subprocess.run(
-        ["bash", "-c", line],
-        cwd=REPO,
-        env={**os.environ, "PATH": path},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    """Run by the shell, as a reader would (``$(python ...)`` in a command is expanded), with the
+    environment's ``hrpsim`` and ``python`` first on PATH."""
+    env = {**os.environ, "PATH": f"{Path(HRPSIM[0]).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(["bash", "-c", line], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, f"{where}: {done.stderr}"
     assert done.stdout.strip()
