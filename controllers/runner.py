@@ -45,7 +45,7 @@ from hrpsim.controllers.link import Link, open_link
 from hrpsim.controllers.options import convert_options, split_options
 from hrpsim.controllers.services import Services
 from hrpsim.controllers.state import JointIndex, State
-from hrpsim.errors import ConfigError, HrpsimError, NotFound, PeerGone, RequestError, Timeout
+from hrpsim.errors import ConfigError, HrpsimError, NotFound, PeerGone, ProtocolError, RequestError, Timeout
 from hrpsim.logs import setup_logging
 from hrpsim.naming import NameClient, Registration, host_identity, nameserver_address
 from hrpsim.security import identity
@@ -269,7 +269,15 @@ class ControllerRunner:
         self.controller.period = welcome.period
         self.controller.timestep = welcome.timestep
         try:
-            self.controller.start(Body.from_wire(welcome.body))
+            body = Body.from_wire(welcome.body)
+        except Exception:  # a peer's garbage, not this controller's fault
+            raise ProtocolError(
+                "welcome field 'body' is not a BodyInfo this controller can read; "
+                "is the simulator of the same hrpsim version?",
+                field="body",
+            ) from None
+        try:
+            self.controller.start(body)
         except HrpsimError:
             raise
         except Exception:
@@ -298,12 +306,21 @@ class ControllerRunner:
                 continue
             kind = msg["type"]
             if kind == proto.STATE:
-                self._answer(link, State(proto.check_state(msg, len(joints)), joints))
+                self._answer(link, State(self._checked_state(link, msg, len(joints)), joints))
             elif kind == proto.BYE:
                 log.info("the simulator ended the run: %s", msg.get("reason"))
                 return EXIT_OK
             elif kind == proto.ERROR:
                 self._on_error(link, msg)
+
+    @staticmethod
+    def _checked_state(link: Link, msg: dict[str, Any], n_joints: int) -> dict[str, Any]:
+        """The state, checked; a bad one ends the session with a bye that says why."""
+        try:
+            return proto.check_state(msg, n_joints)
+        except ProtocolError as exc:
+            link.bye(f"the controller refused a state: {exc}")
+            raise
 
     def _answer(self, link: Link, state: State) -> None:
         try:
