@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from hrpsim.bodyinfo import Body
+from hrpsim.engines import checks
 from hrpsim.errors import ConfigError, NotFound, RequestError
 from hrpsim.kinematics import forward_kinematics
 from hrpsim.project import Project
@@ -211,17 +212,12 @@ class Engine(ABC):
         body = self.body(robot)
         values, _ = self.link_values(robot)
         if q is not None:
-            try:
-                arr = np.asarray(q, dtype=np.float64).reshape(-1)
-            except (TypeError, ValueError):
-                raise RequestError(f"forward_kinematics: q must be {len(body.joints)} finite numbers") from None
-            if arr.shape != (len(body.joints),) or not np.all(np.isfinite(arr)):
-                raise RequestError(f"forward_kinematics: q must be {len(body.joints)} finite numbers")
+            arr = checks.command_array(robot, "q", q, [link.name for link in body.joints])
             for k, link in enumerate(body.joints):
                 values[body.link_index(link.name)] = arr[k]
         p0, r0 = self.root_pose(robot)
-        p = p0 if root_position is None else _finite("root_position", root_position, (3,))
-        r = r0 if root_rotation is None else _finite("root_rotation", root_rotation, (3, 3))
+        p = p0 if root_position is None else checks.vector("root_position", root_position, 3)
+        r = r0 if root_rotation is None else checks.rotation("root_rotation", root_rotation)
         return forward_kinematics(body, p, r, values)
 
     # --- life ---
@@ -271,13 +267,3 @@ def make_engine(project: Project, bodies: dict[str, Body], **options: Any) -> En
     cls = engine_class(project.world.engine)
     accepted = inspect.signature(cls.__init__).parameters
     return cls(project, bodies, **{k: v for k, v in options.items() if k in accepted})
-
-
-def _finite(field_name: str, value: Any, shape: tuple[int, ...]) -> np.ndarray:
-    try:
-        arr = np.asarray(value, dtype=np.float64).reshape(shape)
-    except (TypeError, ValueError):
-        raise RequestError(f"{field_name}: expected {int(np.prod(shape))} numbers, got {value!r}") from None
-    if not np.all(np.isfinite(arr)):
-        raise RequestError(f"{field_name}: non-finite value")
-    return arr

@@ -28,7 +28,14 @@ import numpy as np
 
 from hrpsim.bodyinfo import JOINT_TYPES, Body, ExtraJoint, Link, Sensor
 from hrpsim.errors import ModelError
-from hrpsim.modelloader.openhrp_mass import MassPart, combine, inertia_problem, nearest_inertia, place
+from hrpsim.modelloader.openhrp_mass import (
+    MAX_LINK_MASS_KG,
+    MassPart,
+    combine,
+    inertia_problem,
+    nearest_inertia,
+    place,
+)
 from hrpsim.modelloader.openhrp_sensors import SENSOR_PROTOS, duplicate_ids, sensor_params
 from hrpsim.modelloader.vrml.fields import FieldReader
 from hrpsim.modelloader.vrml.files import SceneLoader
@@ -332,8 +339,11 @@ class _BodyBuilder:
                 f"numbers (a 3x3 tensor), got {moments.size}"
             )
             inertia = np.zeros((3, 3))
-        if not np.isfinite(mass) or mass < 0:
-            self.problems.append(f"{node.where_of('mass')}: {node.label}: mass {mass} is not a non-negative number")
+        if not np.isfinite(mass) or not 0 <= mass <= MAX_LINK_MASS_KG:
+            self.problems.append(
+                f"{node.where_of('mass')}: {node.label}: mass {mass} is not a number of kilograms "
+                f"from 0 to {MAX_LINK_MASS_KG:g}"
+            )
             mass = 0.0
         why = inertia_problem(inertia)
         if why:
