@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hrpsim import interrupts
 from hrpsim.client import Client
 from hrpsim.errors import ConfigError, HrpsimError, NotFound, PeerGone, Timeout
 from hrpsim.logs import setup_logging
@@ -70,8 +71,11 @@ class Launch:
             self.stop_reason = f"interrupted by {signal.Signals(signum).name}"
             self.stop_requested.set()
 
-        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # SIGHUP: the terminal went away
+        for signum in interrupts.HELD:
             signal.signal(signum, on_signal)
+        held = interrupts.pending()  # one that came while the launcher was still starting
+        if held is not None:
+            on_signal(held, None)
 
     def check_interrupted(self) -> None:
         if self.stop_requested.is_set():
@@ -229,6 +233,7 @@ class Launch:
             client.call("quit")
 
     def start_all(self) -> None:
+        self.check_interrupted()
         p = self.project
         for note in p.notes:
             print(f"launch: note: {note}", file=sys.stderr)
@@ -421,6 +426,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    interrupts.hold()  # already held when started as ``hrpsim launch``; here for a direct call
     try:
         return _launch(parse_args(argv))
     except KeyboardInterrupt:  # Ctrl-C before the launcher's own handler was in place: nothing started yet
