@@ -423,9 +423,16 @@ class _BodyBuilder:
 
     def _check_joint_ids(self) -> None:
         owners: dict[int, str] = {}
+        count = len(self.links)  # ids run 0..n-1 over at most every Joint: a larger one is a mistake
         for link, where in zip(self.links, self.link_where, strict=True):
             if link.joint_id < -1:
                 self.problems.append(f"{where}: Joint {link.name!r}: jointId {link.joint_id} (use -1 for none)")
+                link.joint_id = -1
+            elif link.joint_id >= count:
+                self.problems.append(
+                    f"{where}: Joint {link.name!r}: jointId {link.joint_id} is beyond this model's {count} "
+                    f"Joint(s) (ids run 0..{count - 1} without gaps; -1 for none)"
+                )
                 link.joint_id = -1
             elif link.joint_id >= 0:
                 if link.joint_id in owners:
@@ -440,7 +447,9 @@ class _BodyBuilder:
             if missing:
                 where = self.link_where[0].file
                 self.problems.append(
-                    f"{where}: jointIds must run 0..{max(owners)} without gaps; missing {', '.join(map(str, missing))}"
+                    f"{where}: jointIds must run 0..{max(owners)} without gaps; missing "
+                    + ", ".join(map(str, missing[:20]))
+                    + (f" and {len(missing) - 20} more" if len(missing) > 20 else "")
                 )
 
 
