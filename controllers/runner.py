@@ -54,6 +54,7 @@ log = logging.getLogger("hrpsim.controller")
 
 EXIT_OK, EXIT_CRASHED, EXIT_REFUSED, EXIT_SIMULATOR_GONE = 0, 1, 2, 3
 POLL_S = 0.2  # how often a waiting runner checks for signals
+RECONNECT_PAUSE_S = 0.2  # between attempts to find a simulator again
 ENV_ROBOT, ENV_NAME = "HRPSIM_ROBOT", "HRPSIM_CONTROLLER_NAME"  # set by ``hrpsim launch``
 
 
@@ -185,6 +186,8 @@ class ControllerRunner:
         self._registration: Registration | None = None
         self._started = False
         self._dead_endpoint = ""  # a simulator that went away stays registered until its entry expires
+        self._lost_since: float | None = None  # when the simulator was lost, until one is found again
+        self._lost_reports = 0
 
     def interrupt(self) -> None:
         """Ask the runner to stop. Called from a signal handler: outside the serve loop (finding,
@@ -204,9 +207,10 @@ class ControllerRunner:
                     status = self._session(timeout)
                 except PeerGone as exc:
                     self._dead_endpoint = getattr(exc, "endpoint", "")
-                    log.warning("%s; waiting up to %g s for a simulator to come back", exc, self.options.reconnect_wait)
                     self._stop_controller()
                     first = False
+                    if not self._reconnect_pause(exc):
+                        return EXIT_SIMULATOR_GONE
                     continue
                 except (NotFound, Timeout) as exc:
                     if first:
@@ -225,6 +229,28 @@ class ControllerRunner:
             self._stop_controller()
             self._unregister()
 
+    def _reconnect_pause(self, exc: PeerGone) -> bool:
+        """After losing the simulator: say so once (a repeat is counted, not logged: a dead
+        simulator's address refuses within microseconds), pause, and tell whether to try again."""
+        if self._lost_since is None:
+            self._lost_since, self._lost_reports = time.monotonic(), 0
+        waited = time.monotonic() - self._lost_since
+        self._lost_reports += 1
+        if self._lost_reports == 1:
+            log.warning("%s; waiting up to %g s for a simulator to come back", exc, self.options.reconnect_wait)
+        if waited >= self.options.reconnect_wait:
+            log.error(
+                "no simulator came back within %g s (%d attempt(s)): %s",
+                self.options.reconnect_wait,
+                self._lost_reports,
+                exc,
+            )
+            return False
+        self._interrupted.wait(min(RECONNECT_PAUSE_S, self.options.reconnect_wait - waited))
+        if self._interrupted.is_set():
+            raise _Interrupted
+        return True
+
     def _session(self, timeout: float) -> int:
         opts = self.options
         sim_name, endpoint = find_controller_endpoint(
@@ -234,11 +260,18 @@ class ControllerRunner:
             timeout=timeout,
             exclude=self._dead_endpoint,
         )
-        link = open_link(endpoint, peer=f"simserver {sim_name!r}", spin_s=opts.spin_s, timeout=timeout)
+        try:
+            link = open_link(endpoint, peer=f"simserver {sim_name!r}", spin_s=opts.spin_s, timeout=timeout)
+        except PeerGone as exc:
+            exc.endpoint = endpoint  # type: ignore[attr-defined]
+            raise
         try:
             welcome = link.attach(
                 opts.name, opts.robot, period=opts.period, timeout=timeout, default_name=opts.default_name
             )
+            if self._lost_since is not None:
+                log.info("found a simulator again after %d failed attempt(s)", self._lost_reports)
+                self._lost_since = None
             if welcome.controller != opts.name:
                 log.info("attached under the project's name %r for robot %s", welcome.controller, opts.robot)
                 opts.name, opts.default_name = welcome.controller, False

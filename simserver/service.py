@@ -43,7 +43,7 @@ from hrpsim.project import Project, load_project
 from hrpsim.recording.writer import recorders
 from hrpsim.runsummary import empty_summary
 from hrpsim.service import DEFAULT_BIND, Operation, Service
-from hrpsim.simserver.bodies import load_bodies
+from hrpsim.simserver.bodies import STARTUP_PATIENCE_S, load_bodies
 from hrpsim.simserver.hub import ControllerHub, RunStopped, attach_in_process
 from hrpsim.simserver.loop import TickLoop
 from hrpsim.simserver.publisher import StatePublisher
@@ -100,7 +100,9 @@ class SimServer(Service):
         self.until = until
         self._extra_metadata = dict(metadata or {})
         ctx = context or zmq.Context.instance()
-        self.engine = engine or make_engine(project, load_bodies(project, nameserver), nameserver=nameserver)
+        self.engine = engine or make_engine(
+            project, load_bodies(project, nameserver, patience=STARTUP_PATIENCE_S), nameserver=nameserver
+        )
         self.publisher = StatePublisher(ctx, bind=sibling_bind(bind, "state"))
         self.hub = ControllerHub(self.engine, project, context=ctx, bind=sibling_bind(bind, "controllers"))
         self.roots = RootTracker()
