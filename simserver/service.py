@@ -348,10 +348,13 @@ class SimServer(Service):
         ):
             raise RequestError(
                 f"start: until must be a finite sim time after the current {self.engine.time:g} s "
-                f"(or nil for the project's end_time), got {until!r}"
+                f"(or nil for the project's end_time), got {until!r}",
+                field="until",
             )
         if wait is not None and not (isinstance(wait, int | float) and math.isfinite(wait) and wait >= 0):
-            raise RequestError(f"start: wait must be a finite number of seconds >= 0 or nil, got {wait!r}")
+            raise RequestError(
+                f"start: wait must be a finite number of seconds >= 0 or nil, got {wait!r}", field="wait"
+            )
         self._target = self._end_time(until if until is not None else self.until)
         self.hub.end_time = self._target
         self.finished = False
