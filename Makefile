@@ -1,5 +1,5 @@
 # The two commands of README.md. Each installs whatever is missing first (scripts/bootstrap.sh).
-.PHONY: demo test lint bench install
+.PHONY: demo test lint bench install stress
 
 install:
 	@bash scripts/bootstrap.sh
@@ -16,3 +16,7 @@ lint: install
 
 bench: install
 	bench/run
+
+# the suite while every core is kept busy (ROUNDS=5 for five rounds in a row)
+stress: install
+	bash scripts/stress-test.sh $(or $(ROUNDS),1)

@@ -10,6 +10,11 @@ ratio. `info_process_ms` is a whole `hrpsim model info --json sample1.wrl` proce
 `python_imports_ms`, a process that only imports numpy, lark and pyzmq.
 Aims: sample1 under 150 ms cold, house under 2 s, a cached load under 5 ms.
 `sr1_cold_ms` (URDF) and `wam_cold_ms` (COLLADA .zae) appear when those readers exist.
+`humanoid_cold_ms` is dm_control's humanoid.xml (MJCF) when dm_control and MuJoCo are installed,
+against `humanoid_compile_ms`, MuJoCo's own load of the file (MjModel.from_xml_path, textures and
+all; the reader drops textures before compiling), measured in alternation; `humanoid_ratio` is the
+median of the pairs' ratios.
+`gr001_cold_ms` (Choreonoid body, 21 STL meshes) with `gr001_ratio` = gr001_cold_ms / sample1_cold_ms.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ PA10 = MODELS / "openhrp3/model/PA10/pa10.main.wrl"
 HOUSE = MODELS / "openhrp3/model/house/house.main.wrl"
 SR1 = MODELS / "choreonoid/model/SR1/SR1.urdf"
 WAM = MODELS / "openrave/robots/barrett-wam-sensors.zae"
+GR001 = MODELS / "choreonoid-body/GR001/GR001.body"
 TOKEN = re.compile(r'#[^\n]*|"(?:[^"\\]|\\.)*"|[^\s,\[\]{}#"]+|[\[\]{}]')
 
 
@@ -100,6 +106,25 @@ def process_ms(args: list[str], rounds: int = 5) -> float:
     )
 
 
+def mjcf_figures() -> dict[str, float]:
+    """dm_control's humanoid.xml: our load and MuJoCo's own compile of it (none without them)."""
+    if importlib.util.find_spec("dm_control") is None or importlib.util.find_spec("mujoco") is None:
+        return {}
+    import mujoco
+
+    humanoid = Path(importlib.util.find_spec("dm_control").submodule_search_locations[0]) / "suite" / "humanoid.xml"
+    load_body(humanoid)  # imports MuJoCo once, as a running service has
+    loads, compiles = [], []
+    for _ in range(15):  # interleaved, so that a busy machine slows both alike
+        loads.append(median_ms(lambda: load_body(humanoid), 1))
+        compiles.append(median_ms(lambda: mujoco.MjModel.from_xml_path(str(humanoid)), 1))
+    return {
+        "humanoid_cold_ms": statistics.median(loads),
+        "humanoid_compile_ms": statistics.median(compiles),
+        "humanoid_ratio": statistics.median(a / b for a, b in zip(loads, compiles, strict=True)),
+    }
+
+
 def run() -> dict[str, float]:
     load_body(SAMPLE1)  # builds the parser tables once, as a running service has
     figures = {
@@ -114,6 +139,10 @@ def run() -> dict[str, float]:
         figures["sr1_cold_ms"] = median_ms(lambda: load_body(SR1), 15)
     if importlib.util.find_spec("modelloader.collada") is not None:
         figures["wam_cold_ms"] = median_ms(lambda: load_body(WAM), 5)
+    figures.update(mjcf_figures())
+    if importlib.util.find_spec("modelloader.choreonoid") is not None:
+        figures["gr001_cold_ms"] = median_ms(lambda: load_body(GR001), 15)
+        figures["gr001_ratio"] = figures["gr001_cold_ms"] / figures["sample1_cold_ms"]
     with (
         nameserver_process() as address,
         modelloader(address) as endpoint,

@@ -67,3 +67,14 @@ class Command:
             "modes": self.modes or None,
             "sensors": self.sensors or None,
         }
+
+
+def answer_fields(result: Command | Any) -> dict[str, Any]:
+    """What a controller's ``control()`` returned, as a command's fields (keyword arguments for
+    :func:`hrpsim.tick.command`): None sends no change, a :class:`Command` its fields, anything
+    else is taken as one torque per joint. The runner and the in-process peer both answer this way."""
+    if result is None:
+        return {}
+    if isinstance(result, Command):
+        return result.fields()
+    return {"torque": np.asarray(result, dtype=np.float64)}

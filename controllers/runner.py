@@ -34,13 +34,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from hrpsim import tick as proto
 from hrpsim import unix_channel
 from hrpsim.bodyinfo import Body
 from hrpsim.controllers.base import Controller
-from hrpsim.controllers.command import Command
+from hrpsim.controllers.command import answer_fields
 from hrpsim.controllers.link import Link, open_link
 from hrpsim.controllers.options import convert_options, split_options
 from hrpsim.controllers.services import Services
@@ -362,12 +360,7 @@ class ControllerRunner:
             log.exception("controller %s raised in control() at tick %d", self.options.name, state.tick)
             link.bye("the controller raised an exception")
             raise SystemExit(EXIT_CRASHED) from None
-        if result is None:
-            link.send_command(state.tick)
-        elif isinstance(result, Command):
-            link.send_command(state.tick, **result.fields())
-        else:
-            link.send_command(state.tick, torque=np.asarray(result, dtype=np.float64))
+        link.send_command(state.tick, **answer_fields(result))
 
     def _on_error(self, link: Link, msg: dict[str, Any]) -> None:
         log.warning(

@@ -9,6 +9,9 @@ replay recorded joint angles (an OpenHRP motion table: time + one column per joi
 controller sends, as a robot whose data is played back would. It is paced by the wall clock
 (``realtime``) unless ``--lockstep``. It registers as kind ``simserver`` with ``metadata.hil`` true.
 The model is loaded in this process when no modelloader is registered (or with ``--local-loader``).
+It joins the nameserver at ``--nameserver`` (or ``$HRPSIM_NAMESERVER``, or port 2809); when none
+answers there, it serves one itself at that address for as long as it runs, so a bench of one
+robot needs nothing else started first.
 """
 
 from __future__ import annotations
@@ -16,13 +19,16 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
+import threading
 from pathlib import Path
 
 from hrpsim.bodyinfo import Body
 from hrpsim.controllers.motion_data import Motion, read_motion
 from hrpsim.engines.kinematic.engine import KinematicEngine
-from hrpsim.errors import ConfigError, HrpsimError, NotFound
+from hrpsim.errors import ConfigError, HrpsimError, NotFound, Timeout
 from hrpsim.logs import setup_logging
+from hrpsim.nameserver.service import NameServer
+from hrpsim.naming import NameClient, nameserver_address
 from hrpsim.project import Project, load_project
 from hrpsim.simserver.service import SimServer
 
@@ -59,6 +65,23 @@ def make_stand_in(
     return SimServer(
         reduced, nameserver=nameserver, until=until, name=name, engine=engine, metadata={"hil": True}, **options
     )
+
+
+def join_or_serve_nameserver(address: str | None, *, wait: float = 1.0) -> NameServer | None:
+    """None when a nameserver answers at ``address``; else a nameserver this process serves there
+    (from a background thread, until the process ends). Binding fails with a clear error when the
+    address is not this host's."""
+    address = nameserver_address(address)
+    try:
+        with NameClient(address, timeout=wait) as ns:
+            ns.list()
+        return None
+    except Timeout:
+        pass
+    server = NameServer(bind=address)
+    threading.Thread(target=server.serve_forever, kwargs={"install_signals": False}, daemon=True).start()
+    log.info("no nameserver answered at %s: serving one in this process while it runs", server.endpoint)
+    return server
 
 
 def _body(project: Project, robot: str, nameserver: str | None, local: bool) -> Body:
@@ -102,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         project = load_project(args.project)
         if args.robot not in [m.name for m in project.models]:
             raise ConfigError(f"{args.project}: no model named {args.robot!r}")
+        join_or_serve_nameserver(args.nameserver)
         body = _body(project, args.robot, args.nameserver, args.local_loader)
         replay = read_motion(args.replay, joints=len(body.joints)) if args.replay else None
         stand_in = make_stand_in(

@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("hrpsim.recording.replay", "re-run a recorded run and check it reproduces (or try another controller)"),
     "plot": ("hrpsim.recording.plot", "plot a joint, sensor, root or controller of a recorded run"),
     "view": ("hrpsim.viewer.app", "a 3D view of a recording or of a running simulation in the browser"),
+    "sweep": ("hrpsim.sweep.cli", "run one project many times with parameters varied (sweep FILE, sweep report TABLE)"),
 }
 # Options of every command, taken out before it runs and passed on to child processes through
 # the environment: --keys DIR, --key NAME, --insecure (see hrpsim.security).
@@ -70,6 +71,22 @@ def take_security_options(argv: list[str]) -> list[str]:
     return rest
 
 
+# Options that take a value, so that the value is not read as the command or the component.
+VALUE_OPTIONS = ("--nameserver", "--name", "--bind", "--model-root")
+
+
+def word_first(argv: list[str]) -> list[str]:
+    """The arguments with the first word (a command, or ``hrpsim run``'s component) first: options
+    written before it (``hrpsim --nameserver X ns list``, ``hrpsim run --nameserver X simserver``)
+    go after it, as if written there."""
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        i += 2 if argv[i] in VALUE_OPTIONS else 1
+    if i == 0 or i >= len(argv):
+        return argv
+    return [argv[i], *argv[:i], *argv[i + 1 :]]
+
+
 def _call(module: str, argv: list[str]) -> int:
     return int(importlib.import_module(module).main(argv) or 0)
 
@@ -101,11 +118,13 @@ def _dispatch(argv: list[str]) -> int:
     except ValueError as exc:
         print(f"hrpsim: {exc}", file=sys.stderr)
         return 2
+    argv = word_first(argv)
     if not argv:
         print(_usage(), file=sys.stderr)
         return 2
     command, rest = argv[0], argv[1:]
     if command == "run":
+        rest = word_first(rest)
         if not rest or rest[0] not in COMPONENTS:
             print(
                 f"usage: hrpsim run {{{','.join(COMPONENTS)}}} [--nameserver ADDR] [--bind ADDR] ...", file=sys.stderr

@@ -3,12 +3,14 @@
 What maps: the simulation item (totalTime, timeStep, gravity), each model item (url with
 ``$(PROJECT_DIR)``/``$(CURRENT_DIR)``, isRobot=false as a static model, the root's
 ``.translation``/``.rotation``, ``JOINT.angle`` initial values, ``JOINT.mode`` Torque/HighGain
-drives), the collision pairs (static and sliding friction; exactly the listed pairs collide, as
-in GrxUI, so a project without pair items has no contacts; a pair naming a link, jointName1/2,
-collides that link only) and the extra-joint items (closed loops between links of one model or
+drives; a joint without a jointId is simulated too, outside the controller's arrays, so only
+its angle and Torque mode apply), the collision pairs (static and sliding friction; exactly the
+listed pairs collide, as in GrxUI, so a project without pair items has no contacts; a pair naming
+a link, jointName1/2, collides that link only) and the extra-joint items (closed loops between links of one model or
 of two). What cannot map is kept in ``Project.notes``, one line per item, which ``hrpsim
 launch`` prints: GrxUI controllers and RT systems are OpenHRP RT components, not programs hrpsim
-can start; a property for a joint the model lacks is ignored, as GrxUI ignores it.
+can start, so the run goes on without them; a property for a joint the model lacks is ignored,
+as GrxUI ignores it; the collision pairs' spring-damper contact settings are not carried over.
 Log and graph items only concern GrxUI's own windows and are passed over.
 """
 
@@ -47,6 +49,7 @@ class _Reader:
         self.path = path
         self.problems: list[str] = []
         self.notes: list[str] = []
+        self.spring_pairs: list[str] = []  # collision pair items with spring-damper contact settings
 
     def bad(self, line: int, message: str) -> None:
         self.problems.append(f"{self.path}:{line}: {message}")
@@ -83,7 +86,7 @@ class _Reader:
         name, line = item.get("name", ""), item.sourceline or 0
         model: dict[str, Any] = {"name": name, "file": self.url(item.get("url", ""), line), "joints": {}}
         joint_properties = any(prop.endswith((".angle", ".mode")) for prop, _, _ in _properties(item))
-        known = _joint_names(model["file"]) if joint_properties else None
+        known, numbered = _joint_names(model["file"]) if joint_properties else (None, None)
         drives: dict[str, str] = {}
         roots: set[str] = set()
         for prop, value, pline in _properties(item):
@@ -93,7 +96,10 @@ class _Reader:
             elif prop == "controller" and value:
                 self.notes.append(
                     f"model {name!r}: GrxUI controller {value!r} is an OpenHRP RT component that "
-                    "hrpsim cannot start; add a `controllers:` entry for an hrpsim controller"
+                    "hrpsim cannot start; the run goes on without it, so the model's joints take no "
+                    "commands and move in their GrxUI modes (Torque unless a mode property says "
+                    "otherwise: under gravity and contacts alone); add a `controllers:` entry for an "
+                    "hrpsim controller"
                 )
             elif field == "translation" and head and (v := self.number_list(prop, value, pline, 3)):
                 model["position"] = v
@@ -114,9 +120,24 @@ class _Reader:
                 else:
                     drives[head] = mode
         drives = {joint: mode for joint, mode in drives.items() if joint not in roots}  # a root has no motor
+        drives = self.numbered_drives(name, drives, numbered)
         if drives:
             model["drive"] = drives
         return model
+
+    def numbered_drives(self, model: str, drives: dict[str, str], numbered: set[str] | None) -> dict[str, str]:
+        """The modes of the joints with a jointId. A joint without one is simulated all the same,
+        outside the controller's arrays, as in OpenHRP: nothing commands it, which is Torque mode
+        (no torque); a HighGain mode for it has nothing to hold it to, which a note says."""
+        if numbered is None:
+            return drives
+        for joint, mode in drives.items():
+            if joint not in numbered and mode != "torque":
+                self.notes.append(
+                    f"model {model!r}: joint {joint!r} has no jointId, so no controller commands it and "
+                    f"hrpsim cannot drive it in mode {mode}: it moves freely (Torque, no torque)"
+                )
+        return {joint: mode for joint, mode in drives.items() if joint in numbered}
 
     def pair(self, item: etree._Element) -> dict[str, Any] | None:
         props = {name: value for name, value, _ in _properties(item)}
@@ -127,6 +148,8 @@ class _Reader:
         pair: dict[str, Any] = {"a": a, "b": b}
         for key, side in (("jointName1", "links_a"), ("jointName2", "links_b")):
             pair[side] = [props[key]] if props.get(key) else []  # a pair of one link, or of the whole model
+        if "springConstant" in props or "damperConstant" in props:
+            self.spring_pairs.append(item.get("name", "") or f"{a}/{b}")
         for key, target in (("staticFriction", "friction"), ("slidingFriction", "sliding_friction")):
             if key in props:
                 try:
@@ -185,16 +208,18 @@ def _add_pair(pairs: dict[tuple[str, str], dict[str, Any]], pair: dict[str, Any]
         first[side] = list(dict.fromkeys(first[side] + pair[side])) if both else []
 
 
-def _joint_names(file: str) -> set[str] | None:
-    """The joint and link names of a model, which GrxUI checks joint properties against; None
-    when the model cannot be read here (the simulator then reports why)."""
+def _joint_names(file: str) -> tuple[set[str] | None, set[str] | None]:
+    """The joint and link names of a model, which GrxUI checks joint properties against, and the
+    names of its joints with a jointId (the controller's); None, None when the model cannot be
+    read here (the simulator then reports why)."""
     from hrpsim.modelloader import load_body
 
     try:
         body = load_body(file)
     except HrpsimError:
-        return None
-    return {link.joint_label for link in body.links} | {link.name for link in body.links}
+        return None, None
+    known = {link.joint_label for link in body.links} | {link.name for link in body.links}
+    return known, set(body.joint_names)
 
 
 def read_grxui(path: str | Path) -> tuple[dict[str, Any], list[str]]:
@@ -225,6 +250,11 @@ def read_grxui(path: str | Path) -> tuple[dict[str, Any], list[str]]:
         else:
             reader.not_carried_over(item, kind)
     data["collisions"] = list(pairs.values())
+    if reader.spring_pairs:
+        reader.notes.append(
+            f"collision pair(s) {', '.join(reader.spring_pairs)}: springConstant/damperConstant (OpenHRP's "
+            "spring-damper contact model) not carried over: contacts are the engine's rigid contacts"
+        )
     if reader.problems:
         raise ConfigError("\n  ".join([f"{path}: {len(reader.problems)} problem(s):", *reader.problems]))
     return data, reader.notes

@@ -32,6 +32,7 @@ from typing import Any
 from hrpsim import interrupts
 from hrpsim.client import Client
 from hrpsim.errors import ConfigError, HrpsimError, NotFound, PeerGone, Timeout
+from hrpsim.joint_names import check_joint_names
 from hrpsim.logs import setup_logging
 from hrpsim.naming import DEFAULT_NAMESERVER, ENV_NAMESERVER, NameClient
 from hrpsim.project import Project, load_project
@@ -361,9 +362,16 @@ class Launch:
                     if child.policy.restart == "never"
                     else f"it was restarted {child.restarts} times already"
                 )
-                self.sup.echo(f"launch: {what}; not restarted ({why}); the run goes on without it")
+                self.sup.echo(f"launch: {what}; not restarted ({why}); {self._without(child.name)}")
         for child in self.sup.due_restarts():
             self.sup.echo(f"launch: restarted {child.name} (pid {child.pid})")
+
+    def _without(self, name: str) -> str:
+        """What a lost process means for the run: a controller whose policy is stop ends it."""
+        policies = {c.name: c.policy for c in self.project.controllers}
+        if policies.get(name) == "stop":
+            return "its policy is stop, so the simulator ends the run"
+        return "the run goes on without it"
 
 
 class Progress:
@@ -455,6 +463,7 @@ def _launch(args: argparse.Namespace) -> int:
     setup_logging("launch", os.environ.get("HRPSIM_LOG_LEVEL", "WARNING"))
     try:
         project = load_project(args.project)
+        check_joint_names(project)
     except ConfigError as exc:
         print(f"hrpsim launch: {exc}", file=sys.stderr)
         return 2

@@ -98,6 +98,8 @@ class ModelConfig:
     drive: str | dict[str, str] = "torque"
     options: dict[str, Any] = field(default_factory=dict)  # loader options
     devices: DeviceConfig | None = None
+    mass_scale: float = 1.0  # every link's mass and inertia times this (a sweep's "10 % heavier")
+    masses: dict[str, float] = field(default_factory=dict)  # link -> kg, its inertia scaled alike
 
 
 @dataclass
@@ -399,10 +401,16 @@ def _model(c: _Checker, i: int, data: Any, folder: Path) -> ModelConfig | None:
     elif c.choice(f"{key}.drive", drive, DRIVE_MODES):
         m.drive = drive
     m.options = c.mapping(f"{key}.options", data.get("options"))
-    if "lenient" in m.options:
-        c.boolean(f"{key}.options.lenient", m.options["lenient"])
+    for option in ("lenient", "world"):
+        if option in m.options:
+            c.boolean(f"{key}.options.{option}", m.options[option])
     if data.get("devices") is not None:
         m.devices = _devices(c, f"{key}.devices", c.mapping(f"{key}.devices", data["devices"]))
+    if "mass_scale" in data and (scale := c.number(f"{key}.mass_scale", data["mass_scale"], positive=True)):
+        m.mass_scale = scale
+    for link, mass in c.mapping(f"{key}.masses", data.get("masses")).items():
+        if (kg := c.number(f"{key}.masses.{link}", mass, positive=True)) is not None:
+            m.masses[str(link)] = kg
     return m
 
 

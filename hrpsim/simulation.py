@@ -9,9 +9,11 @@
         print(sim.time, sim.summary()["robots"])
 
 Models load in this process (no nameserver, no model loader), the engine is the project's
-(``world.engine``), and ticks go through the same tick loop and controller hub as a simulator
-process: controllers the project marks ``in_process: true``, or ones given to :meth:`attach`, run at
-their turns with the same periods, policies and run summary as external ones.
+(``world.engine``), and the world is the simulator process's own core (simserver/world.py): the
+same tick loop, controller hub, reset, recording (the project's ``record:``) and run summary.
+Controllers the project marks ``in_process: true``, or ones given to :meth:`attach`, run at their
+turns with the same periods, policies and statistics as external ones. A project whose controllers
+run as processes (``command:``) is refused, naming them: ``hrpsim launch`` runs those.
 """
 
 from __future__ import annotations
@@ -22,19 +24,25 @@ from typing import Any
 from hrpsim.bodyinfo import Body
 from hrpsim.controllers.base import Controller
 from hrpsim.controllers.state import JointIndex, State
-from hrpsim.engines.base import JointCommand, make_engine
-from hrpsim.errors import SimulationError
+from hrpsim.engines.base import Engine, JointCommand
+from hrpsim.errors import ConfigError
 from hrpsim.project import Project, load_project
-from hrpsim.runsummary import empty_summary
 from hrpsim.simserver.bodies import load_bodies
-from hrpsim.simserver.hub import ControllerHub, attach_in_process
+from hrpsim.simserver.hub import ControllerHub
 from hrpsim.simserver.loop import TickLoop
 from hrpsim.simserver.record import Observer
-from hrpsim.simserver.run_summary import RootTracker
+from hrpsim.simserver.world import World
+
+
+class ExternalControllers(ConfigError):
+    """The project runs controllers as processes, which only ``hrpsim launch`` starts."""
 
 
 class Simulation:
-    """One project's world, stepped by the caller. Close it (or use ``with``) to release the engine."""
+    """One project's world, stepped by the caller. Close it (or use ``with``) to release the engine.
+
+    ``record``: record to this MCAP file instead of the project's ``record:`` file; ``False``:
+    record nothing."""
 
     def __init__(
         self,
@@ -42,15 +50,30 @@ class Simulation:
         *,
         bodies: dict[str, Body] | None = None,
         observers: list[Observer] | None = None,
+        record: str | Path | bool | None = None,
     ) -> None:
-        self.project = project if isinstance(project, Project) else load_project(project)
-        self.bodies = bodies if bodies is not None else load_bodies(self.project, None, local=True)
-        self.engine = make_engine(self.project, self.bodies)
-        self.hub = ControllerHub(self.engine, self.project, bind=None)
-        self._roots = RootTracker()
-        self.loop = TickLoop(self.engine, self.hub, [self._roots, *(observers or [])])
-        attach_in_process(self.hub, self.project)
-        self.loop.begin()
+        project = project if isinstance(project, Project) else load_project(project)
+        refuse_external_controllers(project)
+        self.bodies = bodies if bodies is not None else load_bodies(project, None, local=True)
+        self.world = World(project, bodies=self.bodies, observers=observers, record=record)
+        self.world.begin()
+
+    # The world's parts, for scripts that reach below the API.
+    @property
+    def project(self) -> Project:
+        return self.world.project
+
+    @property
+    def engine(self) -> Engine:
+        return self.world.engine
+
+    @property
+    def hub(self) -> ControllerHub:
+        return self.world.hub
+
+    @property
+    def loop(self) -> TickLoop:
+        return self.world.loop
 
     # --- time ---
 
@@ -69,18 +92,13 @@ class Simulation:
         Observers may hold ticks between calls (the recorder writes 16 at a time): a script that
         steps one tick at a time would otherwise pay for a pipe write every tick. ``run``, an
         error and ``close`` hand everything over."""
-        try:
-            for _ in range(n):
-                self.loop.tick_once()
-        except SimulationError:
-            self.loop.hand_over()
-            raise
+        self.world.step(n)
 
     def run(self, until: float | None = None) -> dict[str, Any]:
-        """Step until simulated time ``until`` (default: the project's end_time); the run summary."""
-        end = self.project.world.end_time if until is None else until
-        self.step(max(0, round(end / self.engine.timestep) - self.engine.tick))
-        self.loop.hand_over()
+        """Step until simulated time ``until`` (default: the project's end_time); the run summary.
+        SimulationError as :meth:`step`; the summary keeps the error too."""
+        self.world.advance(self.project.world.end_time if until is None else until)
+        self.world.hand_over()
         return self.summary()
 
     # --- robots ---
@@ -118,36 +136,36 @@ class Simulation:
     # --- life ---
 
     def reset(self) -> None:
-        """Back to the project's initial state; attached controllers are sent away."""
-        self.hub.reconfigure(self.project)
-        self.engine.reset()
-        self.loop.clear()
-        attach_in_process(self.hub, self.project)
-        self.loop.begin()
+        """Back to the project's initial state, as a new run: attached controllers are sent away,
+        the project's in-process ones start afresh, a recorder starts its next file."""
+        self.world.reset()
+        self.world.begin()
 
     def summary(self) -> dict[str, Any]:
-        return empty_summary(
-            sim_time=self.engine.time,
-            wall_time=self.loop.elapsed_wall(),
-            real_time_factor=self.loop.real_time_factor(),
-            ticks=self.engine.tick,
-            robots=self._roots.robots(),
-            controllers=self.hub.summary(),
-            error=self.loop.error,
-            engine=self.engine.name,
-        )
+        """The run summary, as the simulator process gives it (docs/architecture.md)."""
+        return self.world.summary()
 
     def close(self) -> None:
         """End the run for the observers (a recorder finishes its file), then release the engine."""
-        summary = self.summary()
-        for observer in self.loop.observers:
-            observer.end(summary)
-        self.hub.close()
-        self.loop.observers = []
-        self.engine.release()
+        self.world.close()
 
     def __enter__(self) -> Simulation:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def refuse_external_controllers(project: Project) -> None:
+    """A controller the project runs as a process would never be started here, and the robot
+    would stand still: say so instead, naming it and the ways out."""
+    external = [c for c in project.controllers if not c.in_process]
+    if not external:
+        return
+    named = ", ".join(f"{c.name!r} (command: {c.command})" for c in external)
+    raise ExternalControllers(
+        f"{project.path}: hrpsim.Simulation runs controllers in this process only, and controller(s) "
+        f"{named} run as processes. Run the project with `hrpsim launch {project.path}`; or give each "
+        "`in_process: true` and its `file:` (a Python Controller); or drop them from "
+        "project.controllers and drive the robot with sim.attach(...) or sim.command(...)"
+    )

@@ -1,8 +1,10 @@
 """Model files -> BodyInfo: one entry point that picks the reader by the file's suffix.
 
 ``.wrl`` is OpenHRP VRML97 (modelloader.openhrp), ``.urdf`` URDF (modelloader.urdf), ``.dae``
-and ``.zae`` COLLADA with the OpenRAVE extensions (modelloader.collada). Each reader is
-imported only when a file of its kind is loaded.
+and ``.zae`` COLLADA with the OpenRAVE extensions (modelloader.collada), ``.body`` Choreonoid body
+files (modelloader.choreonoid), ``.xml`` MuJoCo's MJCF (modelloader.mjcf). Each reader is imported
+only when a file of its kind is loaded. The ``world`` option (MJCF only) reads the file's
+environment, its world geoms, as a static body.
 """
 
 from __future__ import annotations
@@ -24,13 +26,18 @@ FORMATS: dict[str, tuple[str, str, bool]] = {
     ".urdf": ("hrpsim.modelloader.urdf", "load_urdf", False),
     ".dae": ("hrpsim.modelloader.collada", "load_collada", False),
     ".zae": ("hrpsim.modelloader.collada", "load_collada", False),
+    ".body": ("hrpsim.modelloader.choreonoid", "load_choreonoid_body", False),
+    ".xml": ("hrpsim.modelloader.mjcf", "load_mjcf", False),
 }
+WORLD_FORMATS = (".xml",)  # readers that take the ``world`` option
 
 
-def load_body(path: str | Path, *, lenient: bool = False) -> Body:
+def load_body(path: str | Path, *, lenient: bool = False, world: bool = False) -> Body:
     """Read ``path`` into a Body; ModelError (naming the file) for anything that goes wrong."""
     path = Path(os.path.abspath(os.fspath(path)))
     suffix = path.suffix.lower()
+    if world and suffix not in WORLD_FORMATS:
+        raise ModelError(f"{path}: the world option reads an MJCF file's environment; this is not an MJCF (.xml) file")
     if suffix not in FORMATS:
         raise ModelError(
             f"{path}: unknown model format {suffix or '(no suffix)'!r}; known: "
@@ -43,6 +50,8 @@ def load_body(path: str | Path, *, lenient: bool = False) -> Body:
         raise ModelError(f"{path}: the {suffix} reader is not available: {exc}") from None
     reader = getattr(module, function)
     try:
+        if suffix in WORLD_FORMATS:
+            return reader(path, world=world)
         return reader(path, lenient=lenient) if has_lenient else reader(path)
     except MemoryError:
         raise ModelError(

@@ -19,8 +19,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print(
-            f"{USAGE}\n\n  info FILE [--json] [--lenient]   what the loader reads from a model file\n"
-            "  convert ...                       convert a model file (hrpsim model convert --help)"
+            f"{USAGE}\n\n  info FILE [--json] [--lenient] [--world]   what the loader reads from a model file\n"
+            "  convert ...                               convert a model file (hrpsim model convert --help)"
         )
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
@@ -35,7 +35,8 @@ def main(argv: list[str] | None = None) -> int:
 def info_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="hrpsim model info",
-        description="Show what the loader reads from a model file (.wrl OpenHRP VRML97, .urdf, .dae/.zae COLLADA).",
+        description="Show what the loader reads from a model file "
+        "(.wrl OpenHRP VRML97, .urdf, .dae/.zae COLLADA, .xml MJCF).",
     )
     parser.add_argument("file", help="the model file")
     parser.add_argument(
@@ -44,11 +45,12 @@ def info_main(argv: list[str]) -> int:
         help="print JSON (name, root, links, joints, dof, mass, sensors, extra_joints, ...)",
     )
     parser.add_argument("--lenient", action="store_true", help="load despite problems, reporting them as warnings")
+    parser.add_argument("--world", action="store_true", help="MJCF: read the file's environment (its world geoms)")
     args = parser.parse_args(argv)
     from hrpsim.modelloader import load_body  # the readers are imported only when a file is read
 
     try:
-        body = load_body(args.file, lenient=args.lenient)
+        body = load_body(args.file, lenient=args.lenient, world=args.world)
     except HrpsimError as exc:
         print(f"hrpsim model info: {exc}", file=sys.stderr)
         return 1
@@ -79,6 +81,7 @@ def summary(body: Body) -> dict[str, Any]:
         ],
         "files": list(body.metadata.get("files", [])),
         "warnings": list(body.metadata.get("warnings", [])),
+        "notes": list(body.metadata.get("notes", [])),
     }
 
 
@@ -111,4 +114,5 @@ def tree(body: Body) -> str:
         lines += [f"  {e.name}  {e.type}  {e.link1} - {e.link2}" for e in body.extra_joints]
     for warning in body.metadata.get("warnings", []):
         lines.append(f"warning: {warning}")
+    lines += [f"note: {note}" for note in body.metadata.get("notes", [])]
     return "\n".join(lines)

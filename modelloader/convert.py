@@ -14,8 +14,9 @@ from hrpsim.errors import ConfigError, ModelError
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="hrpsim model convert",
-        description="Convert a model file (OpenHRP VRML .wrl, URDF, COLLADA .dae/.zae) to URDF (.urdf) or "
-        "MuJoCo's MJCF (.xml). URDF: meshes go to a <OUT>_meshes folder beside the output; gear ratios and "
+        description="Convert a model file (OpenHRP VRML .wrl, URDF, COLLADA .dae/.zae, Choreonoid .body, MJCF .xml) to "
+        "URDF (.urdf) or MuJoCo's MJCF (.xml). URDF: meshes go to a <OUT>_meshes folder beside the output; gear ratios "
+        "and "
         "rotor inertias go to transmissions; sensors, extra joints and other motor parameters have no URDF "
         "form and are left out. MJCF (needs pip install 'hrpsim[mujoco]'): one self-contained file with "
         "meshes inline, rotor inertia x gearRatio^2 as armature, sensors as sites, extra joints as equality "

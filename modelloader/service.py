@@ -5,8 +5,9 @@ Operations:
 - ``load(path, options=None)`` -> ``Body.to_wire()``. ``path`` is a local path or a file:// url
   (relative paths are taken from the service's working directory, so clients send absolute
   ones) to a regular file under the model roots (``--model-root``, ``$HRPSIM_MODEL_ROOTS``; the
-  working directory when none is given; ``~`` is not expanded); ``options`` may hold ``lenient`` (bool). Results are
-  cached by the content of the model file and of every file it read, so an edited Inline is noticed.
+  working directory when none is given; ``~`` is not expanded); ``options`` may hold ``lenient``
+  (bool) and ``world`` (bool: an MJCF file's environment). Results are cached by the content of
+  the model file and of every file it read, so an edited Inline is noticed.
 - ``clear()`` -> how many cached bodies were dropped.
 - ``stats()`` -> cache size, hits and misses.
 
@@ -33,7 +34,7 @@ from hrpsim.service import DEFAULT_BIND, Operation, Service
 
 log = logging.getLogger("hrpsim.modelloader")
 
-OPTIONS: dict[str, type] = {"lenient": bool}
+OPTIONS: dict[str, type] = {"lenient": bool, "world": bool}  # world: an MJCF file's environment
 
 
 class ModelLoaderService(Service):
@@ -132,7 +133,7 @@ def _digests(metadata: dict[str, Any]) -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="hrpsim run modelloader", description="Serve model files (.wrl, .urdf, .dae, .zae) as BodyInfo."
+        prog="hrpsim run modelloader", description="Serve model files (.wrl, .urdf, .dae, .zae, .body) as BodyInfo."
     )
     parser.add_argument("--nameserver", help="nameserver address (default: $HRPSIM_NAMESERVER or tcp://127.0.0.1:2809)")
     parser.add_argument("--bind", default=DEFAULT_BIND, help=f"address to bind (default {DEFAULT_BIND})")

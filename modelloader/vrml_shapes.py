@@ -44,7 +44,7 @@ def shape_of(shape: Node, transform: np.ndarray, fields: FieldReader) -> Shape |
         if geometry.type in PRIMITIVES:
             result = _primitive(geometry, transform, fields)
         elif geometry.type in MESHES:
-            result = _mesh_shape(_polygon_mesh(geometry, fields), transform)
+            result = place_mesh(_polygon_mesh(geometry, fields), transform)
         else:
             return None  # PointSet, IndexedLineSet, Text: nothing to collide with
     except GeometryError as exc:
@@ -90,6 +90,24 @@ def appearance_of(node: Node | None, fields: FieldReader) -> Appearance:
 
 
 def _primitive(geometry: Node, transform: np.ndarray, fields: FieldReader) -> Shape | None:
+    kind = geometry.type
+    if kind == "Box":
+        return place_primitive("box", transform, size=fields.vector(geometry, "size", (2.0, 2.0, 2.0)))
+    if kind == "Sphere":
+        return place_primitive("sphere", transform, radius=fields.float(geometry, "radius", 1.0))
+    if kind == "Cylinder":
+        radius, height = fields.float(geometry, "radius", 1.0), fields.float(geometry, "height", 2.0)
+        return place_primitive("cylinder", transform, radius=radius, height=height)
+    radius, height = fields.float(geometry, "bottomRadius", 1.0), fields.float(geometry, "height", 2.0)
+    return place_primitive("cone", transform, radius=radius, height=height)
+
+
+def place_primitive(
+    kind: str, transform: np.ndarray, *, size: np.ndarray | None = None, radius: float = 0.0, height: float = 0.0
+) -> Shape | None:
+    """A box, sphere, cylinder, cone or capsule (VRML axes) under an affine ``transform``: a
+    primitive when the map is a rotation with a scale the primitive absorbs, else a mesh (None
+    for a capsule, which has no mesh form here)."""
     linear, offset = transform[:3, :3], transform[:3, 3].copy()
     scales = np.linalg.norm(linear, axis=0)
     rotation = linear / np.where(scales > 0, scales, 1.0)
@@ -97,28 +115,20 @@ def _primitive(geometry: Node, transform: np.ndarray, fields: FieldReader) -> Sh
     rigid = bool(np.allclose(rotation.T @ rotation, np.eye(3), atol=_SQUARE)) and np.linalg.det(rotation) > 0
     if rigid:
         rotation = _nearest_rotation(rotation)
-    kind = geometry.type
-    if kind == "Box":
-        size = fields.vector(geometry, "size", (2.0, 2.0, 2.0))
+    if kind == "box":
+        size = np.asarray(size, dtype=np.float64)
         if rigid:
             return Shape("box", translation=offset, rotation=rotation, size=size * scales)
-        return _mesh_shape(box_mesh(size), transform)
-    if kind == "Sphere":
-        radius = fields.float(geometry, "radius", 1.0)
+        return place_mesh(box_mesh(size), transform)
+    if kind == "sphere":
         if rigid and np.ptp(scales) <= _TOLERANCE * max(1.0, scales.max()):
             return Shape("sphere", translation=offset, rotation=rotation, radius=radius * scales[0])
-        return _mesh_shape(sphere_mesh(radius), transform)
-    if kind == "Cylinder":
-        radius, height = fields.float(geometry, "radius", 1.0), fields.float(geometry, "height", 2.0)
-        mesh = (radius, radius, height)
-    else:
-        radius, height = fields.float(geometry, "bottomRadius", 1.0), fields.float(geometry, "height", 2.0)
-        mesh = (radius, 0.0, height)
+        return place_mesh(sphere_mesh(radius), transform)
     if rigid and abs(scales[0] - scales[2]) <= _TOLERANCE * max(1.0, scales.max()):
-        return Shape(
-            kind.lower(), translation=offset, rotation=rotation, radius=radius * scales[0], height=height * scales[1]
-        )
-    return _mesh_shape(cylinder_mesh(*mesh), transform)
+        return Shape(kind, translation=offset, rotation=rotation, radius=radius * scales[0], height=height * scales[1])
+    if kind == "capsule":
+        return None
+    return place_mesh(cylinder_mesh(radius, radius if kind == "cylinder" else 0.0, height), transform)
 
 
 def _nearest_rotation(matrix: np.ndarray) -> np.ndarray:
@@ -171,7 +181,8 @@ def _extrusion(geometry: Node, fields: FieldReader, ccw: bool) -> Mesh:
     )
 
 
-def _mesh_shape(mesh: Mesh, transform: np.ndarray) -> Shape | None:
+def place_mesh(mesh: Mesh, transform: np.ndarray) -> Shape | None:
+    """A mesh (in its own frame) placed by an affine ``transform``; None when it has no triangles."""
     vertices, triangles = mesh
     if len(triangles) == 0:
         return None

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from hrpsim.cli_options import add_everywhere, nameserver_option
 from hrpsim.errors import HrpsimError
 from hrpsim.naming import NameClient
 
@@ -14,10 +15,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="hrpsim ns", description="Query the nameserver.")
     sub = parser.add_subparsers(dest="command", required=True)
     ls = sub.add_parser("list", help="list registered services")
-    ls.add_argument("--nameserver", help="nameserver address (default $HRPSIM_NAMESERVER or tcp://127.0.0.1:2809)")
     ls.add_argument("--kind", help="only services of this kind")
     ls.add_argument("--json", action="store_true", help="print JSON")
-    ls.add_argument("--timeout", type=float, default=2.0)
+    add_everywhere(
+        parser,
+        [ls],
+        [
+            nameserver_option(),
+            (("--timeout",), {"type": float, "default": 2.0, "help": "seconds to wait for the answer"}),
+        ],
+    )
     args = parser.parse_args(argv)
     try:
         with NameClient(args.nameserver, timeout=args.timeout) as ns:

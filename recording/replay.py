@@ -1,9 +1,12 @@
-"""``hrpsim replay RUN.mcap``: run a recorded run again, in this process, without controllers.
+"""``hrpsim replay RUN.mcap [--summary FILE]``: run a recorded run again, in this process, without controllers.
 
-The engine is rebuilt from the recording alone (its project, its model files, the bodies the
-simulator loaded) and driven tick by tick with the recorded applied commands. Every recorded
+The world is rebuilt from the recording alone (its project, its model files, the bodies the
+simulator loaded) as the simulator's own core (simserver/world.py) and driven tick by tick with
+the recorded applied commands, applied where the controller hub applied them. Every recorded
 state is compared with the replayed one bit for bit; the first difference is named (tick,
-robot, field, joint or sensor) and the exit status is 1. Identical: status 0.
+robot, field, joint or sensor) and the exit status is 1. Identical: status 0. ``--summary``
+writes the replayed run's summary (JSON): its ticks, times and robot figures are the recorded
+run's.
 
 ``--controller CMD`` instead runs the recorded project again with CMD as the robot's controller,
 through ``hrpsim launch`` (real processes), from the same start: for trying a controller offline
@@ -13,6 +16,7 @@ against a run that went wrong. ``--record OUT.mcap`` keeps that run.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -98,36 +102,62 @@ def first_difference(recorded: dict[str, Any], state: Any, joints: list[str]) ->
     return None
 
 
-def replay_lockstep(rec: Recording, project: Project) -> tuple[bool, str]:
-    """(identical, what happened in one line)."""
-    from hrpsim.engines.base import JointCommand, make_engine
+class RecordedCommands:
+    """A tick action: the applied commands recorded for the tick, applied again."""
 
-    engine = make_engine(project, rec.bodies())
+    def __init__(self) -> None:
+        self.pending: list[dict[str, Any]] = []
+
+    def apply(self, record: Any) -> None:
+        from hrpsim.engines.base import JointCommand
+
+        for c in self.pending:
+            command = JointCommand(
+                torque=_array(c.get("torque")),
+                q_ref=_array(c.get("q_ref")),
+                dq_ref=_array(c.get("dq_ref")),
+                modes=c.get("modes"),
+            )
+            record.engine.apply(c["robot"], command)
+        self.pending = []
+
+
+def replay_lockstep(rec: Recording, project: Project) -> tuple[bool, str, dict[str, Any]]:
+    """(identical, what happened in one line, the replayed run's summary)."""
+    from hrpsim.simserver.world import World
+
+    # The recorded run, and nothing else: no controllers (their commands are recorded), no
+    # recording over the one being read, ticks as fast as they go, no images rendered for nobody
+    # (they never act on the world).
+    project.controllers, project.record, project.world.sync = [], None, "lockstep"
+    project.world.cameras = "off"
+    world = World(project, bodies=rec.bodies(), record=False)
+    commands = RecordedCommands()
+    world.add_action(commands)
+    world.begin()
+    try:
+        identical, message = _compare(rec, world, commands)
+        world.pause()
+        return identical, message, world.summary()
+    finally:
+        world.close()
+
+
+def _compare(rec: Recording, world: Any, commands: RecordedCommands) -> tuple[bool, str]:
+    engine = world.engine
     joints = {r: rec.joints(r) for r in rec.robots}
     compared = 0
-    try:
-        for tick, states, commands in ticks(rec):
-            while engine.tick < tick:
-                engine.step()
-            for robot, recorded in states.items():
-                difference = first_difference(recorded, engine.read(robot), joints[robot])
-                if difference:
-                    return False, f"tick {tick} (t={recorded['time']:.6g} s): robot {robot}: {difference}"
-                compared += 1
-            for c in commands:
-                engine.apply(
-                    c["robot"],
-                    JointCommand(
-                        torque=_array(c.get("torque")),
-                        q_ref=_array(c.get("q_ref")),
-                        dq_ref=_array(c.get("dq_ref")),
-                        modes=c.get("modes"),
-                    ),
-                )
-        last = engine.tick
-    finally:
-        engine.release()
-    return True, (f"{compared} recorded states of {len(joints)} robot(s) over {last} ticks reproduced bit-identically")
+    for tick, states, applied in ticks(rec):
+        world.step(tick - engine.tick)  # the commands of the tick before, applied inside it
+        for robot, recorded in states.items():
+            difference = first_difference(recorded, engine.read(robot), joints[robot])
+            if difference:
+                return False, f"tick {tick} (t={recorded['time']:.6g} s): robot {robot}: {difference}"
+            compared += 1
+        commands.pending = applied
+    return True, (
+        f"{compared} recorded states of {len(joints)} robot(s) over {engine.tick} ticks reproduced bit-identically"
+    )
 
 
 def _array(values: Any) -> np.ndarray | None:
@@ -173,6 +203,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--name", help="with --controller: which controller it replaces (default: the first)")
     parser.add_argument("--record", metavar="OUT.mcap", help="with --controller: record the new run")
     parser.add_argument("--until", type=float, help="with --controller: stop at this simulated time")
+    parser.add_argument("--summary", type=Path, help="write the replayed run's summary (JSON) to this file")
     return parser.parse_args(argv)
 
 
@@ -186,7 +217,9 @@ def main(argv: list[str] | None = None) -> int:
             project = relocated_project(rec, extract_files(rec, Path(tmp)))
             if args.controller:
                 return _launch(with_controller(project, rec, args.controller, args.name, Path(tmp)), args)
-            identical, message = replay_lockstep(rec, project)
+            identical, message, summary = replay_lockstep(rec, project)
+        if args.summary:
+            args.summary.write_text(json.dumps(summary, indent=2))
     except RecordingError as exc:
         print(f"hrpsim replay: {exc}", file=sys.stderr)
         return 2
@@ -202,4 +235,5 @@ def _launch(project_file: Path, args: argparse.Namespace) -> int:
 
     extra = ["--record", args.record] if args.record else []
     extra += ["--until", repr(args.until)] if args.until else []
+    extra += ["--summary", str(args.summary)] if args.summary else []
     return launch([str(project_file), "--nameserver", "tcp://127.0.0.1:*", *extra])

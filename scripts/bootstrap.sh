@@ -7,9 +7,10 @@ cd "$(dirname "$0")/.."
 
 SYSTEM_PYTHON=/usr/bin/python3
 # chromium: only the tests use it, to load the browser viewer headless
+# stress-ng: scripts/stress-test.sh keeps every core busy while the suite runs
 # libegl1 libegl-mesa0 libgl1-mesa-dri: headless OpenGL (Mesa's software renderer) for cameras
 APT_PACKAGES=(python3-pyode python3-venv collada-urdf-tools iproute2 gcc make pkg-config libzmq3-dev libmsgpack-dev
-              chromium libegl1 libegl-mesa0 libgl1-mesa-dri)
+              chromium libegl1 libegl-mesa0 libgl1-mesa-dri stress-ng)
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi

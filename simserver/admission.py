@@ -29,7 +29,7 @@ class AttachedController:
 
     name: str
     robot: str
-    identity: bytes
+    peer: Any  # where it is: simserver/peers.py (a connection, or a Controller in this process)
     every: int
     period: float
     policy: str
@@ -40,9 +40,12 @@ class AttachedController:
     sent_at: float = 0.0
     answer: proto.Command | None = None
     answered_late: bool = False
-    local: Any = None  # the Controller instance of an in-process controller (no connection)
     key: str = ""  # the name of the key it attached with (hrpsim.security)
     rtt_us: float | None = None  # the round trip of its last answer
+
+    @property
+    def identity(self) -> bytes | None:
+        return self.peer.identity
 
     def due(self, tick: int) -> bool:
         return tick >= self.start_tick and tick % self.every == 0
@@ -50,7 +53,7 @@ class AttachedController:
 
 def admit(
     hello: proto.Hello,
-    identity: bytes,
+    peer: Any,
     *,
     project: Project,
     robots: list[str],
@@ -82,7 +85,7 @@ def admit(
     return AttachedController(
         name=hello.controller,
         robot=hello.robot,
-        identity=identity,
+        peer=peer,
         every=period_ticks(period, project.world.timestep) or 1,
         period=period,
         policy=config.policy if config else (hello.policy or ADHOC_POLICY),

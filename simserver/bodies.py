@@ -41,6 +41,12 @@ def load_bodies(
             continue
         if mc.static:
             body.static = True
+        try:
+            rescale_masses(body, mc)
+        except ModelError as exc:
+            failed.append(mc.name)
+            problems.extend(_model_problems(mc, exc))
+            continue
         bodies[mc.name] = body
     if failed:
         raise ModelError(f"{project.path}: {len(failed)} model(s) could not be loaded: {', '.join(failed)}", problems)
@@ -80,4 +86,26 @@ def _fetch(mc: ModelConfig, nameserver: str | None) -> Body:
 def _load_local(mc: ModelConfig) -> Body:
     from hrpsim.modelloader import load_body
 
-    return load_body(mc.file, lenient=bool((mc.options or {}).get("lenient", False)))
+    options = mc.options or {}
+    return load_body(mc.file, lenient=bool(options.get("lenient", False)), world=bool(options.get("world", False)))
+
+
+def rescale_masses(body: Body, mc: ModelConfig) -> None:
+    """The project's ``mass_scale`` and ``masses`` on a loaded body: each changed link's inertia scales
+    with its mass (the same shape, denser or lighter). ModelError for a link the body lacks."""
+    links = {link.name: link for link in body.links}
+    unknown = sorted(set(mc.masses) - set(links))
+    if unknown:
+        raise ModelError(
+            f"models[{mc.name}].masses names unknown link(s) {', '.join(unknown)} (links: {', '.join(links)})"
+        )
+    for link in body.links:
+        factor = mc.mass_scale
+        if link.name in mc.masses and link.mass > 0:
+            factor = mc.masses[link.name] / link.mass
+        elif link.name in mc.masses:  # a massless link given a mass: no inertia to scale
+            link.mass = mc.masses[link.name]
+            continue
+        if factor != 1.0:
+            link.mass *= factor
+            link.inertia = link.inertia * factor

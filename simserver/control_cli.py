@@ -12,6 +12,7 @@ import json
 import sys
 from typing import Any
 
+from hrpsim.cli_options import add_everywhere, nameserver_option
 from hrpsim.client import Client
 from hrpsim.errors import HrpsimError
 from hrpsim.naming import NameClient
@@ -19,13 +20,16 @@ from hrpsim.naming import NameClient
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hrpsim sim", description="Control a running simulator.")
-    parser.add_argument("--name", default="simserver", help="the simulator's registered name (default %(default)s)")
-    parser.add_argument("--nameserver", help="nameserver address (default $HRPSIM_NAMESERVER or tcp://127.0.0.1:2809)")
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for each answer")
-    parser.add_argument("--json", action="store_true", help="print the simulator's answer as JSON")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("status", help="time, tick, running or not, what it waits for")
-    start = sub.add_parser("start", help="run (once the project's controllers have attached)")
+    commands = [
+        sub.add_parser("status", help="time, tick, running or not, what it waits for"),
+        start := sub.add_parser("start", help="run (once the project's controllers have attached)"),
+        sub.add_parser("pause", help="stop ticking; the state stays"),
+        step := sub.add_parser("step", help="advance N ticks while paused"),
+        sub.add_parser("reset", help="back to the project's initial state (while paused)"),
+        sub.add_parser("summary", help="the run summary so far"),
+        sub.add_parser("stop", help="end the simulator process"),
+    ]
     start.add_argument("--until", type=float, help="simulated time to stop at (default: the project's end_time)")
     start.add_argument(
         "--wait",
@@ -33,12 +37,17 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="seconds to wait for the project's controllers (default: as long as it takes)",
     )
-    sub.add_parser("pause", help="stop ticking; the state stays")
-    step = sub.add_parser("step", help="advance N ticks while paused")
     step.add_argument("n", type=int, nargs="?", default=1)
-    sub.add_parser("reset", help="back to the project's initial state (while paused)")
-    sub.add_parser("summary", help="the run summary so far")
-    sub.add_parser("stop", help="end the simulator process")
+    add_everywhere(
+        parser,
+        commands,
+        [
+            (("--name",), {"default": "simserver", "help": "the simulator's registered name (default %(default)s)"}),
+            nameserver_option(),
+            (("--timeout",), {"type": float, "default": 10.0, "help": "seconds to wait for each answer"}),
+            (("--json",), {"action": "store_true", "help": "print the simulator's answer as JSON"}),
+        ],
+    )
     return parser
 
 

@@ -1,6 +1,9 @@
 """The kernel's check for physically absurd states, for every engine: a robot link far below the
 lowest point of every static model has fallen through the world (a missing collision pair, a
-contact that gave way), and nothing that follows in the run means anything. The engines check
+contact that gave way), and nothing that follows in the run means anything. Links that hang on
+the robot through a slide joint are not checked: how far they go is that joint's value (the
+fingers of an arm with no controller slide away along their unlimited joints, as in OpenHRP),
+and the links above them still tell whether the robot fell through the world. The engines check
 their own numeric limits (non-finite or exploding values); this bound comes from the world's
 geometry, so it is computed here from the static models' shapes and poses.
 """
@@ -9,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hrpsim.bodyinfo import Shape
+from hrpsim.bodyinfo import Body, Shape
 from hrpsim.engines.base import Engine
 from hrpsim.errors import SimulationError
 from hrpsim.transforms import quaternion_matrix
@@ -22,12 +25,14 @@ class StateGuard:
     def __init__(self) -> None:
         self.engine: Engine | None = None
         self.floor: float | None = None  # z below which a robot link is absurd; None without static models
+        self.checked: dict[str, np.ndarray] = {}  # robot -> indices of the links checked
 
     def begin(self, engine: Engine) -> None:
         self.engine = engine
         lowest = [lowest_point(engine, name) for name in engine.model_names if engine.is_static(name)]
         lowest = [z for z in lowest if z is not None]
         self.floor = min(lowest) - FAR_BELOW_M if lowest else None
+        self.checked = {robot: links_not_on_slides(engine.body(robot)) for robot in engine.robots}
 
     def check(self, tick: int) -> None:
         """SimulationError naming robot and link when a link is below the bound."""
@@ -35,16 +40,32 @@ class StateGuard:
             return
         engine = self.engine
         for robot in engine.robots:
-            z = engine.link_states(robot).positions[:, 2]
+            checked = self.checked.get(robot)
+            if checked is None:  # a robot added after begin()
+                checked = self.checked[robot] = links_not_on_slides(engine.body(robot))
+            z = engine.link_states(robot).positions[checked, 2]
             below = np.flatnonzero(~(z >= self.floor))  # NaN counts as below
             if below.size:
-                link = engine.body(robot).links[int(below[0])].name
+                link = engine.body(robot).links[int(checked[below[0]])].name
                 raise SimulationError(
                     f"simulation stopped at t={engine.time:.6g} s (tick {engine.tick}): model {robot!r} link {link!r} "
                     f"is at z = {z[below[0]]:.3g} m, more than {FAR_BELOW_M:g} m below the lowest point of every "
                     f"static model ({self.floor + FAR_BELOW_M:.3g} m): it fell through the world. Check the "
                     "project's collisions (a pair for this robot and the floor?) and its contact settings"
                 )
+
+
+def links_not_on_slides(body: Body) -> np.ndarray:
+    """Indices of the links with no slide joint between them and the root."""
+
+    def on_slide(index: int) -> bool:
+        while index >= 0 and body.links[index].parent >= 0:
+            if body.links[index].joint_type == "slide":
+                return True
+            index = body.links[index].parent
+        return False
+
+    return np.array([i for i in range(len(body.links)) if not on_slide(i)], dtype=int)
 
 
 def lowest_point(engine: Engine, model: str) -> float | None:

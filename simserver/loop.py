@@ -3,9 +3,11 @@
 Per tick k::
 
     record = TickRecord(k)
-    hub.poll(); hub.before_collide(record)      # send state k to controllers whose turn it is
+    hub.poll(); hub.sensors.produce(record)     # range and vision readings due at tick k
+    hub.before_collide(record)                  # send state k to controllers whose turn it is
     engine.collide()                            # contacts, while controllers think
     hub.after_collide(record, slot_end)         # their commands for tick k, applied
+    actions apply(record)                       # per-tick changes: replayed commands, disturbances
     observers see the record                    # publisher, run summary, recorder ...
     engine.integrate()                          # k -> k + 1
 
@@ -21,7 +23,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from hrpsim.engines.base import Engine
 from hrpsim.errors import SimulationError
@@ -35,11 +37,20 @@ log = logging.getLogger("hrpsim.simserver")
 REANCHOR_S = 0.1  # behind the wall clock by more than this: stop trying to catch up
 
 
+class TickAction(Protocol):
+    """Changes the world inside every tick, after the controllers' commands are applied and
+    before observers see the tick and the world integrates (an external force, a command).
+    Unlike an observer, it may act on ``record.engine``."""
+
+    def apply(self, record: TickRecord) -> None: ...
+
+
 class TickLoop:
     def __init__(self, engine: Engine, hub: ControllerHub | None, observers: list[Observer] | None = None) -> None:
         self.engine = engine
         self.hub = hub
         self.observers: list[Observer] = list(observers or [])
+        self.actions: list[TickAction] = []
         self.guard = StateGuard()  # physically absurd states stop the run
         self.clear()
 
@@ -115,10 +126,13 @@ class TickLoop:
         try:
             if hub is not None:
                 hub.poll()
+                hub.sensors.produce(record)  # the range and vision readings due at this tick
                 hub.before_collide(record)
             engine.collide()
             if hub is not None:
                 hub.after_collide(record, slot_end)
+            for action in self.actions:
+                action.apply(record)
         finally:
             for observer in self.observers:
                 observer.observe(record)

@@ -65,6 +65,10 @@ class StatePublisher:
     def end(self, summary: dict[str, Any]) -> None:
         """Frames already sent are all there is."""
 
+    def contribute(self, summary: dict[str, Any]) -> None:
+        """The run summary's figures of the stream: frames sent and frames a full queue dropped."""
+        summary["published"], summary["dropped_frames"] = self.sent, self.dropped
+
     def publish(self, frame: dict[str, Any]) -> None:
         try:
             self.socket.send_multipart([TOPIC, CODEC.encode(frame)], zmq.NOBLOCK)

@@ -90,7 +90,8 @@ class Observer(Protocol):
     after a reset), ``end`` when the run ends for any reason, with the summary so far.
 
     One that holds records before passing them on may also have ``flush()``: the loop calls it
-    whenever it stops ticking for now (a pause, the end of a run, steps served)."""
+    whenever it stops ticking for now (a pause, the end of a run, steps served), and one with
+    figures for the run summary ``contribute(summary)``, which adds them to the summary dict."""
 
     def begin(self, engine: Engine) -> None: ...
 

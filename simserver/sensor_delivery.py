@@ -93,3 +93,41 @@ def with_readings(state: RobotState, readings: dict[str, dict[str, Any]]) -> Rob
     if not readings:
         return state
     return dataclasses.replace(state, sensors={**state.sensors, **readings})
+
+
+class WorldSensors:
+    """The range and vision sensors of one project's world: their delivery (above) is built at the
+    first tick, only when a robot has such sensors. The tick loop has them produce each tick's
+    readings into the tick record; the hub hands them to controllers and switches them."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._delivery: SensorDelivery | bool | None = False  # False: not built yet
+
+    def delivery(self) -> SensorDelivery | None:
+        if self._delivery is False:
+            self._delivery = SensorDelivery.for_world(self._engine)
+        return self._delivery
+
+    def produce(self, record: Any) -> None:
+        """The readings due at the record's tick go into ``record.readings``."""
+        delivery = self.delivery()
+        if delivery is not None:
+            record.readings = delivery.produce(record.tick, record.time, record.links)
+
+    def take(self, controller: str, robot: str) -> dict[str, dict[str, Any]]:
+        delivery = self.delivery()
+        return delivery.take(controller, robot) if delivery is not None else {}
+
+    def switch(self, robot: str, switches: dict[str, bool]) -> None:
+        delivery = self.delivery()
+        if delivery is None:
+            raise RequestError(
+                f"command field 'sensors': robot {robot!r} has no range or vision sensors", field="sensors"
+            )
+        delivery.switch(robot, switches)
+
+    def close(self) -> None:
+        if self._delivery:
+            self._delivery.close()
+        self._delivery = False

@@ -1,5 +1,9 @@
 """The simulator process: ``hrpsim run simserver --project FILE [--until T] [--nameserver ADDR] [--bind ADDR]``.
 
+The RPC front end of the simulator core (simserver/world.py): the world, its hub, loop, observers,
+summary and life are the :class:`World`'s; this module serves them as operations and runs the
+world in the background of its request loop.
+
 Registers as ``simserver`` (kind ``simserver``) with the endpoints of its world-state stream
 (``state``) and controller hub (``controllers``) in its metadata. Operations, in the spirit of
 OpenHRP's DynamicsSimulator:
@@ -34,21 +38,19 @@ from typing import Any
 import numpy as np
 import zmq
 
-from hrpsim.engines.base import Engine, JointCommand, make_engine
+from hrpsim.engines.base import Engine, JointCommand
 from hrpsim.errors import HrpsimError, NotFound, RequestError, SimulationError
 from hrpsim.files import ReadPolicy, add_root_option, model_roots, reading_under
 from hrpsim.logs import setup_logging
 from hrpsim.naming import host_identity, sibling_bind
 from hrpsim.project import Project, load_project
-from hrpsim.recording.writer import recorders
-from hrpsim.runsummary import empty_summary
 from hrpsim.service import DEFAULT_BIND, Operation, Service
-from hrpsim.simserver.bodies import STARTUP_PATIENCE_S, load_bodies
-from hrpsim.simserver.hub import ControllerHub, RunStopped, attach_in_process
+from hrpsim.simserver.bodies import load_bodies
+from hrpsim.simserver.hub import ControllerHub, RunStopped
 from hrpsim.simserver.loop import TickLoop
 from hrpsim.simserver.publisher import StatePublisher
 from hrpsim.simserver.record import Observer
-from hrpsim.simserver.run_summary import RootTracker
+from hrpsim.simserver.world import World
 from hrpsim.transforms import quaternion_matrix
 
 log = logging.getLogger("hrpsim.simserver")
@@ -91,22 +93,30 @@ class SimServer(Service):
         context: zmq.Context | None = None,
         engine: Engine | None = None,
         observers: list[Observer] | None = None,
+        record: str | Path | None = None,
         metadata: dict[str, Any] | None = None,
         roots: tuple[str, ...] = (),
     ) -> None:
-        self.project = project
+        """``record``: record every run to this MCAP file instead of the project's ``record:`` file."""
         self.nameserver = nameserver
         self.read_policy = ReadPolicy(roots=(Path(project.path).parent, *model_roots(roots)))
         self.until = until
         self._extra_metadata = dict(metadata or {})
         ctx = context or zmq.Context.instance()
-        self.engine = engine or make_engine(
-            project, load_bodies(project, nameserver, patience=STARTUP_PATIENCE_S), nameserver=nameserver
-        )
         self.publisher = StatePublisher(ctx, bind=sibling_bind(bind, "state"))
-        self.hub = ControllerHub(self.engine, project, context=ctx, bind=sibling_bind(bind, "controllers"))
-        self.roots = RootTracker()
-        self.loop = TickLoop(self.engine, self.hub, [self.roots, self.publisher, *(observers or [])])
+        try:
+            self.world = World(
+                project,
+                engine=engine,
+                nameserver=nameserver,
+                hub_bind=sibling_bind(bind, "controllers"),
+                context=ctx,
+                observers=[self.publisher, *(observers or [])],
+                record=record,
+            )
+        except BaseException:
+            self.publisher.close()
+            raise
         self.hub.serve_requests = self._serve_within_tick
         self.engine.serve_while_waiting(self._serve_while_engine_waits)
         self._within_tick = False
@@ -119,8 +129,24 @@ class SimServer(Service):
         self._wait_limit: float | None = CONTROLLER_WAIT_S
         self._target = self._end_time(until)
         self.hub.end_time = self._target
-        attach_in_process(self.hub, project)
         super().__init__(name, bind=bind, nameserver=nameserver, register=register, context=ctx)
+
+    # The world's parts, by the names the operations use.
+    @property
+    def project(self) -> Project:
+        return self.world.project
+
+    @property
+    def engine(self) -> Engine:
+        return self.world.engine
+
+    @property
+    def hub(self) -> ControllerHub:
+        return self.world.hub
+
+    @property
+    def loop(self) -> TickLoop:
+        return self.world.loop
 
     def _end_time(self, until: float | None) -> float:
         return float(self.project.world.end_time if until is None else until)
@@ -249,24 +275,15 @@ class SimServer(Service):
 
     def _advance(self) -> None:
         try:
-            if self.loop.run_for(self._target, TICK_BATCH_S):
+            if self.world.advance(self._target, TICK_BATCH_S):
                 self._finish(None)
-        except SimulationError as exc:
-            self.loop.fail(exc)
+        except SimulationError as exc:  # the world keeps it for the summary; the process serves on
             self._finish(str(exc))
-        except Exception as exc:  # a bug must stop the run, not the process: the state stays readable
-            log.exception("the tick loop failed")
-            self.loop.fail(
-                SimulationError(
-                    f"internal error in the tick loop at t={self.engine.time:.6g} s: {type(exc).__name__}: {exc}"
-                )
-            )
-            self._finish(self.loop.error)
 
     def _finish(self, error: str | None) -> None:
         self.running = False
         self.finished = True
-        self.loop.pause()
+        self.world.pause()
         log.info("run %s at t=%.4f s (tick %d)", "stopped" if error else "finished", self.engine.time, self.engine.tick)
         # At the run's end (not at an intermediate start(until=...)) every controller hears so and
         # exits on its own; the summary keeps its figures.
@@ -276,7 +293,7 @@ class SimServer(Service):
             self.hub.end_run(f"the run reached its end at t={self.engine.time:.4f} s")
         else:
             return  # a stop on the way (start(until=...)): the run goes on later
-        self._end_observers()
+        self.world.end()
 
     def _wait_for_controllers(self) -> None:
         names = [c.name for c in self.project.controllers]
@@ -297,19 +314,11 @@ class SimServer(Service):
         # each time, a stall a realtime run would count as missed ticks). Refcounting still frees it.
         gc.collect()
         gc.freeze()
-        self.loop.begin()
-
-    def _end_observers(self) -> None:
-        summary = self.op_summary()
-        for observer in self.loop.observers:
-            observer.end(summary)
+        self.world.begin()
 
     def close(self) -> None:
-        self._end_observers()  # quit or a signal mid-run: the recorder still finishes its file (a no-op if done)
-        self.hub.close()
+        self.world.close()  # quit or a signal mid-run: the recorder still finishes its file (a no-op if done)
         self.publisher.close()
-        self.loop.observers = []
-        self.engine.release()
         super().close()
 
     # --- run control ---
@@ -324,13 +333,11 @@ class SimServer(Service):
                 f"init: {proj.path} asks for the {proj.world.engine} engine; this simulator runs "
                 f"{self.engine.name} (start another simserver for it)"
             )
-        self.engine.rebuild(proj, bodies)
-        self.hub.reconfigure(proj)
-        attach_in_process(self.hub, proj)
-        self.project = proj
+        self.world.load(proj, bodies)
+        self.finished = False
         self._target = self._end_time(self.until)
         self.hub.end_time = self._target
-        return self.op_reset()
+        return self.op_status()
 
     def op_start(self, until: float | None = None, wait: float | None = CONTROLLER_WAIT_S) -> dict[str, Any]:
         """Run to ``until`` once the project's controllers have attached (waiting ``wait`` s at most;
@@ -358,7 +365,7 @@ class SimServer(Service):
         self._target = self._end_time(until if until is not None else self.until)
         self.hub.end_time = self._target
         self.finished = False
-        attach_in_process(self.hub, self.project)
+        self.world.attach_in_process()
         if self.project.controllers and wait != 0:
             self._waiting_since, self._wait_limit = time.monotonic(), wait
             log.info(
@@ -373,7 +380,7 @@ class SimServer(Service):
         self._step_paused = self._step is not None  # a step in progress ends after its current tick
         self.running = False
         self._waiting_since = None
-        self.loop.pause()
+        self.world.pause()
         return self.op_status()
 
     def op_step(self, n: int = 1) -> dict[str, Any]:
@@ -388,20 +395,17 @@ class SimServer(Service):
             )
         self._step, self._step_paused = (self.engine.tick, self.engine.tick + n), False
         try:
-            self.loop.step(n, TICK_BATCH_S, self._serve_within_step)
-        except SimulationError as exc:
-            self.loop.fail(exc)
-            raise
+            self.world.step(n, batch_s=TICK_BATCH_S, between=self._serve_within_step)
         finally:
             self._step = None
-            self.loop.hand_over()
+            self.world.hand_over()
         return self.op_status()
 
     def op_reset(self) -> dict[str, Any]:
         self._require_idle("reset")
-        self.engine.reset()
-        self.loop.clear()
+        self.world.reset()
         self.finished = False
+        self.hub.end_time = self._target
         return self.op_status()
 
     def _require_idle(self, op: str) -> None:
@@ -427,22 +431,7 @@ class SimServer(Service):
         return self.hub.waiting_for() + ([self._waiting_on] if self._waiting_on is not None else [])
 
     def op_summary(self) -> dict[str, Any]:
-        summary = empty_summary(
-            sim_time=self.engine.time,
-            wall_time=self.loop.elapsed_wall(),
-            real_time_factor=self.loop.real_time_factor(),
-            ticks=self.engine.tick,
-            robots=self.roots.robots(),
-            controllers=self.hub.summary(),
-            error=self.loop.error,
-            published=self.publisher.sent,
-            dropped_frames=self.publisher.dropped,
-            engine=self.engine.name,
-        )
-        timing = self.loop.timing()
-        if timing is not None:
-            summary["timing"] = timing
-        return summary
+        return self.world.summary()
 
     # --- data ---
 
@@ -561,7 +550,7 @@ def main(argv: list[str] | None = None) -> int:
             until=args.until,
             name=args.name,
             roots=tuple(args.model_root),
-            observers=recorders(project, args.record),
+            record=args.record,
         )
     except HrpsimError as exc:
         print(f"hrpsim run simserver: {exc}", file=sys.stderr)

@@ -5,7 +5,7 @@ Each case is a function ``case(build, tmp, ..., **world)``: ``build(project, bod
 the engine under test from a project object (``sim_helpers.ode_engine`` for ODE, with any
 options bound by ``functools.partial``), ``tmp`` is a folder, and ``world`` settings go into the
 project (``collision="service"``, say). The box is
-1 kg, 0.2 m, its centre 0.1 mm above the surface when placed; g = 9.8.
+1 kg, 0.2 m, its centre 0.1 mm above the surface when placed (``gap`` changes that); g = 9.8.
 """
 
 from __future__ import annotations
@@ -41,10 +41,19 @@ def run(engine: Any, seconds: float) -> None:
 
 
 def slope_engine(
-    build: Build, tmp: Path, degrees: float, azimuth: float, friction: float, sliding: float | None = None, **world: Any
+    build: Build,
+    tmp: Path,
+    degrees: float,
+    azimuth: float,
+    friction: float,
+    sliding: float | None = None,
+    *,
+    gap: float = GAP,
+    **world: Any,
 ) -> tuple[Any, np.ndarray]:
-    """A box resting on a floor tilted ``degrees`` so that it falls toward ``azimuth``; the engine
-    and the downhill unit vector."""
+    """A box resting on a floor tilted ``degrees`` so that it falls toward ``azimuth``, its face
+    ``gap`` metres above the slope (0: touching; negative: into it); the engine and the downhill
+    unit vector."""
     tilt, down = math.radians(degrees), math.radians(azimuth)
     axis = (-math.sin(down), math.cos(down), 0.0)  # z x downhill: tilting about it lowers the downhill side
     rotation = (*axis, tilt)
@@ -53,7 +62,7 @@ def slope_engine(
         tmp,
         [
             (model("floor", static=True, rotation=rotation), floor_body()),
-            (model("box", position=tuple(normal * (0.1 + GAP)), rotation=rotation), box_body(mass=1.0)),
+            (model("box", position=tuple(normal * (0.1 + gap)), rotation=rotation), box_body(mass=1.0)),
         ],
         collisions=[CollisionPair("floor", "box", friction=friction, sliding_friction=sliding)],
         **world,
@@ -79,11 +88,12 @@ def case_slope_slides_the_same_whichever_way_it_faces(build: Build, tmp: Path, a
 
 
 def case_static_friction_holds_until_its_limit(
-    build: Build, tmp: Path, degrees: float, azimuth: float, **world: Any
+    build: Build, tmp: Path, degrees: float, azimuth: float, *, gap: float = GAP, **world: Any
 ) -> None:
     """friction 0.6, sliding_friction 0.4: on 30 degrees (tan 30 = 0.577) the placed box stays
-    (under 2 mm in 1 s); on 33 degrees (tan 33 = 0.649) it breaks loose and slides with mu 0.4."""
-    engine, downhill = slope_engine(build, tmp, degrees, azimuth, 0.6, 0.4, **world)
+    (under 2 mm in 1 s), whether placed above the slope, exactly on it or slightly into it; on 33
+    degrees (tan 33 = 0.649) it breaks loose and slides with mu 0.4."""
+    engine, downhill = slope_engine(build, tmp, degrees, azimuth, 0.6, 0.4, gap=gap, **world)
     start = root_position(engine, "box")
     run(engine, 1.0)
     moved = float((root_position(engine, "box") - start) @ downhill)

@@ -20,9 +20,9 @@ def facts(relative: str) -> dict[str, Any]:
 
 
 def corpus_models() -> list[Path]:
-    """Every model file listed in the corpus facts, VRML included."""
+    """Every model file listed in the corpus facts that loads (VRML and Choreonoid bodies included)."""
     data = json.loads(MODEL_FACTS.read_text())
-    return [MODELS / name for name in data["models"]]
+    return [MODELS / name for name, facts in data["models"].items() if "refusals" not in facts]
 
 
 def write(tmp: Path, name: str, text: str) -> Path:

@@ -223,12 +223,35 @@ def _add_sensor_sites(spec: mujoco.MjSpec, layout: ModelLayout) -> None:
             spec.add_sensor(name=f"{site}/{k}", type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE, objname=site)
 
 
+def _add_file_parts(spec: mujoco.MjSpec, layout: ModelLayout) -> None:
+    """What only a model file carries: the body's actuators (a motor with the joint's gear ratio)
+    and its collision exclusions."""
+    info = layout.info
+    for actuator in info.actuators:
+        link = next((lk for lk in info.links if lk.joint_label == actuator.joint), None)
+        if link is None or link.joint_type not in ("rotate", "slide") or layout.static:
+            continue
+        motor = spec.add_actuator(
+            name=element(layout.name, actuator.name or actuator.joint),
+            trntype=mujoco.mjtTrn.mjTRN_JOINT,
+            target=element(layout.name, actuator.joint),
+            gear=[float(link.gear_ratio), 0.0, 0.0, 0.0, 0.0, 0.0],
+        )
+        ctrl = actuator.params.get("ctrlrange")
+        if ctrl is not None:
+            motor.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
+            motor.ctrlrange = [float(ctrl[0]), float(ctrl[1])]
+    for first, second in info.collision_exclusions:
+        spec.add_exclude(bodyname1=element(layout.name, first), bodyname2=element(layout.name, second))
+
+
 def write_mjcf(body: Body, path: str) -> str:
     """``body`` as an MJCF file (root at the origin; a free root gets a free joint); returns the path."""
     config = ModelConfig(name=body.name or "model", file=body.source, static=body.static)
     project = Project(path=path, world=WorldConfig(), models=[config], collisions=[])
-    spec, _ = build_spec(project, {config.name: body}, runtime=False)
+    spec, layouts = build_spec(project, {config.name: body}, runtime=False)
     spec.modelname = config.name
+    _add_file_parts(spec, layouts[config.name])
     spec.compile()  # MuJoCo checks what it will be asked to load
     with open(path, "w", encoding="utf-8") as out:
         out.write(spec.to_xml())

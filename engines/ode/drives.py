@@ -84,11 +84,16 @@ class Drives:
         if sim.kind not in ("hinge", "slider"):
             return
         joint, mode = sim.joint, self.modes[i]
+        # ODE lets a motor at a joint stop push away from it with up to FudgeFactor x its force for
+        # one step; the rotor's motor below holds its speed with up to 1e7 N m, which at a stop under
+        # load throws the model apart. It never needs to leave a stop: no fudge for it.
+        joint.setParam(odeparams.FUDGE_FACTOR, 1.0)
         if mode == "torque":
             inertia = sim.link.reflected_inertia
             if inertia > 0.0:
                 joint.setParam(odeparams.FMAX, HIGH_GAIN_FMAX)
                 joint.setParam(odeparams.CFM, self.dt / inertia)
+                joint.setParam(odeparams.FUDGE_FACTOR, 0.0)
             else:
                 joint.setParam(odeparams.FMAX, 0.0)
                 joint.setParam(odeparams.CFM, self.cfm)

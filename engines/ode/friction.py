@@ -19,9 +19,11 @@ way friction must act, where the square's limit is exactly mu N:
 
 A :class:`Patch` remembers a step's contacts between two links: where each was, the normal
 force each carried and the patch's net tangential force. A contact of a new patch sticks (no
-slip on placement or landing); a contact of a patch that was there last step slides while its
-point moves faster than :data:`SLIP_SPEED`, so a sticking contact still moving that fast after
-a step needed more than the static limit, and a sliding one that slows under it sticks again.
+slip on placement or landing), as do those of a young patch that keeps gaining contacts (see
+:meth:`Patch._landing`); otherwise a contact of a patch that was there last step slides while
+its point moves faster than :data:`SLIP_SPEED`, so a sticking contact still moving that fast
+after a step needed more than the static limit, and a sliding one that slows under it sticks
+again.
 
 The model runs on every tick, between ODE's steps, for a handful of contacts: its cost is a few
 pyode calls per contact and the Python around them. Plain floats, not numpy: a numpy call costs
@@ -43,6 +45,7 @@ STICK_SLIP = 1e-7  # (m/s)/N: a sticking contact creeps this fast per newton of 
 NEAR_LIMIT = 0.5  # a patch using more than this part of its static friction is near its limit
 ALIGN_RATIO = 0.05  # tangential / normal force of a patch under which its direction is not followed
 DIRECTION_FLOOR = 1e-9  # N: a projected force this small has no direction
+NEW_CONTACT = 0.01  # m: a contact farther than this from every contact of last step's patch is new
 
 Vec = tuple[float, float, float]
 
@@ -53,7 +56,7 @@ _STILL = (SLIP_SPEED / 2) ** 2  # (m/s)^2: a point this slow is far from slippin
 class Patch:
     """One step's contacts between two links: set up before the step, their forces read after it."""
 
-    __slots__ = ("before", "force", "joints", "loads", "normals", "positions", "used")
+    __slots__ = ("before", "force", "joints", "landing", "loads", "normals", "positions", "sliding", "used")
 
     def __init__(self, before: Patch | None) -> None:
         self.before = before  # last step's patch between the same links, until this one is read back
@@ -63,6 +66,8 @@ class Patch:
         self.loads: list[float] = []  # N: each contact's normal force, once read back
         self.force: Vec | None = None  # N: the net tangential force on body 1, if worth following
         self.used = 0.0  # the net tangential force over the summed normal force
+        self.sliding = False  # whether any of its contacts slides
+        self.landing = False  # whether its contacts still land (see _landing)
 
     def apply(
         self,
@@ -80,11 +85,11 @@ class Patch:
         # the plain pyramid: its slip, at most as fast as the point, is under SLIP_SPEED, so it
         # sticks and takes ODE's own direction.
         plain = not near_limit and (before is None or before.force is None)
-        remember_position, remember_normal = self.positions.append, self.normals.append
-        for contact in contacts:
-            position, normal, _, _, _ = contact.getContactGeomParams()
-            remember_position(position)
-            remember_normal(normal)
+        params = [contact.getContactGeomParams() for contact in contacts]
+        self.positions.extend(p[0] for p in params)
+        self.normals.extend(p[1] for p in params)
+        self.landing = landing = self.landing or self._landing(params)
+        for contact, (position, normal, _, _, _) in zip(contacts, params, strict=True):
             # Velocity of body 1's point at the contact relative to body 2's (inline: this loop is
             # the friction model's hottest code).
             vx = vy = vz = 0.0
@@ -96,8 +101,18 @@ class Patch:
             if plain and vx * vx + vy * vy + vz * vz < _STILL:
                 contact.setMode(mode)
                 contact.setMu(mu)
-            else:
-                self._orient(contact, position, normal, (vx, vy, vz), mode, mu, sliding_mu, near_limit)
+                continue
+            self._orient(contact, position, normal, (vx, vy, vz), mode, (mu, sliding_mu), near_limit, landing)
+
+    def _landing(self, params: list[tuple]) -> bool:
+        """Whether these contacts still land: a new patch, or one that has gained a contact at
+        every step since it was new, none sliding (a box placed exactly on a slope first touches
+        along one edge, then tips onto its face). Slip then comes from the landing, not from a
+        force beyond the static limit. A patch that kept its contacts for a step has landed."""
+        before = self.before
+        if before is None:
+            return True
+        return before.landing and not before.sliding and not all(before.had_contact_near(p[0]) for p in params)
 
     def _orient(
         self,
@@ -106,23 +121,24 @@ class Patch:
         normal: Vec,
         velocity: Vec,
         mode: int,
-        mu: float,
-        sliding_mu: float,
+        coefficients: tuple[float, float],
         near_limit: bool,
+        landing: bool,
     ) -> None:
         """One contact's friction from its relative velocity: sliding, or sticking along a direction."""
-        before = self.before
+        before, (mu, sliding_mu) = self.before, coefficients
         vx, vy, vz = velocity
         nx, ny, nz = normal
         along = vx * nx + vy * ny + vz * nz
         tx, ty, tz = vx - along * nx, vy - along * ny, vz - along * nz
         speed = math.sqrt(tx * tx + ty * ty + tz * tz)
-        # Moving now means sliding, whether it stuck or slid last step; but the contacts of a new
-        # patch first get one step of static friction, which stops the slip a landing brings.
-        if before is not None and speed > SLIP_SPEED:
+        # Moving now means sliding, whether it stuck or slid last step; but the contacts of a
+        # landing patch first get one step of static friction, which stops the slip a landing brings.
+        if not landing and speed > SLIP_SPEED:
             contact.setMode(mode | odeparams.CONTACT_FDIR1)
             contact.setMu(sliding_mu)
             contact.setFDir1((tx / speed, ty / speed, tz / speed))
+            self.sliding = True
             return
         direction = _stick_direction(before.force if before is not None else None, normal, tx, ty, tz, speed)
         if direction is not None:
@@ -140,6 +156,12 @@ class Patch:
         contact.setMu(mu * before.nearest_load(position))
         contact.setSlip1(STICK_SLIP)
         contact.setSlip2(STICK_SLIP)
+
+    def had_contact_near(self, position: Vec) -> bool:
+        """Whether one of this patch's contacts was within :data:`NEW_CONTACT` of ``position``."""
+        x, y, z = position
+        reach = NEW_CONTACT * NEW_CONTACT
+        return any((px - x) ** 2 + (py - y) ** 2 + (pz - z) ** 2 <= reach for px, py, pz in self.positions)
 
     def nearest_load(self, position: Vec) -> float:
         """The normal force of this patch's contact closest to ``position`` (the first of equals)."""

@@ -28,6 +28,7 @@ from hrpsim.transforms import matrix_quaternion
 
 log = logging.getLogger("hrpsim.simserver")
 
+HINGE_STOP_MARGIN = 0.1  # rad inside ODE's +-pi where a wider hinge range is stopped (more than a step's move)
 MIN_MASS = 1e-3  # kg given to massless links: ODE refuses a body without mass
 MIN_INERTIA = 1e-7  # kg m^2: the least principal moment a link keeps
 _LEVI_CIVITA = np.zeros((3, 3, 3))
@@ -216,8 +217,11 @@ class OdeModel:
     @staticmethod
     def _set_stops(sim: LinkSim) -> None:
         lo, hi = sim.link.q_lower - sim.offset, sim.link.q_upper - sim.offset
-        if sim.kind == "hinge":  # ODE accepts hinge stops within [-pi, pi] only
-            lo, hi = max(lo, -np.pi), min(hi, np.pi)
+        if sim.kind == "hinge":  # ODE reads a hinge in (-pi, pi] and accepts stops there only
+            # A stop at the edge itself is met just as the reading wraps to the other end, beyond the
+            # other stop, which then drives the joint round and round: keep the stops off the edge.
+            edge = np.pi - HINGE_STOP_MARGIN
+            lo, hi = max(lo, -edge), min(hi, edge)
         if np.isfinite(lo) and np.isfinite(hi) and lo <= hi:
             sim.joint.setParam(odeparams.LO_STOP, float(lo))
             sim.joint.setParam(odeparams.HI_STOP, float(hi))

@@ -1,0 +1,74 @@
+"""The controllers attached to the hub: admitted by the rules of simserver/admission.py, known by
+name and (for connections) by identity, kept in name order (the order their commands apply in, so a
+lockstep run does not depend on which answer came first), and welcomed with what they need to know."""
+
+from __future__ import annotations
+
+import logging
+
+from hrpsim import tick as proto
+from hrpsim.engines.base import Engine
+from hrpsim.project import Project
+from hrpsim.simserver.admission import AttachedController, admit
+from hrpsim.simserver.peers import Peer
+
+log = logging.getLogger("hrpsim.simserver.hub")
+
+
+class Attachments:
+    def __init__(self) -> None:
+        self.by_name: dict[str, AttachedController] = {}
+        self._by_identity: dict[bytes, AttachedController] = {}
+        self.ordered: list[AttachedController] = []
+
+    def with_identity(self, identity: bytes) -> AttachedController | None:
+        return self._by_identity.get(identity)
+
+    def admit(self, peer: Peer, hello: proto.Hello, *, project: Project, engine: Engine) -> AttachedController:
+        """The controller the hello asks for, not yet attached (:meth:`add`); RequestError naming the
+        hello's field when the rules refuse it. It may take the place of one of the same name."""
+        others = {name: c for name, c in self.by_name.items() if name != hello.controller}
+        return admit(hello, peer, project=project, robots=list(engine.robots), tick=int(engine.tick), attached=others)
+
+    def add(self, ctl: AttachedController) -> None:
+        if ctl.identity is not None:
+            self._by_identity[ctl.identity] = ctl
+        self.by_name[ctl.name] = ctl
+        self._reorder()
+
+    def detach(self, ctl: AttachedController) -> bool:
+        """Forget ``ctl``; True when it was the controller attached under its name."""
+        if ctl.identity is not None and self._by_identity.get(ctl.identity) is ctl:
+            del self._by_identity[ctl.identity]
+        if self.by_name.get(ctl.name) is not ctl:
+            return False
+        del self.by_name[ctl.name]
+        self._reorder()
+        return True
+
+    def waiting_on(self, tick: int) -> list[AttachedController]:
+        """Attached controllers whose answer to ``tick`` has not come yet."""
+        return [c for c in self.by_name.values() if c.outstanding == tick]
+
+    def _reorder(self) -> None:
+        self.ordered = sorted(self.by_name.values(), key=lambda c: c.name)
+
+
+def welcome(ctl: AttachedController, project: Project, engine: Engine, joints: list[str], end_time: float) -> bytes:
+    """The welcome frame: the terms of the attachment and the robot's model."""
+    body = engine.body(ctl.robot)
+    return proto.encode(
+        proto.WELCOME,
+        controller=ctl.name,
+        robot=ctl.robot,
+        period=ctl.period,
+        every=ctl.every,
+        timestep=project.world.timestep,
+        sync=project.world.sync,
+        policy=ctl.policy,
+        deadline=ctl.deadline,
+        joints=joints,
+        end_time=end_time,
+        sensors=[{"name": s.name, "type": s.type, "id": s.id} for s in body.sensors],
+        body=body.to_wire(),
+    )

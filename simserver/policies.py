@@ -1,0 +1,64 @@
+"""What happens when a controller fails, and what the run keeps of each controller: its statistics
+(simserver/controller_stats.py) and the events of the current tick (attach, detach, miss, policy).
+
+A controller that misses its deadline, disconnects, says bye, raises or sends a bad command gets its
+policy applied: ``stop`` ends the run (the hub raises :class:`RunStopped` at the end of the tick),
+``hold`` keeps its last command, ``zero`` switches its robot's joints to zero torque.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from hrpsim.errors import SimulationError
+from hrpsim.project import Project
+from hrpsim.simserver.admission import AttachedController
+from hrpsim.simserver.controller_stats import ControllerStats
+from hrpsim.simserver.record import ControllerEvent
+
+log = logging.getLogger("hrpsim.simserver.hub")
+
+
+class RunStopped(SimulationError):
+    """A controller's policy is ``stop`` and it missed its deadline, left, died or sent a bad command."""
+
+
+class Policies:
+    def __init__(self, project: Project, *, tick: Callable[[], int], zero: Callable[[str], None]) -> None:
+        self._tick, self._zero = tick, zero
+        self.stats: dict[str, ControllerStats] = {c.name: ControllerStats() for c in project.controllers}
+        self.events: list[ControllerEvent] = []  # since the last tick record
+        self._stop_reason: str | None = None
+
+    def of(self, name: str) -> ControllerStats:
+        return self.stats.setdefault(name, ControllerStats())
+
+    def event(self, ctl: AttachedController, kind: str, detail: str = "") -> None:
+        self.events.append(ControllerEvent(ctl.name, ctl.robot, kind, detail))
+
+    def apply(self, ctl: AttachedController, reason: str, *, level: int = logging.WARNING) -> None:
+        stats = self.of(ctl.name)
+        stats.policy_applied = ctl.policy
+        event = f"tick {self._tick()}: {reason}; policy {ctl.policy}"
+        stats.event(event)
+        self.event(ctl, "policy", event)
+        log.log(level, "controller %s (robot %s): %s", ctl.name, ctl.robot, event)
+        if ctl.policy == "stop":
+            if self._stop_reason is None:
+                self._stop_reason = f"controller {ctl.name!r} (robot {ctl.robot!r}): {reason}; its policy is stop"
+        elif ctl.policy == "zero":
+            self._zero(ctl.robot)
+
+    def take_events(self) -> list[ControllerEvent]:
+        events, self.events = self.events, []
+        return events
+
+    def raise_if_stopped(self) -> None:
+        if self._stop_reason is not None:
+            reason, self._stop_reason = self._stop_reason, None
+            raise RunStopped(reason)
+
+    def summary(self) -> dict[str, Any]:
+        return {name: stats.public() for name, stats in sorted(self.stats.items())}

@@ -1,0 +1,87 @@
+"""The hub's peers (simserver/peers.py): an in-process controller is a peer like a connection, under
+the same admission rules, order and policies; one function turns what ``control()`` returned into a
+command, for the runner and the in-process peer alike."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from controller_helpers import kinematic_project, sr1_body
+
+from hrpsim.controllers import Controller
+from hrpsim.controllers.command import Command, answer_fields
+from hrpsim.controllers.state import JointIndex
+from hrpsim.engines.kinematic.engine import KinematicEngine
+from hrpsim.errors import RequestError
+from hrpsim.simserver.hub import ControllerHub
+from hrpsim.simserver.loop import TickLoop
+from hrpsim.simserver.peers import InProcessPeer
+
+
+class _Targets(Controller):
+    def control(self, state):
+        return self.targets(np.full(len(self.joints), 0.25))
+
+
+class _Raises(Controller):
+    def control(self, state):
+        raise ValueError("a bug in the controller")
+
+
+def _hub(tmp_path, controllers):
+    project = kinematic_project(tmp_path, controllers)
+    engine = KinematicEngine(project, {"robot": sr1_body()})
+    return engine, ControllerHub(engine, project, bind=None)
+
+
+def test_answer_fields_turns_each_kind_of_result_into_command_fields():
+    joints = JointIndex(["a", "b"])
+    assert answer_fields(None) == {}
+    torque = answer_fields([1, 2])["torque"]
+    assert torque.dtype == np.float64 and torque.tolist() == [1.0, 2.0]
+    cmd = Command(joints)
+    cmd.q_ref = np.array([0.1, 0.2])
+    cmd.mode("a", "high_gain")
+    fields = answer_fields(cmd)
+    assert fields["q_ref"].tolist() == [0.1, 0.2] and fields["modes"] == {"a": "high_gain"}
+
+
+def test_an_in_process_controller_is_a_peer_of_the_hub(tmp_path):
+    engine, hub = _hub(tmp_path, [{"name": "targets", "policy": "hold"}])
+    try:
+        hub.attach_local(_Targets(), name="targets", robot="robot")
+        ctl = hub.attachments.by_name["targets"]
+        assert isinstance(ctl.peer, InProcessPeer) and ctl.peer.in_process and ctl.identity is None
+        assert ctl.peer.send(b"anything") is False  # it reads no protocol messages
+        loop = TickLoop(engine, hub)
+        for _ in range(3):
+            loop.tick_once()
+        np.testing.assert_allclose(engine.read("robot").q, 0.25)
+        assert hub.summary()["targets"]["ticks"] == 3
+    finally:
+        hub.close()
+
+
+def test_in_process_peers_follow_the_admission_rules_of_connections(tmp_path):
+    _, hub = _hub(tmp_path, [])
+    try:
+        hub.attach_local(_Targets(), name="first", robot="robot")
+        with pytest.raises(RequestError, match="already driven by controller 'first'"):
+            hub.attach_local(_Targets(), name="second", robot="robot")
+        with pytest.raises(RequestError, match="no robot named 'nobody'"):
+            hub.attach_local(_Targets(), name="third", robot="nobody")
+        assert hub.attached == ["first"]
+    finally:
+        hub.close()
+
+
+def test_an_in_process_controller_that_raises_gets_its_policy(tmp_path):
+    engine, hub = _hub(tmp_path, [{"name": "buggy", "policy": "hold"}])
+    try:
+        hub.attach_local(_Raises(), name="buggy", robot="robot")
+        TickLoop(engine, hub).tick_once()
+        report = hub.summary()["buggy"]
+        assert report["errors"] == 1 and report["policy_applied"] == "hold" and not report["attached"]
+        assert "raised ValueError: a bug in the controller" in report["events"][-1]
+    finally:
+        hub.close()
