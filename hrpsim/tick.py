@@ -43,6 +43,9 @@ TO_SIMULATOR = (HELLO, COMMAND, BYE)
 TO_CONTROLLER = (WELCOME, STATE, ERROR, BYE)
 COMMAND_ARRAYS = ("torque", "q_ref", "dq_ref")
 COMMAND_FIELDS = frozenset(("v", "type", "tick", "joints", "modes", "sensors", *COMMAND_ARRAYS))
+# The state's joint and root values a controller acts on; ``tau`` (the torque measured at the
+# joints) may be unknown (NaN) at a tick where nothing has been applied yet.
+MUST_BE_FINITE = frozenset(("q", "dq", "root_position", "root_rotation", "root_velocity"))
 STATE_ARRAYS = {
     "q": (-1,),
     "dq": (-1,),
@@ -231,7 +234,7 @@ def check_state(msg: dict[str, Any], n_joints: int) -> dict[str, Any]:
             raise ProtocolError(f"state field {key!r} must be an array of shape {want}, got {got}", field=key)
         if value.dtype.kind not in "fiu":
             raise ProtocolError(f"state field {key!r} must hold real numbers, got {value.dtype}", field=key)
-        if not np.isfinite(value).all():
+        if key in MUST_BE_FINITE and not np.isfinite(value).all():
             raise ProtocolError(f"state field {key!r} holds non-finite values (NaN or infinity)", field=key)
     if not isinstance(msg.get("tick"), int) or not isinstance(msg.get("sensors", {}), dict):
         raise ProtocolError("state needs an integer 'tick' and a map 'sensors'", field="tick")

@@ -144,13 +144,14 @@ def test_a_bad_welcome_is_refused_naming_the_field(tmp_path: Path, nameserver: s
         proc.stop()
 
 
-@pytest.mark.parametrize("field", ["q", "root_position"])
+@pytest.mark.parametrize("field", ["q", "dq", "root_position"])
 def test_a_non_finite_state_is_refused_naming_the_field(tmp_path: Path, nameserver: str, simulator, field) -> None:
     proc = _controller(tmp_path, nameserver)
     try:
         identity, _ = simulator.receive(proto.HELLO)
         simulator.send(identity, proto.WELCOME, **good_welcome())
-        simulator.send(identity, proto.STATE, **good_state(0))
+        unknown_torque = {**good_state(0), "tau": np.full(1, np.nan)}  # nothing applied yet: not a fault
+        simulator.send(identity, proto.STATE, **unknown_torque)
         assert simulator.receive(proto.COMMAND)[1]["tick"] == 0  # a good state is answered
         bad = good_state(1)
         bad[field] = np.full_like(bad[field], np.nan)
