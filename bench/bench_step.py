@@ -60,11 +60,12 @@ class BareLoop:
         ]
         self.root = model.links[0].body
         sensors = world.sensors["robot"]
-        self.force_joints = [sim.joint for _, sim in sensors.force]
-        self.gyro_bodies = [model.links[frame.link].body for frame in sensors.inertial.gyro]
+        inertial = sensors.measuring("gyro").inertial
+        self.force_joints = [sim.joint for _, sim in sensors.measuring("force").force]
+        self.gyro_bodies = [model.links[frame.link].body for frame in inertial.gyro]
         self.accel = [
             (model.links[f.link].body, tuple(p - c for p, c in zip(f.point, model.links[f.link].com, strict=True)))
-            for f in sensors.inertial.accel
+            for f in inertial.accel
         ]
 
     def _near_geoms(self, _args: object, g1: ode.GeomObject, g2: ode.GeomObject) -> None:

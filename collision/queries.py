@@ -103,8 +103,3 @@ def scan(
     origins = np.repeat(pose[None, :3, 3], len(angles), axis=0)
     hits = rays.cast(scene, origins, directions, max_distance, bodies, skip_links)
     return {"angles": angles, "distances": hits.distance, "points": hits.point}
-
-
-def scan_angles(angle_range: float, step: float) -> np.ndarray:
-    """The beam angles of a scan, in scan order (OpenHRP's RangeSensor convention)."""
-    return rays.scan_directions(angle_range, step)[0]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -10,6 +10,10 @@ from hrpsim.bodyinfo import Body
 from hrpsim.controllers.command import Command
 from hrpsim.controllers.services import Services
 from hrpsim.controllers.state import JointIndex, State
+from hrpsim.errors import ConfigError
+
+if TYPE_CHECKING:
+    from hrpsim.controllers.model import RobotModel
 
 
 class Controller:
@@ -22,10 +26,18 @@ class Controller:
     ``self.period``, ``self.timestep`` and ``self.joints`` are set before ``start``;
     ``self.services.call(name, op, **args)`` reaches the stack's services by name (the simulator's
     operations, the collision service's ray and scan queries), with a deadline.
+
+    ``self.model`` is the robot's kinematics and dynamics (:class:`hrpsim.controllers.model.RobotModel`,
+    on Pinocchio), built on first use and set to the current tick's state whenever it is read in
+    ``control``: a controller that never reads it pays nothing. ``self.body`` is the BodyInfo.
     """
 
     period: float = 0.0
     timestep: float = 0.0
+    body: Body | None = None
+    _model: RobotModel | None = None
+    _state: State | None = None  # this tick's, for the model
+    _model_state: State | None = None  # the one the model holds
 
     def __init__(self, **options: Any) -> None:
         self.options = options
@@ -40,6 +52,30 @@ class Controller:
 
     def stop(self) -> None:
         """Called once at the end (run over, simulator gone, or interrupted)."""
+
+    # --- the robot's model ---
+
+    @property
+    def model(self) -> RobotModel:
+        if self._model is None:
+            if self.body is None:
+                raise ConfigError(f"{type(self).__name__}: self.model is there from start() on, once attached")
+            from hrpsim.controllers.model import RobotModel  # Pinocchio loads only for a controller that asks
+
+            self._model = RobotModel(self.body)
+        state = self._state
+        if state is not None and state is not self._model_state:
+            self._model.update(state)
+            self._model_state = state
+        return self._model
+
+    def attached(self, body: Body) -> None:
+        """The runner's (or the hub's) call before ``start``: a fresh attachment, a fresh model."""
+        self.body, self._model, self._state, self._model_state = body, None, None, None
+
+    def sees(self, state: State) -> None:
+        """The runner's (or the hub's) call before ``control``: the state the model follows."""
+        self._state = state
 
     # --- helpers for subclasses ---
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from hrpsim.controllers.state import JointIndex
-from hrpsim.conventions import DRIVE_MODES
+from hrpsim.conventions import drive_mode_problem
 from hrpsim.errors import RequestError
 
 
@@ -42,9 +42,9 @@ class Command:
         return self
 
     def mode(self, joint: str, mode: str) -> Command:
-        if mode not in DRIVE_MODES:
-            raise RequestError(f"unknown drive mode {mode!r} for {joint}; modes: {', '.join(DRIVE_MODES)}")
-        self._joints.index(joint)
+        self._joints.index(joint)  # NotFound naming the joints
+        if (problem := drive_mode_problem(joint, mode, self._joints.index_of)) is not None:
+            raise RequestError(f"mode of {joint}: {problem}")
         self.modes[joint] = mode
         return self
 

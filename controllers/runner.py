@@ -308,6 +308,7 @@ class ControllerRunner:
                 field="body",
             ) from None
         try:
+            self.controller.attached(body)
             self.controller.start(body)
         except HrpsimError:
             raise
@@ -355,6 +356,7 @@ class ControllerRunner:
 
     def _answer(self, link: Link, state: State) -> None:
         try:
+            self.controller.sees(state)
             result = self.controller.control(state)
         except Exception:
             log.exception("controller %s raised in control() at tick %d", self.options.name, state.tick)

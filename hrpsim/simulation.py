@@ -129,6 +129,11 @@ class Simulation:
         """Run ``controller`` (a Controller subclass instance) at its turns from the next tick on."""
         self.hub.attach_local(controller, name=name or type(controller).__name__, robot=robot, period=period)
 
+    def push(self, robot: str, link: str, force: Any, *, duration: float, **where: Any) -> dict[str, Any]:
+        """Push a link: ``force`` N (world) for ``duration`` s; ``time`` (default now), ``point`` (m, link
+        frame) and ``torque`` (N m, world) optional (simserver/disturbances.py). What it will do."""
+        return self.loop.disturbances.push(robot, link, force, duration=duration, **where)
+
     def set_link_data(self, robot: str, **values: Any) -> None:
         """Put a robot into a configuration: q, dq, root_position, root_rotation, root_velocity."""
         self.engine.set_link_data(robot, **values)

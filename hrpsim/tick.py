@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from hrpsim.codec import CODEC, PROTOCOL_VERSION
-from hrpsim.conventions import DRIVE_MODES, POLICIES
+from hrpsim.conventions import POLICIES, drive_mode_problem
 from hrpsim.errors import HrpsimError, ProtocolError, RequestError, error_from_wire
 
 HELLO, WELCOME, STATE, COMMAND, ERROR, BYE = "hello", "welcome", "state", "command", "error", "bye"
@@ -373,15 +373,9 @@ def parse_command(
             f"command field 'modes' must be a map joint -> mode, got {type(modes).__name__}", field="modes"
         )
     for joint, mode in modes.items():
-        if joint not in index_of:
-            raise RequestError(
-                f"command field 'modes': unknown joint {joint!r} (joints: {', '.join(joint_names)})", field="modes"
-            )
-        if mode not in DRIVE_MODES:
-            raise RequestError(
-                f"command field 'modes.{joint}': unknown mode {mode!r} (modes: {', '.join(DRIVE_MODES)})",
-                field=f"modes.{joint}",
-            )
+        if (problem := drive_mode_problem(joint, mode, index_of)) is not None:
+            field = f"modes.{joint}" if joint in index_of else "modes"
+            raise RequestError(f"command field '{field}': {problem}", field=field)
     cmd.modes = dict(modes)
     cmd.sensors = _sensor_switches(msg.get("sensors"))
     cmd.received = {k: v for k, v in msg.items() if k not in ("v", "type")}

@@ -86,6 +86,10 @@ def contacts_message(record: TickRecord) -> bytes:
     return to_json({"tick": record.tick, "time": record.time, "contacts": record.contacts()})
 
 
+def disturbances_message(record: TickRecord) -> bytes:
+    return to_json({"tick": record.tick, "time": record.time, "applied": record.disturbances})
+
+
 class FrameTransforms:
     """foxglove.FrameTransforms of every link (frames ``MODEL/LINK`` in ``world``) from each
     model's link positions (n, 3) and quaternions (n, 4, wxyz), as raw float64 bytes.

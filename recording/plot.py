@@ -17,13 +17,14 @@ from pathlib import Path
 
 import numpy as np
 
+from hrpsim.bodyinfo import SENSOR_KINDS
 from hrpsim.errors import RecordingError
 from hrpsim.recording import schemas
 from hrpsim.recording.reader import Recording, open_recording
 
 JOINT_FIELDS = ("q", "dq", "tau")  # from the robot's state
 COMMAND_FIELDS = ("torque", "q_ref", "dq_ref")  # from its controllers' applied commands
-SENSOR_AXES = {"force": ("fx", "fy", "fz", "tx", "ty", "tz"), "gyro": ("x", "y", "z"), "accel": ("x", "y", "z")}
+SENSOR_AXES = {name: kind.axes for name, kind in SENSOR_KINDS.items() if kind.axes}
 FIELD_ALIASES = {"rtt": "rtt_us"}
 ROOT_FIELDS = {
     "position": ("root_position", ("x", "y", "z")),

@@ -27,7 +27,7 @@ import numpy as np
 import yaml
 
 from hrpsim.errors import HrpsimError, RecordingError
-from hrpsim.project import Project
+from hrpsim.project import Project, world_file_section
 from hrpsim.recording import schemas
 from hrpsim.recording.reader import Recording, open_recording
 from hrpsim.recording.writer import file_digest
@@ -61,24 +61,29 @@ def relocated_project(rec: Recording, moved: dict[str, str]) -> Project:
 # --- lockstep replay ---
 
 
-def ticks(rec: Recording) -> Iterator[tuple[int, dict[str, dict[str, Any]], list[dict[str, Any]]]]:
-    """(tick, recorded state per robot, applied commands) in tick order."""
+def ticks(
+    rec: Recording,
+) -> Iterator[tuple[int, dict[str, dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]]:
+    """(tick, recorded state per robot, applied commands, applied pushes) in tick order."""
     state_topics = {schemas.state_topic(r): r for r in rec.robots}
-    topics = [*state_topics, *(schemas.command_topic(c) for c in rec.controllers)]
+    topics = [*state_topics, *(schemas.command_topic(c) for c in rec.controllers), schemas.DISTURBANCES_TOPIC]
     current: int | None = None
     states: dict[str, dict[str, Any]] = {}
     commands: list[dict[str, Any]] = []
+    pushes: list[dict[str, Any]] = []
     for topic, _stamp, message in rec.messages(topics):
         if message["tick"] != current:
             if current is not None:
-                yield current, states, commands
-            current, states, commands = message["tick"], {}, []
+                yield current, states, commands, pushes
+            current, states, commands, pushes = message["tick"], {}, [], []
         if topic in state_topics:
             states[state_topics[topic]] = message
+        elif topic == schemas.DISTURBANCES_TOPIC:
+            pushes.extend(message["applied"])
         else:
             commands.append(message)
     if current is not None:
-        yield current, states, commands
+        yield current, states, commands, pushes
 
 
 def first_difference(recorded: dict[str, Any], state: Any, joints: list[str]) -> str | None:
@@ -103,13 +108,16 @@ def first_difference(recorded: dict[str, Any], state: Any, joints: list[str]) ->
 
 
 class RecordedCommands:
-    """A tick action: the applied commands recorded for the tick, applied again."""
+    """A tick action: the applied commands and pushes recorded for the tick, applied again."""
 
     def __init__(self) -> None:
         self.pending: list[dict[str, Any]] = []
+        self.pushes: list[dict[str, Any]] = []
+        self._held: set[tuple[str, str]] = set()  # links a recorded push acted on in the tick before
 
     def apply(self, record: Any) -> None:
         from hrpsim.engines.base import JointCommand
+        from hrpsim.simserver.disturbances import replay_forces
 
         for c in self.pending:
             command = JointCommand(
@@ -119,7 +127,8 @@ class RecordedCommands:
                 modes=c.get("modes"),
             )
             record.engine.apply(c["robot"], command)
-        self.pending = []
+        self._held = replay_forces(record.engine, self.pushes, self._held)
+        self.pending, self.pushes = [], []
 
 
 def replay_lockstep(rec: Recording, project: Project) -> tuple[bool, str, dict[str, Any]]:
@@ -130,6 +139,7 @@ def replay_lockstep(rec: Recording, project: Project) -> tuple[bool, str, dict[s
     # recording over the one being read, ticks as fast as they go, no images rendered for nobody
     # (they never act on the world).
     project.controllers, project.record, project.world.sync = [], None, "lockstep"
+    project.disturbances = []  # the pushes that acted are recorded: they are applied from the recording
     project.world.cameras = "off"
     world = World(project, bodies=rec.bodies(), record=False)
     commands = RecordedCommands()
@@ -147,14 +157,14 @@ def _compare(rec: Recording, world: Any, commands: RecordedCommands) -> tuple[bo
     engine = world.engine
     joints = {r: rec.joints(r) for r in rec.robots}
     compared = 0
-    for tick, states, applied in ticks(rec):
+    for tick, states, applied, pushes in ticks(rec):
         world.step(tick - engine.tick)  # the commands of the tick before, applied inside it
         for robot, recorded in states.items():
             difference = first_difference(recorded, engine.read(robot), joints[robot])
             if difference:
                 return False, f"tick {tick} (t={recorded['time']:.6g} s): robot {robot}: {difference}"
             compared += 1
-        commands.pending = applied
+        commands.pending, commands.pushes = applied, pushes
     return True, (
         f"{compared} recorded states of {len(joints)} robot(s) over {engine.tick} ticks reproduced bit-identically"
     )
@@ -171,6 +181,7 @@ def with_controller(project: Project, rec: Recording, command: str, name: str | 
     """The recorded project as a project file with ``command`` as the controller ``name`` (by
     default the first recorded one), every other controller dropped."""
     data = project.to_wire()
+    data["world"] = world_file_section(data["world"])
     controllers = data["controllers"]
     chosen = next((c for c in controllers if c["name"] == name), controllers[0] if controllers and not name else None)
     if chosen is None:

@@ -166,6 +166,30 @@ CONTACTS = _object(
     "The contacts of one tick (recorded with record: {contacts: true}).",
 )
 
+DISTURBANCES_TOPIC = "/disturbances"
+DISTURBANCES = _object(
+    "hrpsim.Disturbances",
+    {
+        **_TICK,
+        "applied": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "robot": {"type": "string"},
+                    "link": {"type": "string"},
+                    "force": _vector(3, "N, world frame, at the link origin"),
+                    "torque": _vector(3, "N m, world frame (a push's own torque and its lever's)"),
+                },
+                "required": ["robot", "link", "force", "torque"],
+            },
+            "description": "the external forces pushes put on links in this tick",
+        },
+    },
+    ["tick", "time", "applied"],
+    "The pushes acting in one tick (project disturbances, sim.push, hrpsim sim push); only ticks with one.",
+)
+
 # Foxglove's well-known schema, reproduced so the file is self-describing.
 _VECTOR3 = {"type": "object", "properties": {k: {"type": "number"} for k in "xyz"}}
 _QUATERNION = {"type": "object", "properties": {k: {"type": "number"} for k in "xyzw"}}
@@ -225,7 +249,16 @@ RAW_IMAGE = {
 
 SCHEMAS: dict[str, dict[str, Any]] = {
     s["title"]: s
-    for s in (ROBOT_STATE, APPLIED_COMMAND, CONTROLLER_EVENT, CONTACTS, FRAME_TRANSFORMS, LASER_SCAN, RAW_IMAGE)
+    for s in (
+        ROBOT_STATE,
+        APPLIED_COMMAND,
+        CONTROLLER_EVENT,
+        CONTACTS,
+        DISTURBANCES,
+        FRAME_TRANSFORMS,
+        LASER_SCAN,
+        RAW_IMAGE,
+    )
 }
 
 

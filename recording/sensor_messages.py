@@ -16,8 +16,7 @@ import orjson
 
 from hrpsim.recording import schemas
 from hrpsim.recording.messages import timestamp
-from hrpsim.simserver.range_sensors import RangeSensor
-from hrpsim.simserver.sensor_mounts import Mount
+from hrpsim.sensor_mounts import Mount, RangeSensor
 from hrpsim.transforms import matrix_quaternion
 
 if TYPE_CHECKING:

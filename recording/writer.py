@@ -25,6 +25,7 @@ from hrpsim.recording.mcap_file import file_digest
 from hrpsim.recording.messages import (
     command_message,
     contacts_message,
+    disturbances_message,
     event_message,
     nanoseconds,
     state_message,
@@ -104,6 +105,8 @@ class Recorder:
             self._add(entries, schemas.CONTROLLER_EVENT, topic, event_message(record, event))
         if self.contacts:
             self._add(entries, schemas.CONTACTS, schemas.CONTACTS_TOPIC, contacts_message(record))
+        if record.disturbances:
+            self._add(entries, schemas.DISTURBANCES, schemas.DISTURBANCES_TOPIC, disturbances_message(record))
         for model, readings in record.readings.items():
             for label, reading in readings.items():
                 for topic, schema, data in self._sensors.messages(model, label, reading):

@@ -35,7 +35,7 @@ stamp=.venv/.hrpsim-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     echo "bootstrap: installing hrpsim and its dependencies into .venv"
     log=.venv/pip-install.log
-    if ! { .venv/bin/python -m pip install -q --upgrade pip && .venv/bin/python -m pip install -q -e '.[dev,mujoco]'; } \
+    if ! { .venv/bin/python -m pip install -q --upgrade pip && .venv/bin/python -m pip install -q -e '.[dev,mujoco,toolkit]'; } \
             >"$log" 2>&1; then
         cat "$log" >&2
         echo "bootstrap: pip install failed (log above, also in $log)" >&2

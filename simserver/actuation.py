@@ -10,8 +10,8 @@ import logging
 from hrpsim import tick as proto
 from hrpsim.engines.base import Engine, JointCommand, RobotState
 from hrpsim.errors import RequestError
-from hrpsim.hil.devices import RobotDevices, devices_of
 from hrpsim.project import Project
+from hrpsim.simserver.devices import RobotDevices, devices_of
 from hrpsim.simserver.held_commands import HeldCommands
 from hrpsim.simserver.record import ControllerEvent, TickRecord
 

@@ -1,8 +1,10 @@
-"""``hrpsim sim status|start|pause|step N|reset|stop``: a running simulator, from the command line.
+"""``hrpsim sim status|start|pause|step N|reset|push|stop``: a running simulator, from the command line.
 
 The simulator is found through the nameserver by its registered name (``--name``, default
 ``simserver``). ``start`` runs until the project's end time (or ``--until``) once the project's
 controllers have attached; ``stop`` ends the simulator process (its controllers hear bye first).
+``push ROBOT LINK FX FY FZ --duration S [--at T] [--point X Y Z] [--torque TX TY TZ]`` pushes a link
+(force in N, world frame; point in m, link frame; see docs/controllers.md).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ def _parser() -> argparse.ArgumentParser:
         step := sub.add_parser("step", help="advance N ticks while paused"),
         sub.add_parser("reset", help="back to the project's initial state (while paused)"),
         sub.add_parser("summary", help="the run summary so far"),
+        push := sub.add_parser("push", help="push a link: a force (N, world) for a time, at a point (m, link frame)"),
         sub.add_parser("stop", help="end the simulator process"),
     ]
     start.add_argument("--until", type=float, help="simulated time to stop at (default: the project's end_time)")
@@ -38,6 +41,13 @@ def _parser() -> argparse.ArgumentParser:
         help="seconds to wait for the project's controllers (default: as long as it takes)",
     )
     step.add_argument("n", type=int, nargs="?", default=1)
+    push.add_argument("robot")
+    push.add_argument("link")
+    push.add_argument("force", type=float, nargs=3, metavar=("FX", "FY", "FZ"))
+    push.add_argument("--duration", type=float, required=True, help="seconds the force acts")
+    push.add_argument("--at", type=float, help="simulated time it starts (default: now)")
+    push.add_argument("--point", type=float, nargs=3, metavar=("X", "Y", "Z"), help="in the link frame (m)")
+    push.add_argument("--torque", type=float, nargs=3, metavar=("TX", "TY", "TZ"), help="also a torque (N m, world)")
     add_everywhere(
         parser,
         commands,
@@ -58,6 +68,9 @@ def _request(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
         return "step", {"n": args.n}
     if args.command == "stop":
         return "quit", {}
+    if args.command == "push":
+        where = {"time": args.at, "point": args.point, "torque": args.torque}
+        return "push", {"robot": args.robot, "link": args.link, "force": args.force, "duration": args.duration, **where}
     return args.command, {}
 
 

@@ -210,6 +210,7 @@ class ControllerHub:
         names, _ = self.actuation.joint_table(robot)
         controller.joints = JointIndex(names)
         controller.period, controller.timestep = ctl.period, self.project.world.timestep
+        controller.attached(self.engine.body(robot))
         controller.start(self.engine.body(robot))
         self.policies.event(ctl, "attach", f"in process, every {ctl.every} ticks")
         log.info("controller %s runs in process on %s (every %d ticks)", ctl.name, ctl.robot, ctl.every)

@@ -7,7 +7,8 @@ Per tick k::
     hub.before_collide(record)                  # send state k to controllers whose turn it is
     engine.collide()                            # contacts, while controllers think
     hub.after_collide(record, slot_end)         # their commands for tick k, applied
-    actions apply(record)                       # per-tick changes: replayed commands, disturbances
+    disturbances.apply(record)                  # pushes acting in tick k, onto the engine
+    actions apply(record)                       # per-tick changes: replayed commands ...
     observers see the record                    # publisher, run summary, recorder ...
     engine.integrate()                          # k -> k + 1
 
@@ -28,6 +29,7 @@ from typing import Any, Protocol
 from hrpsim.engines.base import Engine
 from hrpsim.errors import SimulationError
 from hrpsim.simserver.controller_stats import LatencyHistogram
+from hrpsim.simserver.disturbances import Disturbances
 from hrpsim.simserver.guard import StateGuard
 from hrpsim.simserver.hub import ControllerHub
 from hrpsim.simserver.record import Observer, TickRecord
@@ -52,6 +54,7 @@ class TickLoop:
         self.observers: list[Observer] = list(observers or [])
         self.actions: list[TickAction] = []
         self.guard = StateGuard()  # physically absurd states stop the run
+        self.disturbances = Disturbances(engine)  # the project's pushes, and those added while running
         self.clear()
 
     @property
@@ -69,6 +72,7 @@ class TickLoop:
         self.overruns = 0
         self.fell_behind = False
         self.guard.begin(self.engine)
+        self.disturbances.clear()
         for observer in self.observers:
             observer.begin(self.engine)
 
@@ -131,6 +135,7 @@ class TickLoop:
             engine.collide()
             if hub is not None:
                 hub.after_collide(record, slot_end)
+            self.disturbances.apply(record)
             for action in self.actions:
                 action.apply(record)
         finally:

@@ -60,6 +60,7 @@ class InProcessPeer:
         """The controller's command for ``tick``, checked as a wire command is; raises what its
         ``control()`` raised, or RequestError for a malformed answer."""
         state = State(seen.to_wire(), self.controller.joints)
+        self.controller.sees(state)  # its robot model (self.model) follows this state when next read
         fields = proto.command_fields(tick, **answer_fields(self.controller.control(state)))
         return proto.parse_command(fields, joint_names=joint_names, index_of=index_of, expected_tick=tick)
 

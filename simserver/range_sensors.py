@@ -15,7 +15,6 @@ A reading is ``{"time": t, "distances": float64 array}``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,37 +22,7 @@ from hrpsim.bodyinfo import Body
 from hrpsim.collision import queries
 from hrpsim.collision.scene import Scene
 from hrpsim.engines.base import LinkStates
-from hrpsim.errors import ConfigError
-from hrpsim.simserver.sensor_mounts import Mount, link_frames
-
-# The format's defaults (RangeSensor PROTO): used where a model file leaves a field out.
-DEFAULTS = {"scanAngle": 3.14159, "scanStep": 0.1, "scanRate": 10.0, "maxDistance": 10.0}
-
-
-@dataclass
-class RangeSensor:
-    mount: Mount
-    scan_angle: float  # rad
-    scan_step: float  # rad
-    angles: np.ndarray  # (beams,) rad, scan order
-    max_distance: float
-    rate: float  # scans per second
-
-    @classmethod
-    def of(cls, mount: Mount) -> RangeSensor:
-        values = {key: mount.param(key, default) for key, default in DEFAULTS.items()}
-        where = f"model {mount.model!r} range sensor {mount.label!r}"
-        for key, value in values.items():
-            if not isinstance(value, int | float) or not np.isfinite(value) or value < 0:
-                raise ConfigError(f"{where}: {key} must be a number >= 0, got {value!r}; fix the model file")
-        if values["maxDistance"] <= 0 or values["scanRate"] <= 0:
-            raise ConfigError(
-                f"{where}: maxDistance and scanRate must be > 0, got {values['maxDistance']!r} "
-                f"and {values['scanRate']!r}; fix the model file"
-            )
-        scan_angle, scan_step = float(values["scanAngle"]), float(values["scanStep"])
-        angles = queries.scan_angles(scan_angle, scan_step)
-        return cls(mount, scan_angle, scan_step, angles, float(values["maxDistance"]), float(values["scanRate"]))
+from hrpsim.sensor_mounts import Mount, RangeSensor, link_frames
 
 
 class RangeScanner:

@@ -57,6 +57,8 @@ class TickRecord:
     events: list[ControllerEvent] = field(default_factory=list)
     # range and vision readings that reached the simulator this tick: model -> sensor -> reading
     readings: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    # external forces pushes put on links this tick: {robot, link, force, torque} (world, at the link origin)
+    disturbances: list[dict[str, Any]] = field(default_factory=list)
     _states: dict[str, RobotState] = field(default_factory=dict, repr=False)
     _links: dict[str, LinkStates] = field(default_factory=dict, repr=False)
     _contacts: list[dict[str, Any]] | None = field(default=None, repr=False)

@@ -19,9 +19,9 @@ from typing import Any
 
 from hrpsim.bodyinfo import Body
 from hrpsim.engines.base import LinkStates
+from hrpsim.sensor_mounts import link_frames
 from hrpsim.simserver.range_sensors import RangeScanner
 from hrpsim.simserver.render_process import RenderProcess
-from hrpsim.simserver.sensor_mounts import link_frames
 from hrpsim.simserver.sensor_schedule import SensorSchedule
 from hrpsim.simserver.vision_sensors import SceneRenderer, cameras_of
 

@@ -13,7 +13,8 @@ OpenHRP's DynamicsSimulator:
   ``pause()``, ``step(n=1)`` (when paused), ``reset()``, ``status()``, ``summary()``;
 - data: ``models()``, ``state(robot)``, ``sensor_state(robot)``, ``world_state()``,
   ``get_link_data(robot, link)``, ``set_link_data(robot, q, dq, root_position, root_rotation,
-  root_velocity)``, ``set_external_force(robot, link, force, torque)``,
+  root_velocity)``, ``set_external_force(robot, link, force, torque)``, ``push(robot, link, force,
+  duration, time=None, point=None, torque=None)`` (simserver/disturbances.py),
   ``command(robot, torque, q_ref, dq_ref, modes)``, ``set_drive_modes(robot, modes)``,
   ``forward_kinematics(robot, q, root_position, root_rotation)``.
 
@@ -182,6 +183,7 @@ class SimServer(Service):
             "get_link_data": self.op_get_link_data,
             "set_link_data": self.op_set_link_data,
             "set_external_force": self.op_set_external_force,
+            "push": self.loop.disturbances.push,  # robot, link, force, duration, time, point, torque
             "command": self.op_command,
             "set_drive_modes": self.op_set_drive_modes,
             "forward_kinematics": self.op_forward_kinematics,

@@ -29,8 +29,8 @@ import numpy as np
 from hrpsim.bodyinfo import Body, Shape
 from hrpsim.engines.base import LinkStates
 from hrpsim.errors import ConfigError
+from hrpsim.sensor_mounts import Mount, link_frames
 from hrpsim.simserver.render_meshes import shape_triangles
-from hrpsim.simserver.sensor_mounts import Mount, link_frames
 
 IMAGE_TYPES = {
     "COLOR": ("color",),

@@ -9,7 +9,8 @@ import numpy as np
 from process_helpers import MODELS
 
 from hrpsim.bodyinfo import Body, Link, Sensor, Shape
-from hrpsim.project import CollisionPair, ModelConfig, OdeConfig, Project, WorldConfig
+from hrpsim.engine_registry import engine_names, physics_engines
+from hrpsim.project import CollisionPair, ModelConfig, Project, WorldConfig
 
 SAMPLE1 = MODELS / "openhrp3" / "model" / "sample1.wrl"
 FLOOR = MODELS / "openhrp3" / "model" / "floor.wrl"
@@ -131,11 +132,15 @@ def project(
     collisions: list[CollisionPair] | None = None,
     **world: object,
 ) -> tuple[Project, dict[str, Body]]:
-    """A Project object (no file) and its bodies, for building a OdeEngine directly."""
-    ode_keys = {f.name for f in dataclasses.fields(OdeConfig)}
-    ode = OdeConfig(**{k: v for k, v in world.items() if k in ode_keys})  # type: ignore[arg-type]
-    rest = {k: v for k, v in world.items() if k not in ode_keys}
-    cfg = WorldConfig(timestep=timestep, ode=ode, **rest)  # type: ignore[arg-type]
+    """A Project object (no file) and its bodies, for building an engine directly. ``world`` holds
+    WorldConfig fields, engine sections by name (``mujoco={...}``), and ODE settings (``erp=...``)."""
+    fields = {f.name for f in dataclasses.fields(WorldConfig)}
+    sections = {k: dict(v) for k, v in world.items() if k in engine_names()}  # type: ignore[call-overload]
+    ode = {k: v for k, v in world.items() if k not in fields and k not in sections}
+    if ode:
+        sections["ode"] = {**sections.get("ode", {}), **ode}
+    rest = {k: v for k, v in world.items() if k in fields}
+    cfg = WorldConfig(timestep=timestep, engine_settings=sections, **rest)  # type: ignore[arg-type]
     proj = Project(path=str(tmp / "test.yaml"), world=cfg, models=[m for m, _ in models], collisions=collisions or [])
     return proj, {m.name: b for m, b in models}
 
@@ -343,3 +348,38 @@ def ode_engine(proj: Project, bodies: dict[str, Body], **options: object):  # ->
     from hrpsim.engines.ode.engine import OdeEngine
 
     return OdeEngine(proj, bodies, **options)  # type: ignore[arg-type]
+
+
+# --- every physics engine through the engine boundary (the conformance suite) ---
+
+PHYSICS_ENGINES = physics_engines()  # every registered engine that simulates dynamics
+
+
+def build(engine: str, tmp: Path, models: list[tuple[ModelConfig, Body]], **world: object):  # -> Engine
+    """The named engine built through make_engine for a Project object (see :func:`project`)."""
+    from hrpsim.engines.base import make_engine
+
+    proj, bodies = project(tmp, models, engine=engine, **world)
+    return make_engine(proj, bodies)
+
+
+def run(world, seconds: float) -> None:
+    """Step an engine for ``seconds`` of simulated time."""
+    for _ in range(round(seconds / world.timestep)):
+        world.step()
+
+
+def loop_gap(world, robot: str, index: int = 0) -> float:
+    """How far a model's extra joint is from closed (m), from the engine's link poses: the whole
+    gap for a ball joint, the gap across the axis for the joints that slide along it (xy, piston)."""
+    body = world.body(robot)
+    extra = body.extra_joints[index]
+    poses = world.forward_kinematics(robot)
+    i1, i2 = body.link_index(extra.link1), body.link_index(extra.link2)
+    p1 = poses[i1][0] + poses[i1][1] @ np.asarray(extra.point1, float)
+    p2 = poses[i2][0] + poses[i2][1] @ np.asarray(extra.point2, float)
+    gap = p2 - p1
+    if extra.type in ("xy", "piston"):
+        axis = poses[i1][1] @ np.asarray(extra.axis, float)
+        gap = gap - axis * (gap @ axis)
+    return float(np.linalg.norm(gap))

@@ -15,10 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from hrpsim.bodyinfo import Body
+from hrpsim.bodyinfo import ENGINE_SENSOR_TYPES, SENSOR_KINDS, Body
 from hrpsim.controllers.motion_data import Motion
-from hrpsim.conventions import DRIVE_MODES
-from hrpsim.engines.base import Engine, JointCommand, LinkStates, RobotState
+from hrpsim.engines.base import Engine, LinkStates, RobotState
 from hrpsim.errors import ConfigError, RequestError
 from hrpsim.kinematics import follow_mimics, forward_kinematics, link_values
 from hrpsim.placement import root_placement
@@ -59,7 +58,7 @@ class KinematicEngine(Engine):
     def _setup(self, project: Project, bodies: dict[str, Body]) -> None:
         self.project, self.bodies = project, bodies
         self.timestep = float(project.world.timestep)
-        self.time, self.tick, self.failed = 0.0, 0, None
+        self.start()
         self._robots = {
             m.name: _Robot(bodies[m.name], m) for m in project.models if not (m.static or bodies[m.name].static)
         }
@@ -77,10 +76,10 @@ class KinematicEngine(Engine):
 
     # --- the tick ---
 
-    def collide(self) -> None:
+    def _collide(self) -> None:
         """Nothing collides in a kinematic world."""
 
-    def integrate(self) -> None:
+    def _integrate(self) -> None:
         before = self.motion.at(self.time) if self.motion is not None else None
         for r in self._robots.values():
             self._follow(r)
@@ -104,7 +103,7 @@ class KinematicEngine(Engine):
 
     # --- state and commands ---
 
-    def read(self, robot: str) -> RobotState:
+    def _measure(self, robot: str) -> RobotState:
         r = self._robot(robot)
         return RobotState(
             time=self.time,
@@ -115,25 +114,25 @@ class KinematicEngine(Engine):
             root_position=r.root_position.copy(),
             root_rotation=r.root_rotation.copy(),
             root_velocity=np.zeros(6),
-            sensors={s.name: _reading(s.type) for s in r.body.sensors if s.type in ("force", "gyro", "accel")},
+            sensors={s.name: _reading(s.type) for s in r.body.sensors if s.type in ENGINE_SENSOR_TYPES},
         )
 
-    def apply(self, robot: str, command: JointCommand) -> None:
+    def _joint_names(self, robot: str) -> list[str]:
+        return self._robot(robot).names
+
+    def _command(
+        self,
+        robot: str,
+        torque: np.ndarray | None,
+        q_ref: np.ndarray | None,
+        dq_ref: np.ndarray | None,
+        modes: dict[str, str] | None,
+    ) -> None:
         r = self._robot(robot)
-        checked = {
-            key: _checked(r, key, value)
-            for key, value in (("torque", command.torque), ("q_ref", command.q_ref), ("dq_ref", command.dq_ref))
-            if value is not None
-        }
-        modes = command.modes or {}
-        for joint, mode in modes.items():
-            if joint not in r.index_of:
-                raise RequestError(f"modes: unknown joint {joint!r} of {robot}")
-            if mode not in DRIVE_MODES:
-                raise RequestError(f"modes.{joint}: unknown mode {mode!r} (modes: {', '.join(DRIVE_MODES)})")
-        for key, values in checked.items():
-            getattr(r, key)[:] = values
-        for joint, mode in modes.items():
+        for target, values in ((r.torque, torque), (r.q_ref, q_ref), (r.dq_ref, dq_ref)):
+            if values is not None:
+                target[:] = values
+        for joint, mode in (modes or {}).items():
             r.modes[r.index_of[joint]] = mode
 
     def drive_modes(self, robot: str) -> list[str]:
@@ -218,8 +217,7 @@ def _checked(r: _Robot, key: str, value: Any) -> np.ndarray:
 
 
 def _reading(sensor_type: str) -> np.ndarray:
-    if sensor_type == "force":
-        return np.zeros(6)
-    if sensor_type == "gyro":
-        return np.zeros(3)
-    return np.array([0.0, 0.0, GRAVITY])
+    """What a sensor of a robot at rest reads: zeros, but an accelerometer's +g up."""
+    if sensor_type == "accel":
+        return np.array([0.0, 0.0, GRAVITY])
+    return np.zeros(len(SENSOR_KINDS[sensor_type].axes))

@@ -17,18 +17,20 @@ filter and no drives are added.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import mujoco
 import numpy as np
 
 from hrpsim.bodyinfo import Body, Link
 from hrpsim.conventions import MAX_DISTANCE
+from hrpsim.engine_options import resolve
+from hrpsim.engines.mujoco import OPTIONS
 from hrpsim.engines.mujoco.contacts import add_pairs
 from hrpsim.engines.mujoco.drives import add_drive_elements
 from hrpsim.engines.mujoco.geometry import add_shape, quaternion
 from hrpsim.engines.mujoco.layout import ModelLayout, element
 from hrpsim.engines.mujoco.loops import add_loop
+from hrpsim.engines.mujoco.sensors import MEASURED
 from hrpsim.errors import ConfigError, RequestError
 from hrpsim.kinematics import forward_kinematics, link_values
 from hrpsim.placement import root_placement
@@ -36,16 +38,10 @@ from hrpsim.project import ModelConfig, Project, WorldConfig
 
 MIN_MASS = 1e-3  # kg given to massless links, as on ODE
 MIN_INERTIA = 1e-7  # kg m^2: the least principal moment a link keeps, as on ODE
-IMPRATIO = 3.0  # friction 3x harder than normal contact: a box held by friction creeps 0.6 mm/s, not 2
-SOLVER_TOLERANCE = 1e-12  # MuJoCo's 1e-8 lets the solver stop at once on a hard drive that needs no force any more
-SETTINGS = {
-    "solver": ("Newton", "CG", "PGS"),
-    "cone": ("pyramidal", "elliptic"),
-    "integrator": ("implicitfast", "implicit"),
-    "iterations": int,
-    "noslip_iterations": int,
-    "impratio": float,
-    "tolerance": float,
+ENUMS = {  # settings that name one of MuJoCo's enum values
+    "solver": (mujoco.mjtSolver, "mjSOL_"),
+    "cone": (mujoco.mjtCone, "mjCONE_"),
+    "integrator": (mujoco.mjtIntegrator, "mjINT_"),
 }
 
 
@@ -87,32 +83,12 @@ def _options(spec: mujoco.MjSpec, project: Project) -> None:
         )
     spec.option.timestep = float(world.timestep)
     spec.option.gravity = [float(v) for v in world.gravity]
-    spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST  # velocity drives are implicit dampers
-    spec.option.impratio = IMPRATIO
-    spec.option.tolerance = SOLVER_TOLERANCE
-    for key, value in world.mujoco.items():
-        _set_option(spec, project.path, key, value)
-
-
-def _set_option(spec: mujoco.MjSpec, path: str, key: str, value: Any) -> None:
-    kind = SETTINGS.get(key)
-    if kind is None:
-        raise ConfigError(f"{path}: world.mujoco.{key}: unknown setting (settings: {', '.join(SETTINGS)})")
-    if isinstance(kind, tuple):
-        if value not in kind:
-            raise ConfigError(f"{path}: world.mujoco.{key}: {value!r} is not one of {', '.join(kind)}")
-        enums = {
-            "solver": (mujoco.mjtSolver, "mjSOL_"),
-            "cone": (mujoco.mjtCone, "mjCONE_"),
-            "integrator": (mujoco.mjtIntegrator, "mjINT_"),
-        }
-        enum, prefix = enums[key]
-        setattr(spec.option, key, getattr(enum, prefix + value.upper()))
-        return
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    if not number or value < 0 or (kind is int and value != int(value)):
-        raise ConfigError(f"{path}: world.mujoco.{key}: expected a non-negative {kind.__name__}, got {value!r}")
-    setattr(spec.option, key, kind(value))
+    settings = resolve("world.mujoco", world.engine_settings.get("mujoco"), OPTIONS, where=project.path)
+    for key, value in vars(settings).items():
+        if key in ENUMS:
+            enum, prefix = ENUMS[key]
+            value = getattr(enum, prefix + value.upper())
+        setattr(spec.option, key, value)
 
 
 def _add_model(spec: mujoco.MjSpec, info: Body, config: ModelConfig, joint_limits: bool, runtime: bool) -> ModelLayout:
@@ -130,6 +106,11 @@ def _add_model(spec: mujoco.MjSpec, info: Body, config: ModelConfig, joint_limit
     poses = forward_kinematics(info, position, rotation, initial) if static else None
     for index, link in enumerate(info.links):
         where = layout.where(index)
+        if runtime and not static and link.mimic is not None:
+            raise ConfigError(
+                f"{where}: a mimic joint (following {link.mimic.joint!r}) is not carried to the mujoco engine "
+                f"yet; run this model with world.engine: ode"
+            )
         if static:
             parent, pos, rot = spec.worldbody, poses[index][0], poses[index][1]
         elif index == 0:
@@ -206,20 +187,16 @@ def _set_inertia(body: mujoco.MjsBody, link: Link, where: str) -> None:
 
 
 def _add_sensor_sites(spec: mujoco.MjSpec, layout: ModelLayout) -> None:
-    kinds = {
-        "force": (mujoco.mjtSensor.mjSENS_FORCE, mujoco.mjtSensor.mjSENS_TORQUE),
-        "gyro": (mujoco.mjtSensor.mjSENS_GYRO,),
-        "accel": (mujoco.mjtSensor.mjSENS_ACCELEROMETER,),
-    }
     for sensor in layout.info.sensors:
-        if sensor.type not in kinds:
-            continue  # range and vision sensors have no values on any engine yet
+        measured = MEASURED.get(sensor.type)
+        if measured is None:
+            continue  # range and vision sensors are the simulator's, not the engine's
         site = element(layout.name, "sensor", sensor.name)
         spec.body(layout.bodies[sensor.link]).add_site(
             name=site, pos=np.asarray(sensor.translation, float), quat=quaternion(np.asarray(sensor.rotation, float))
         )
         layout.sensors[sensor.name] = site
-        for k, kind in enumerate(kinds[sensor.type]):
+        for k, kind in enumerate(measured.elements):
             spec.add_sensor(name=f"{site}/{k}", type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE, objname=site)
 
 

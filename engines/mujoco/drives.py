@@ -24,9 +24,8 @@ import math
 import mujoco
 import numpy as np
 
-from hrpsim.conventions import DRIVE_MODES, initial_drive_modes
+from hrpsim.conventions import initial_drive_modes
 from hrpsim.engines.mujoco.layout import ModelLayout, element, helper_body
-from hrpsim.errors import RequestError
 
 ROTOR_INERTIA = 1e10  # kg m^2 of a velocity drive's rotor: no joint's drag changes its speed
 UNLIMITED = 1e7  # N m: the velocity drive's force limit for joints without one (ODE's motor uses the same)
@@ -133,13 +132,6 @@ class Drives:
         self._groups()
         self.set_modes(initial_drive_modes(self.robot, configured, self.names))
 
-    def check_modes(self, modes: dict[str, str]) -> None:
-        for name, mode in modes.items():
-            if name not in self.index:
-                raise RequestError(f"model {self.robot!r} has no joint {name!r} (joints: {', '.join(self.names)})")
-            if mode not in DRIVE_MODES:
-                raise RequestError(f"joint {name!r}: unknown drive mode {mode!r} (modes: {', '.join(DRIVE_MODES)})")
-
     def without_rotor(self, modes: dict[str, str]) -> list[int]:
         """Joints (controller indices) these modes put in velocity mode that have no rotor yet."""
         return [
@@ -149,7 +141,7 @@ class Drives:
         ]
 
     def set_modes(self, modes: dict[str, str]) -> None:
-        self.check_modes(modes)
+        """Modes by joint name, already checked (Engine.apply, or the project's)."""
         for name, mode in modes.items():
             i = self.index[name]
             if mode == "high_gain" and self.modes[i] != "high_gain" and self.qpos[i] >= 0:

@@ -24,18 +24,16 @@ import numpy as np
 
 from hrpsim.bodyinfo import Body
 from hrpsim.conventions import MAX_DISTANCE
-from hrpsim.engines.base import Engine, JointCommand, LinkStates, RobotState
+from hrpsim.engines.base import MAX_ANGULAR_SPEED, MAX_LINEAR_SPEED, Engine, LinkStates, RobotState
 from hrpsim.engines.checks import command_array, rotation, vector
 from hrpsim.engines.mujoco.build import build_spec
 from hrpsim.engines.mujoco.drives import Drives, add_rotor
 from hrpsim.engines.mujoco.geometry import quaternion
 from hrpsim.engines.mujoco.layout import ModelLayout
 from hrpsim.engines.mujoco.sensors import SensorSet
-from hrpsim.errors import ConfigError, NotFound, RequestError, SimulationError
+from hrpsim.errors import ConfigError, NotFound, RequestError
 from hrpsim.project import Project
 
-MAX_LINEAR_SPEED = 1e3  # m/s: beyond this a body is exploding, not moving (as on ODE)
-MAX_ANGULAR_SPEED = 1e4  # rad/s
 MODEL_ERRORS = (ValueError, mujoco.FatalError)
 BAD_STATE_WARNINGS = (
     mujoco.mjtWarning.mjWARN_BADQPOS,
@@ -96,8 +94,7 @@ class MujocoEngine(Engine):
         self._dof_limit = self._speed_limits()
         self._half_step = self.timestep / 2.0
         self._external: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
-        self._last_state: dict[str, RobotState] = {}
-        self.time, self.tick, self.failed = 0.0, 0, None
+        self.start()
 
     def _index(self, layout: ModelLayout) -> _Model:
         m, obj = self.m, mujoco.mjtObj
@@ -213,14 +210,10 @@ class MujocoEngine(Engine):
 
     # --- the tick ---
 
-    def collide(self) -> None:
-        """Check that the world may step; the contacts were found at the end of the last step."""
-        if self.failed is not None:
-            raise SimulationError(self.failed)
+    def _collide(self) -> None:
+        """Nothing to do: the contacts were found at the end of the last step."""
 
-    def integrate(self) -> None:
-        if self.failed is not None:
-            raise SimulationError(self.failed)
+    def _integrate(self) -> None:
         for model in self._moving:
             model.drives.apply()
         self._apply_external()
@@ -251,12 +244,7 @@ class MujocoEngine(Engine):
         body = self._bad_body()
         if body is None:
             return
-        self.failed = (
-            f"simulation stopped at t={self.time:.6g} s (tick {self.tick}): {self._where(body)} has a "
-            f"non-finite or exploding state (positions, speeds or accelerations)"
-        )
-        log.error("%s", self.failed)
-        raise SimulationError(self.failed)
+        self.fail(self._where(body), "positions, speeds or accelerations")
 
     def _bad_body(self) -> int | None:
         """The MuJoCo body of the first bad coordinate, if any."""
@@ -292,13 +280,11 @@ class MujocoEngine(Engine):
 
     # --- state and commands ---
 
-    def read(self, robot: str) -> RobotState:
+    def _measure(self, robot: str) -> RobotState:
         model = self._robot(robot)
-        if self.failed is not None and robot in self._last_state:
-            return self._last_state[robot]
         q, dq = self._joint_arrays(model)
         position, rotation, velocity = self._root(model)
-        state = RobotState(
+        return RobotState(
             time=self.time,
             tick=self.tick,
             q=q,
@@ -309,8 +295,6 @@ class MujocoEngine(Engine):
             root_velocity=velocity,
             sensors=model.sensors.read(),
         )
-        self._last_state[robot] = state
-        return state
 
     def _joint_arrays(self, model: _Model) -> tuple[np.ndarray, np.ndarray]:
         q, dq = self.d.qpos[model.joint_qpos], self.d.qvel[model.joint_dofs]
@@ -332,23 +316,25 @@ class MujocoEngine(Engine):
         mujoco.mj_objectVelocity(self.m, self.d, mujoco.mjtObj.mjOBJ_BODY, int(body), out, 0)
         return np.concatenate([out[3:], out[:3]])
 
-    def apply(self, robot: str, command: JointCommand) -> None:
-        model = self._robot(robot)
-        names = model.joint_names
-        arrays = [
-            command_array(robot, name, value, names)
-            for name, value in (("torque", command.torque), ("q_ref", command.q_ref), ("dq_ref", command.dq_ref))
-        ]
-        if command.modes is not None:
-            if not isinstance(command.modes, dict):
-                raise RequestError(f"robot {robot!r}: 'modes' must be a map joint -> mode")
-            model.drives.check_modes(command.modes)
-            missing = model.drives.without_rotor(command.modes)
+    def _joint_names(self, robot: str) -> list[str]:
+        return self._robot(robot).joint_names
+
+    def _command(
+        self,
+        robot: str,
+        torque: np.ndarray | None,
+        q_ref: np.ndarray | None,
+        dq_ref: np.ndarray | None,
+        modes: dict[str, str] | None,
+    ) -> None:
+        model = self.models[robot]
+        if modes is not None:
+            missing = model.drives.without_rotor(modes)
             if missing:
                 self._add_rotors([model.drives.mujoco_joints[i] for i in missing])
                 model = self.models[robot]
-            model.drives.set_modes(command.modes)
-        model.drives.set_arrays(*arrays)
+            model.drives.set_modes(modes)
+        model.drives.set_arrays(torque, q_ref, dq_ref)
 
     def drive_modes(self, robot: str) -> list[str]:
         return list(self._robot(robot).drives.modes)
@@ -409,7 +395,7 @@ class MujocoEngine(Engine):
             model.drives.set_arrays(None, q_arr, None)
         mujoco.mj_forward(self.m, self.d)
         model.sensors.snapshot()
-        self._last_state.pop(robot, None)
+        self.forget_reading(robot)
 
     def _place_root(self, model: _Model, p: np.ndarray | None, r: np.ndarray | None, v: np.ndarray | None) -> None:
         body = model.bodies[0]

@@ -20,37 +20,81 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from hrpsim.bodyinfo import Body
+from hrpsim.bodyinfo import Body, Sensor
+
+
+class MujocoForce:
+    """Force/torque: MuJoCo's force and torque sensors on the site, negated (the wrench the link
+    passes to its parent); zeros on the root link, which has no parent joint."""
+
+    types = ("force",)
+    elements = (mujoco.mjtSensor.mjSENS_FORCE, mujoco.mjtSensor.mjSENS_TORQUE)
+
+    def __init__(self, model: mujoco.MjModel, entries: list[tuple[Sensor, str]]) -> None:
+        self.names = [sensor.name for sensor, _ in entries]
+        self.zero = np.array([sensor.link == 0 for sensor, _ in entries], dtype=bool)
+        self.index = np.array(
+            [
+                [*range(f, f + 3), *range(t, t + 3)]
+                for f, t in ((_address(model, s, 0), _address(model, s, 1)) for _, s in entries)
+            ],
+            dtype=int,
+        ).reshape(-1)
+
+    def read(self, out: dict[str, np.ndarray], now: np.ndarray, after_step: np.ndarray) -> None:
+        wrenches = (-after_step[self.index]).reshape(-1, 6)
+        wrenches[self.zero] = 0.0
+        out.update(zip(self.names, wrenches, strict=True))
+
+
+class _Vector:
+    """A sensor type read as one MuJoCo three-vector sensor on the site."""
+
+    types: tuple[str, ...]
+    elements: tuple[mujoco.mjtSensor, ...]
+    after_step: bool  # an acceleration-stage value, kept from the step (else read now)
+
+    def __init__(self, model: mujoco.MjModel, entries: list[tuple[Sensor, str]]) -> None:
+        self.names = [sensor.name for sensor, _ in entries]
+        self.index = np.array([range(a, a + 3) for a in (_address(model, s, 0) for _, s in entries)], dtype=int)
+        self.index = self.index.reshape(-1)
+
+    def read(self, out: dict[str, np.ndarray], now: np.ndarray, after_step: np.ndarray) -> None:
+        values = after_step if self.after_step else now
+        out.update(zip(self.names, values[self.index].reshape(-1, 3), strict=True))
+
+
+class MujocoGyro(_Vector):
+    """Rate gyro: the body's angular velocity in the site frame, at the state now."""
+
+    types = ("gyro",)
+    elements = (mujoco.mjtSensor.mjSENS_GYRO,)
+    after_step = False
+
+
+class MujocoAccel(_Vector):
+    """Accelerometer: the site's acceleration minus gravity, from the step just taken."""
+
+    types = ("accel",)
+    elements = (mujoco.mjtSensor.mjSENS_ACCELEROMETER,)
+    after_step = True
+
+
+# The class that measures each sensor type an engine measures (hrpsim.bodyinfo.ENGINE_SENSOR_TYPES).
+MEASURED = {kind: cls for cls in (MujocoForce, MujocoGyro, MujocoAccel) for kind in cls.types}
 
 
 class SensorSet:
+    """Every engine-measured sensor of one model, each type by its class in :data:`MEASURED`."""
+
     def __init__(self, model: mujoco.MjModel, data: mujoco.MjData, info: Body, sites: dict[str, str]) -> None:
         self.d = data
         self.after_step = np.array(data.sensordata)  # acceleration-stage values of the last step
-        force: list[tuple[str, int, int]] = []  # name, address of force (3) and torque (3); -1: reads zeros
-        gyro: list[tuple[str, int]] = []
-        accel: list[tuple[str, int]] = []
-        for sensor in info.sensors:
-            site = sites.get(sensor.name)
-            if site is None:
-                continue
-            first = _address(model, f"{site}/0")
-            if sensor.type == "force":
-                force.append((sensor.name, -1 if sensor.link == 0 else first, _address(model, f"{site}/1")))
-            elif sensor.type == "gyro":
-                gyro.append((sensor.name, first))
-            else:
-                accel.append((sensor.name, first))
-        # One gather per read: kept values (force, accel) and values now (gyro), then a view per sensor.
-        self.force_names = [name for name, _, _ in force]
-        self.zero_force = np.array([adr < 0 for _, adr, _ in force], dtype=bool)
-        self.force_index = np.array(
-            [[*range(max(f, 0), max(f, 0) + 3), *range(t, t + 3)] for _, f, t in force], dtype=int
-        ).reshape(-1)
-        self.accel_names = [name for name, _ in accel]
-        self.accel_index = np.array([range(adr, adr + 3) for _, adr in accel], dtype=int).reshape(-1)
-        self.gyro_names = [name for name, _ in gyro]
-        self.gyro_index = np.array([range(adr, adr + 3) for _, adr in gyro], dtype=int).reshape(-1)
+        self.parts = []
+        for cls in dict.fromkeys(MEASURED.values()):
+            entries = [(s, sites[s.name]) for s in info.sensors if s.type in cls.types and s.name in sites]
+            if entries:
+                self.parts.append(cls(model, entries))
 
     def snapshot(self) -> None:
         """Keep the acceleration-stage readings of the step just taken."""
@@ -58,16 +102,11 @@ class SensorSet:
 
     def read(self) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
-        if self.force_names:
-            wrenches = (-self.after_step[self.force_index]).reshape(-1, 6)
-            wrenches[self.zero_force] = 0.0
-            out.update(zip(self.force_names, wrenches, strict=True))
-        if self.gyro_names:
-            out.update(zip(self.gyro_names, self.d.sensordata[self.gyro_index].reshape(-1, 3), strict=True))
-        if self.accel_names:
-            out.update(zip(self.accel_names, self.after_step[self.accel_index].reshape(-1, 3), strict=True))
+        for part in self.parts:
+            part.read(out, self.d.sensordata, self.after_step)
         return out
 
 
-def _address(model: mujoco.MjModel, sensor: str) -> int:
-    return int(model.sensor_adr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, sensor)])
+def _address(model: mujoco.MjModel, site: str, element: int) -> int:
+    """Where the site's ``element``-th sensor (as build.py names them) starts in sensordata."""
+    return int(model.sensor_adr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, f"{site}/{element}")])

@@ -20,7 +20,7 @@ import ode
 
 from hrpsim.bodyinfo import Body
 from hrpsim.conventions import MAX_DISTANCE
-from hrpsim.engines.base import Engine, JointCommand, LinkStates, RobotState
+from hrpsim.engines.base import MAX_ANGULAR_SPEED, MAX_LINEAR_SPEED, Engine, LinkStates, RobotState
 from hrpsim.engines.checks import command_array, rotation, vector
 from hrpsim.engines.ode.body_table import BodyTable
 from hrpsim.engines.ode.contacts import ContactGenerator
@@ -30,12 +30,10 @@ from hrpsim.engines.ode.model import OdeModel
 from hrpsim.engines.ode.placement import current_link_values, place
 from hrpsim.engines.ode.sensors import OdeSensors
 from hrpsim.engines.ode.service_link import Waiting
-from hrpsim.errors import ConfigError, NotFound, RequestError, SimulationError
+from hrpsim.errors import ConfigError, NotFound, RequestError
 from hrpsim.placement import root_placement
 from hrpsim.project import Project
 
-MAX_LINEAR_SPEED = 1e3  # m/s: beyond this a body is exploding, not moving
-MAX_ANGULAR_SPEED = 1e4  # rad/s
 CONTACT_SURFACE_LAYER = 1e-4  # m of allowed penetration: keeps resting contacts from chattering
 _GUARD_LIMITS = np.array([MAX_DISTANCE**2, MAX_LINEAR_SPEED**2, MAX_ANGULAR_SPEED**2])
 
@@ -59,15 +57,15 @@ class OdeEngine(Engine):
         return self._robots
 
     def _build(self) -> None:
-        cfg = self.project.world
+        cfg, settings = self.project.world, self.settings()
         self.ode_world = ode.World()
         self.ode_world.setGravity(tuple(cfg.gravity))
-        self.ode_world.setERP(cfg.ode.erp)
-        self.ode_world.setCFM(cfg.ode.cfm)
+        self.ode_world.setERP(settings.erp)
+        self.ode_world.setCFM(settings.cfm)
         self.ode_world.setContactSurfaceLayer(CONTACT_SURFACE_LAYER)
-        self._quick = cfg.ode.solver == "quickstep"
+        self._quick = settings.solver == "quickstep"
         if self._quick:
-            self.ode_world.setQuickStepNumIterations(cfg.ode.quickstep_iterations)
+            self.ode_world.setQuickStepNumIterations(settings.quickstep_iterations)
         self.space = ode.HashSpace()
         self.models: dict[str, OdeModel] = {}
         self.drives: dict[str, Drives] = {}
@@ -86,7 +84,7 @@ class OdeEngine(Engine):
             self.models[mc.name] = model
             if model.static:
                 continue
-            self.drives[mc.name] = Drives(model, self.timestep, cfg.ode.cfm)
+            self.drives[mc.name] = Drives(model, self.timestep, settings.cfm)
             self.sensors[mc.name] = OdeSensors(model, self.timestep, gravity)
             for extra in model.info.extra_joints:
                 self._extra.extend(build_extra_joint(model, extra, self.ode_world))
@@ -103,12 +101,9 @@ class OdeEngine(Engine):
         self._guarded = BodyTable([sim.body for _, sim in guarded])
         self._drive_list = list(self.drives.values())
         self._moving = [self.models[name] for name in self.robots]
-        self._sensor_list = [s for s in self.sensors.values() if s.has_accelerometers]
+        self._sensor_list = [s for s in self.sensors.values() if s.steps]
         self._external: dict[tuple[str, int], tuple[tuple[float, ...], tuple[float, ...]]] = {}
-        self._last_state: dict[str, dict[str, Any]] = {}
-        self.time = 0.0
-        self.tick = 0
-        self.failed: str | None = None
+        self.start()
 
     def _contact_generator(self) -> ContactGenerator:
         models = list(self.models.values())
@@ -192,17 +187,13 @@ class OdeEngine(Engine):
 
     # --- the tick ---
 
-    def collide(self) -> None:
+    def _collide(self) -> None:
         """Check the state, then make this tick's contact joints."""
-        if self.failed is not None:
-            raise SimulationError(self.failed)
         self._guard()
         self.contacts.collide()
 
-    def integrate(self) -> None:
+    def _integrate(self) -> None:
         """Apply commands and external forces, step ODE, advance time."""
-        if self.failed is not None:
-            raise SimulationError(self.failed)
         for drives in self._drive_list:
             drives.apply()
         for (robot, index), (force, torque) in self._external.items():
@@ -218,10 +209,6 @@ class OdeEngine(Engine):
         self.tick += 1
         self.time = self.tick * self.timestep
 
-    def step(self) -> None:
-        self.collide()
-        self.integrate()
-
     def _guard(self) -> None:
         motion = self._guarded.motion()
         # NaN fails every comparison, so this catches non-finite values too.
@@ -231,14 +218,11 @@ class OdeEngine(Engine):
         i = int(np.argmin(fine.all(axis=1)))
         p, v, w = motion[i]
         model, link = self._guarded_links[i]
-        self.failed = (
-            f"simulation stopped at t={self.time:.6g} s (tick {self.tick}): model {model!r} "
-            f"link {link!r} has a non-finite or exploding state (position {p[0]:.3g} {p[1]:.3g} "
-            f"{p[2]:.3g} m, linear velocity {v[0]:.3g} {v[1]:.3g} {v[2]:.3g} m/s, angular velocity "
-            f"{w[0]:.3g} {w[1]:.3g} {w[2]:.3g} rad/s)"
+        self.fail(
+            f"model {model!r} link {link!r}",
+            f"position {p[0]:.3g} {p[1]:.3g} {p[2]:.3g} m, linear velocity {v[0]:.3g} {v[1]:.3g} "
+            f"{v[2]:.3g} m/s, angular velocity {w[0]:.3g} {w[1]:.3g} {w[2]:.3g} rad/s",
         )
-        log.error("%s", self.failed)
-        raise SimulationError(self.failed)
 
     def _apply_external(self, robot: str, index: int, force: tuple[float, ...], torque: tuple[float, ...]) -> None:
         model = self.models[robot]
@@ -249,15 +233,13 @@ class OdeEngine(Engine):
 
     # --- state and commands ---
 
-    def read(self, robot: str) -> RobotState:
+    def _measure(self, robot: str) -> RobotState:
         """The robot's state now: joints in controller order, root pose and velocity, sensors."""
         model = self._robot(robot)
-        if self.failed is not None and robot in self._last_state:
-            return self._last_state[robot]
         frames = model.link_frames()  # a robot's every link has a body: row 0 is its root
         p, r = frames.positions[0].copy(), frames.rotations[0].copy()
         velocity = np.concatenate([frames.linear[0], frames.angular[0]])
-        state = RobotState(
+        return RobotState(
             time=self.time,
             tick=self.tick,
             q=model.joint_values(),
@@ -268,22 +250,22 @@ class OdeEngine(Engine):
             root_velocity=velocity,
             sensors=self.sensors[robot].read(self.tick > 0),
         )
-        self._last_state[robot] = state
-        return state
 
-    def apply(self, robot: str, command: JointCommand) -> None:
-        """Set commands (full length, controller order) and modes; values hold until changed."""
-        model = self._robot(robot)
-        arrays = [
-            command_array(robot, field, value, model.joint_names)
-            for field, value in (("torque", command.torque), ("q_ref", command.q_ref), ("dq_ref", command.dq_ref))
-        ]
+    def _joint_names(self, robot: str) -> list[str]:
+        return self._robot(robot).joint_names
+
+    def _command(
+        self,
+        robot: str,
+        torque: np.ndarray | None,
+        q_ref: np.ndarray | None,
+        dq_ref: np.ndarray | None,
+        modes: dict[str, str] | None,
+    ) -> None:
         drives = self.drives[robot]
-        if command.modes is not None:
-            if not isinstance(command.modes, dict):
-                raise RequestError(f"robot {robot!r}: 'modes' must be a map joint -> mode")
-            drives.set_modes(command.modes)
-        drives.set_arrays(*arrays)
+        if modes is not None:
+            drives.set_modes(modes)
+        drives.set_arrays(torque, q_ref, dq_ref)
 
     def drive_modes(self, robot: str) -> list[str]:
         self._robot(robot)
@@ -362,7 +344,7 @@ class OdeEngine(Engine):
         place(model, values, rates, p, r, vel[:3], vel[3:])
         if q_arr is not None:
             self.drives[robot].set_arrays(None, q_arr, None)
-        self._last_state.pop(robot, None)
+        self.forget_reading(robot)
 
 
 def _link_index(model: OdeModel, link: str) -> int:

@@ -20,8 +20,8 @@ import numpy as np
 import ode
 
 from hrpsim.bodyinfo import Shape
-from hrpsim.collision.scene import Scene
-from hrpsim.engines.ode.scene import geometry_of
+from hrpsim.engines.ode.scene import PosedScene, geometry_of
+from hrpsim.sensor_mounts import scan_angles
 
 TRIANGLE_CHUNK = 200_000  # rays x triangles evaluated at once; bounds memory to a few MB
 
@@ -49,14 +49,13 @@ class Hits:
 
 def scan_directions(angle_range: float, step: float) -> tuple[np.ndarray, np.ndarray]:
     """Beam angles and unit directions (sensor frame) of an OpenHRP range scan."""
-    half = math.floor(angle_range / 2 / step + 1e-9) if step > 0 else 0
-    angles = np.arange(-half, half + 1, dtype=np.float64) * step
+    angles = scan_angles(angle_range, step)
     directions = np.stack([-np.sin(angles), np.zeros_like(angles), -np.cos(angles)], axis=1)
     return angles, directions
 
 
 def cast(
-    scene: Scene,
+    scene: PosedScene,
     origins: np.ndarray,
     directions: np.ndarray,
     max_distance: float,

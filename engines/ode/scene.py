@@ -9,21 +9,56 @@ is re-made in place when its link moves.
 
 Contacts follow ODE's ``dContactGeom`` for (link1's geom, link2's geom): ``normal`` points into
 link1 (moving link1 along it by ``depth`` separates the two), ``depth`` >= 0.
+
+The scene itself is the collision service's (hrpsim.collision.scene, which stands on this package):
+here it is only what these functions read of it, :class:`PosedScene`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 import ode
 
-from hrpsim.bodyinfo import Shape
-from hrpsim.collision.scene import LinkPair, Scene, SceneBody
+from hrpsim.bodyinfo import Body, Shape
 from hrpsim.engines.ode import trimesh as odemesh
 from hrpsim.engines.ode.geometry import Frame, make_geoms, ode_rotation
 
 _WORLD = ode.World()  # holds the carriers; it never steps
+
+
+class LinkPair(Protocol):
+    """Two links by body name and link index."""
+
+    body1: str
+    link1: int
+    body2: str
+    link2: int
+
+
+class SceneBody(Protocol):
+    """One body of a scene at its link poses; ``extra["ode"]`` keeps its ODE geometry."""
+
+    name: str
+    body: Body
+    poses: np.ndarray  # (n_links, 4, 4) world poses of the link frames
+    bound_radii: np.ndarray  # (n_links,)
+    extra: dict[str, Any]
+
+    def world_bound_centers(self) -> np.ndarray: ...
+
+
+class PosedScene(Protocol):
+    """Bodies by name, and which of some pairs are near enough to touch."""
+
+    bodies: dict[str, SceneBody]
+
+    def body(self, name: str) -> SceneBody: ...
+
+    def near_pairs(self, pairs: Iterable[LinkPair]) -> list[LinkPair]: ...
 
 
 @dataclass
@@ -85,17 +120,17 @@ class PairContacts:
     depth: np.ndarray  # (k,)
 
 
-def place_bodies(scene: Scene, pairs: list[LinkPair]) -> None:
+def place_bodies(scene: PosedScene, pairs: list[LinkPair]) -> None:
     """Pose the ODE geometry of every body the pairs name (once per query, not per pair)."""
     for name in {p.body1 for p in pairs} | {p.body2 for p in pairs}:
         geometry_of(scene.bodies[name])
 
 
-def _link_geoms(scene: Scene, body: str, link: int) -> list[ode.GeomObject]:
+def _link_geoms(scene: PosedScene, body: str, link: int) -> list[ode.GeomObject]:
     return scene.bodies[body].extra["ode"].links[link].geoms  # placed by place_bodies
 
 
-def pair_contacts(scene: Scene, pair: LinkPair, max_per_geom_pair: int = 0) -> PairContacts | None:
+def pair_contacts(scene: PosedScene, pair: LinkPair, max_per_geom_pair: int = 0) -> PairContacts | None:
     """ODE contacts between the geoms of the two links (placed); None when they do not touch."""
     rows: list[tuple] = []
     for g1 in _link_geoms(scene, pair.body1, pair.link1):
@@ -114,7 +149,7 @@ def pair_contacts(scene: Scene, pair: LinkPair, max_per_geom_pair: int = 0) -> P
     )
 
 
-def contacts(scene: Scene, pairs: dict[LinkPair, float], max_per_geom_pair: int = 0) -> list[PairContacts]:
+def contacts(scene: PosedScene, pairs: dict[LinkPair, float], max_per_geom_pair: int = 0) -> list[PairContacts]:
     out = []
     near = scene.near_pairs(pairs)
     place_bodies(scene, near)
@@ -125,7 +160,7 @@ def contacts(scene: Scene, pairs: dict[LinkPair, float], max_per_geom_pair: int 
     return out
 
 
-def pair_touches(scene: Scene, pair: LinkPair) -> bool:
+def pair_touches(scene: PosedScene, pair: LinkPair) -> bool:
     """Whether ODE finds any contact between the two links (placed; stops at the first)."""
     for g1 in _link_geoms(scene, pair.body1, pair.link1):
         for g2 in _link_geoms(scene, pair.body2, pair.link2):

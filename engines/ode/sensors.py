@@ -4,7 +4,7 @@ link motion through the engine-neutral hrpsim/inertial.py, fed by :class:`OdeLin
 A force sensor reads the wrench its link passes to its parent through its joint, moved to the sensor
 point (moment about the sensor point) and turned into the sensor frame: a foot sensor of a standing
 robot reads +weight along its up axis. A sensor on a link without a joint (a free root) reads zeros.
-Range and vision sensors are not measured here.
+Range and vision sensors are not measured here. Each type has its class (:data:`MEASURED`).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import logging
 
 import numpy as np
 
+from hrpsim.bodyinfo import Sensor
 from hrpsim.engines.ode.model import LinkSim, OdeModel
 from hrpsim.inertial import InertialSensors, SensorFrame, Vec, to_link
 
@@ -37,14 +38,17 @@ class OdeLinkMotion:
         return self._bodies[link].getRelPointVel((point[0] - cx, point[1] - cy, point[2] - cz))
 
 
-class OdeSensors:
-    def __init__(self, model: OdeModel, timestep: float, gravity: np.ndarray) -> None:
-        measurable = {sim.index for sim in model.links if sim.body is not None}
-        self.inertial = InertialSensors(model.info, OdeLinkMotion(model), timestep, gravity, links=measurable)
+class OdeForce:
+    """Force/torque sensors: the wrench each link passes to its parent, from ODE's joint feedback."""
+
+    types = ("force",)
+    steps = False  # nothing to keep before a step
+
+    def __init__(self, model: OdeModel, sensors: list[Sensor], timestep: float, gravity: np.ndarray) -> None:
         self.force: list[tuple[SensorFrame, LinkSim]] = []
-        for sensor in model.info.sensors:
+        for sensor in sensors:
             sim = model.links[sensor.link]
-            if sensor.type != "force" or sim.body is None:
+            if sim.body is None:
                 continue
             if sim.joint is None:
                 log.warning(
@@ -52,20 +56,67 @@ class OdeSensors:
                 )
             self.force.append((SensorFrame(sensor), sim))
 
-    @property
-    def has_accelerometers(self) -> bool:
-        return bool(self.inertial.accel)
+    def before_step(self) -> None:
+        """Joint feedback is filled in by the step itself."""
+
+    def read(self, out: dict[str, np.ndarray], stepped: bool) -> None:
+        """``stepped`` False before the world's first step: ODE fills joint feedback during a step,
+        so until then it is uninitialised memory and force sensors read zeros instead."""
+        for frame, sim in self.force:
+            out[frame.name] = _force(frame, sim) if stepped else np.zeros(6)
+
+
+class OdeInertial:
+    """Rate gyros and accelerometers, from link motion through the engine-neutral hrpsim/inertial.py
+    (both read the same link motion, so one class measures the two types)."""
+
+    types = ("gyro", "accel")
+
+    def __init__(self, model: OdeModel, sensors: list[Sensor], timestep: float, gravity: np.ndarray) -> None:
+        measurable = {sim.index for sim in model.links if sim.body is not None}
+        # InertialSensors picks the model's gyros and accelerometers itself: ``sensors`` are those
+        self.inertial = InertialSensors(model.info, OdeLinkMotion(model), timestep, gravity, links=measurable)
+        self.steps = bool(self.inertial.accel)  # accelerometers keep their point's velocity before a step
 
     def before_step(self) -> None:
         self.inertial.before_step()
 
-    def read(self, stepped: bool = True) -> dict[str, np.ndarray]:
-        """``stepped`` False before the world's first step: ODE fills joint feedback during a step,
-        so until then it is uninitialised memory and force sensors read zeros instead."""
-        out: dict[str, np.ndarray] = {}
-        for frame, sim in self.force:
-            out[frame.name] = _force(frame, sim) if stepped else np.zeros(6)
+    def read(self, out: dict[str, np.ndarray], stepped: bool) -> None:
         self.inertial.read(out)
+
+
+# The class that measures each sensor type an engine measures (hrpsim.bodyinfo.ENGINE_SENSOR_TYPES).
+MEASURED = {kind: cls for cls in (OdeForce, OdeInertial) for kind in cls.types}
+
+
+class OdeSensors:
+    """Every engine-measured sensor of one model, each type by its class in :data:`MEASURED`."""
+
+    def __init__(self, model: OdeModel, timestep: float, gravity: np.ndarray) -> None:
+        self.parts = []
+        for cls in dict.fromkeys(MEASURED.values()):
+            sensors = [s for s in model.info.sensors if s.type in cls.types]
+            if sensors:
+                self.parts.append(cls(model, sensors, timestep, gravity))
+        self._stepping = [part for part in self.parts if part.steps]
+
+    def measuring(self, kind: str):  # -> OdeForce | OdeInertial | None
+        """The part that measures sensors of type ``kind`` (None when the model has none)."""
+        return next((part for part in self.parts if kind in part.types), None)
+
+    @property
+    def steps(self) -> bool:
+        """Whether some sensor keeps something before each step (the engine skips the call if not)."""
+        return bool(self._stepping)
+
+    def before_step(self) -> None:
+        for part in self._stepping:
+            part.before_step()
+
+    def read(self, stepped: bool = True) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        for part in self.parts:
+            part.read(out, stepped)
         return out
 
 

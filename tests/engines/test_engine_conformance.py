@@ -15,38 +15,31 @@ from sim_helpers import (
     CLOSED_LINK,
     FLOOR,
     PENDULUM_URDF_TEMPLATE,
+    PHYSICS_ENGINES,
     SAMPLE1,
     box_body,
+    build,
     floor_body,
     folded_chain,
+    loop_gap,
     model,
     pendulum_body,
-    project,
+    run,
     sensing_box_body,
 )
 
 from hrpsim.bodyinfo import Body, Sensor, Shape
-from hrpsim.engines.base import Engine, JointCommand, make_engine
+from hrpsim.engines.base import Engine, JointCommand
 from hrpsim.modelloader import load_body
 from hrpsim.modelloader.urdf import load_urdf
 from hrpsim.project import CollisionPair
 from hrpsim.transforms import axis_angle_matrix
 
 G = 9.8
-ENGINES = ["ode", "mujoco"]
+ENGINES = PHYSICS_ENGINES
 
 # the pendulum of sim_helpers.pendulum_body: 1 kg rod of 0.5 m hanging from its end
 PENDULUM_PIVOT_INERTIA = 1.0 * 0.5**2 / 12 + 1.0 * 0.02**2 / 4 + 1.0 * 0.25**2
-
-
-def build(engine: str, tmp_path: Path, models: list, **world: object) -> Engine:
-    proj, bodies = project(tmp_path, models, engine=engine, **world)
-    return make_engine(proj, bodies)
-
-
-def run(world: Engine, seconds: float) -> None:
-    for _ in range(round(seconds / world.timestep)):
-        world.step()
 
 
 def zero_crossing_period(values: list[float], dt: float) -> float:
@@ -306,18 +299,6 @@ def test_gyro_and_accelerometer_read_in_the_sensor_frame(engine: str, tmp_path: 
 # --- closed loops and a robot standing ---
 
 
-def _loop_gap(world: Engine, robot: str) -> float:
-    body = world.body(robot)
-    extra = body.extra_joints[0]
-    poses = world.forward_kinematics(robot)
-    i1, i2 = body.link_index(extra.link1), body.link_index(extra.link2)
-    p1 = poses[i1][0] + poses[i1][1] @ extra.point1
-    p2 = poses[i2][0] + poses[i2][1] @ extra.point2
-    axis = poses[i1][1] @ extra.axis
-    gap = p2 - p1
-    return float(np.linalg.norm(gap - axis * (gap @ axis)))  # an xy joint leaves the axis direction free
-
-
 @pytest.mark.parametrize("engine", ENGINES)
 def test_closed_link_sample_keeps_its_loop_closed_while_driven(engine: str, tmp_path: Path) -> None:
     body = load_body(CLOSED_LINK)
@@ -328,7 +309,7 @@ def test_closed_link_sample_keeps_its_loop_closed_while_driven(engine: str, tmp_
     gaps = []
     for _ in range(2000):
         world.step()
-        gaps.append(_loop_gap(world, "closed"))
+        gaps.append(loop_gap(world, "closed"))
     assert world.read("closed").q[0] == pytest.approx(3.0, abs=0.01)  # the crank turned
     assert max(gaps) < 1e-3
 

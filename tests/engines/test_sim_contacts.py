@@ -1,63 +1,17 @@
-"""Contact surfaces from the project's collision pairs: restitution, sliding friction, self-collision."""
+"""ODE's contact generator on self-collision: the pairs it tries (the physics of contacts on every
+engine is the conformance suite's)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
-from sim_helpers import box_body, floor_body, folded_chain, model, project
+from sim_helpers import box_body, folded_chain, model, project
 
-from hrpsim.bodyinfo import Body, Link, Shape
 from hrpsim.engines.ode.engine import OdeEngine
 from hrpsim.project import CollisionPair
 
 G = 9.8
-
-
-def _ball(radius: float = 0.1, mass: float = 1.0) -> Body:
-    inertia = np.eye(3) * 0.4 * mass * radius**2
-    return Body(
-        "ball",
-        links=[Link("BALL", joint_type="free", mass=mass, inertia=inertia, shapes=[Shape("sphere", radius=radius)])],
-    )
-
-
-def test_restitution_sets_the_rebound_height(tmp_path: Path) -> None:
-    proj, bodies = project(
-        tmp_path,
-        [(model("floor", static=True), floor_body()), (model("ball", position=(0.0, 0.0, 1.1)), _ball())],
-        collisions=[CollisionPair("floor", "ball", restitution=0.8)],
-    )
-    world = OdeEngine(proj, bodies)
-    heights, bounced = [], False
-    for _ in range(1200):
-        world.step()
-        state = world.read("ball")
-        bounced = bounced or state.root_velocity[2] > 0
-        if bounced:
-            heights.append(state.root_position[2] - 0.1)
-    assert max(heights) == pytest.approx(0.8**2 * 1.0, rel=0.05)
-
-
-@pytest.mark.parametrize(("sliding", "mu_used"), [(None, 0.5), (0.3, 0.3)])
-def test_a_sliding_box_stops_where_its_sliding_friction_says(
-    tmp_path: Path, sliding: float | None, mu_used: float
-) -> None:
-    proj, bodies = project(
-        tmp_path,
-        [(model("floor", static=True), floor_body()), (model("box", position=(0.0, 0.0, 0.1)), box_body())],
-        collisions=[CollisionPair("floor", "box", friction=0.5, sliding_friction=sliding)],
-    )
-    world = OdeEngine(proj, bodies)
-    for _ in range(20):
-        world.step()  # settle onto the floor
-    world.set_link_data("box", root_velocity=[2.0, 0.0, 0.0, 0.0, 0.0, 0.0])
-    start = world.read("box").root_position[0]
-    for _ in range(1000):
-        world.step()
-    travelled = world.read("box").root_position[0] - start
-    assert travelled == pytest.approx(2.0**2 / (2 * mu_used * G), rel=0.05)
 
 
 @pytest.mark.parametrize("self_collision", [True, False])

@@ -1,16 +1,32 @@
 """The layout's promises, checked on the source and on the installed package: ODE lives behind the
-engine boundary, one tick loop drives every engine, and an install adds only the hrpsim namespace."""
+engine boundary, one tick loop drives every engine, no package imports another that imports it
+back, and an install adds only the hrpsim namespace."""
 
 from __future__ import annotations
 
 import ast
+import itertools
 import subprocess
 import sys
 from pathlib import Path
 
 from process_helpers import REPO
 
-PACKAGES = ["hrpsim", "nameserver", "modelloader", "simserver", "collision", "controllers", "engines", "hil"]
+PACKAGES = [
+    "hrpsim",
+    "nameserver",
+    "modelloader",
+    "simserver",
+    "collision",
+    "controllers",
+    "engines",
+    "hil",
+    "recording",
+    "viewer",
+]
+# The Python API (``hrpsim.Simulation``) stands on every component, as the launcher does through
+# processes: it is a front end above the kernel, not part of it.
+FRONT_ENDS = {"hrpsim/__init__.py": "hrpsim.Simulation", "hrpsim/simulation.py": "hrpsim.Simulation"}
 
 
 def _sources() -> list[Path]:
@@ -25,6 +41,96 @@ def _imports(tree: ast.AST) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module:
             names.add(node.module)
     return names
+
+
+def _runtime_imports(tree: ast.AST) -> set[str]:
+    """Modules imported when the code runs (``if TYPE_CHECKING:`` blocks left out: a type named in
+    an annotation loads nothing); ``from hrpsim import tick`` counts as ``hrpsim.tick``."""
+    names: set[str] = set()
+    skipped = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for inner in ast.walk(node)
+    }
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.update(
+                f"{node.module}.{alias.name}" if node.module == "hrpsim" else node.module for alias in node.names
+            )
+    return names
+
+
+def _package_of(relative: Path) -> str:
+    return FRONT_ENDS.get(relative.as_posix(), relative.parts[0])
+
+
+def _imported_package(module: str) -> str | None:
+    """The package (or front end) an ``hrpsim...`` module belongs to; None for other libraries."""
+    parts = module.split(".")
+    if parts[0] != "hrpsim":
+        return None
+    if len(parts) > 1 and parts[1] in PACKAGES:
+        return parts[1]
+    path = "/".join(parts) + ".py"
+    return FRONT_ENDS.get(path, "hrpsim")
+
+
+def package_graph() -> dict[str, dict[str, set[str]]]:
+    """package -> package it imports -> the files that import it."""
+    graph: dict[str, dict[str, set[str]]] = {}
+    for path in _sources():
+        relative = path.relative_to(REPO)
+        source = _package_of(relative)
+        edges = graph.setdefault(source, {})
+        for module in _runtime_imports(ast.parse(path.read_text())):
+            target = _imported_package(module)
+            if target is not None and target != source:
+                edges.setdefault(target, set()).add(relative.as_posix())
+    return graph
+
+
+def _cycles(graph: dict[str, dict[str, set[str]]]) -> list[list[str]]:
+    """Every package that can reach itself, with one path back to it."""
+    found = []
+    for start in sorted(graph):
+        paths = [[start]]
+        seen = {start}
+        while paths:
+            path = paths.pop()
+            for nxt in sorted(graph.get(path[-1], {})):
+                if nxt == start:
+                    found.append([*path, start])
+                    paths = []
+                    break
+                if nxt not in seen:
+                    seen.add(nxt)
+                    paths.append([*path, nxt])
+    return found
+
+
+def test_every_package_folder_is_checked():
+    folders = {p.parent.name for p in REPO.glob("*/__init__.py") if p.parent.name not in ("tests", "bench")}
+    assert folders == set(PACKAGES)
+
+
+def test_no_package_imports_one_that_imports_it_back():
+    graph = package_graph()
+    described = [
+        " -> ".join(f"{a} ({', '.join(sorted(graph[a][b]))})" for a, b in itertools.pairwise(cycle))
+        + f" -> {cycle[-1]}"
+        for cycle in _cycles(graph)
+    ]
+    assert described == []
+
+
+def test_the_cycle_check_finds_a_cycle():
+    graph = {"a": {"b": {"a/x.py"}}, "b": {"c": {"b/y.py"}}, "c": {"a": {"c/z.py"}}, "d": {"a": {"d/w.py"}}}
+    assert _cycles(graph) == [["a", "b", "c", "a"], ["b", "c", "a", "b"], ["c", "a", "b", "c"]]
 
 
 def test_only_the_ode_engine_package_imports_ode_or_loads_libode():
@@ -55,8 +161,7 @@ def test_only_the_tick_loop_advances_an_engine():
 def test_the_install_adds_only_the_hrpsim_namespace(tmp_path):
     probe = (
         "import importlib.util as u; "
-        "print([n for n in ('controllers', 'collision', 'simserver', 'modelloader', 'nameserver', 'engines', "
-        "'hil') if u.find_spec(n) is not None]); "
+        f"print([n for n in {tuple(PACKAGES[1:])!r} if u.find_spec(n) is not None]); "
         "from hrpsim.controllers import Controller; from hrpsim.engines.base import Engine; print('ok')"
     )
     result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60)
