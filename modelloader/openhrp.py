@@ -339,10 +339,12 @@ class _BodyBuilder:
                 f"numbers (a 3x3 tensor), got {moments.size}"
             )
             inertia = np.zeros((3, 3))
-        if not np.isfinite(mass) or not 0 <= mass <= MAX_LINK_MASS_KG:
+        if not np.isfinite(mass) or mass < 0:
+            self.problems.append(f"{node.where_of('mass')}: {node.label}: mass {mass} is not a non-negative number")
+            mass = 0.0
+        elif mass > MAX_LINK_MASS_KG:
             self.problems.append(
-                f"{node.where_of('mass')}: {node.label}: mass {mass} is not a number of kilograms "
-                f"from 0 to {MAX_LINK_MASS_KG:g}"
+                f"{node.where_of('mass')}: {node.label}: mass {mass:g} is beyond {MAX_LINK_MASS_KG:g} kg"
             )
             mass = 0.0
         why = inertia_problem(inertia)
