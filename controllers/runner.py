@@ -43,7 +43,7 @@ from hrpsim.controllers.link import Link, open_link
 from hrpsim.controllers.options import convert_options, split_options
 from hrpsim.controllers.services import Services
 from hrpsim.controllers.state import JointIndex, State
-from hrpsim.errors import ConfigError, HrpsimError, NotFound, PeerGone, RequestError, Timeout
+from hrpsim.errors import ConfigError, HrpsimError, NotFound, PeerGone, ProtocolError, RequestError, Timeout
 from hrpsim.logs import setup_logging
 from hrpsim.naming import NameClient, Registration, host_identity, nameserver_address
 from hrpsim.security import identity
@@ -52,6 +52,7 @@ log = logging.getLogger("hrpsim.controller")
 
 EXIT_OK, EXIT_CRASHED, EXIT_REFUSED, EXIT_SIMULATOR_GONE = 0, 1, 2, 3
 POLL_S = 0.2  # how often a waiting runner checks for signals
+RECONNECT_PAUSE_S = 0.2  # between attempts to find a simulator again
 ENV_ROBOT, ENV_NAME = "HRPSIM_ROBOT", "HRPSIM_CONTROLLER_NAME"  # set by ``hrpsim launch``
 
 
@@ -184,6 +185,8 @@ class ControllerRunner:
         self._registration: Registration | None = None
         self._started = False
         self._dead_endpoint = ""  # a simulator that went away stays registered until its entry expires
+        self._lost_since: float | None = None  # when the simulator was lost, until one is found again
+        self._lost_reports = 0
 
     def interrupt(self) -> None:
         """Ask the runner to stop. Called from a signal handler: outside the serve loop (finding,
@@ -203,9 +206,10 @@ class ControllerRunner:
                     status = self._session(timeout)
                 except PeerGone as exc:
                     self._dead_endpoint = getattr(exc, "endpoint", "")
-                    log.warning("%s; waiting up to %g s for a simulator to come back", exc, self.options.reconnect_wait)
                     self._stop_controller()
                     first = False
+                    if not self._reconnect_pause(exc):
+                        return EXIT_SIMULATOR_GONE
                     continue
                 except (NotFound, Timeout) as exc:
                     if first:
@@ -224,6 +228,28 @@ class ControllerRunner:
             self._stop_controller()
             self._unregister()
 
+    def _reconnect_pause(self, exc: PeerGone) -> bool:
+        """After losing the simulator: say so once (a repeat is counted, not logged: a dead
+        simulator's address refuses within microseconds), pause, and tell whether to try again."""
+        if self._lost_since is None:
+            self._lost_since, self._lost_reports = time.monotonic(), 0
+        waited = time.monotonic() - self._lost_since
+        self._lost_reports += 1
+        if self._lost_reports == 1:
+            log.warning("%s; waiting up to %g s for a simulator to come back", exc, self.options.reconnect_wait)
+        if waited >= self.options.reconnect_wait:
+            log.error(
+                "no simulator came back within %g s (%d attempt(s)): %s",
+                self.options.reconnect_wait,
+                self._lost_reports,
+                exc,
+            )
+            return False
+        self._interrupted.wait(min(RECONNECT_PAUSE_S, self.options.reconnect_wait - waited))
+        if self._interrupted.is_set():
+            raise _Interrupted
+        return True
+
     def _session(self, timeout: float) -> int:
         opts = self.options
         sim_name, endpoint = find_controller_endpoint(
@@ -233,17 +259,24 @@ class ControllerRunner:
             timeout=timeout,
             exclude=self._dead_endpoint,
         )
-        link = open_link(
-            endpoint,
-            peer=f"simserver {sim_name!r}",
-            spin_s=opts.spin_s,
-            timeout=timeout,
-            shared_memory=opts.shared_memory,
-        )
+        try:
+            link = open_link(
+                endpoint,
+                peer=f"simserver {sim_name!r}",
+                spin_s=opts.spin_s,
+                timeout=timeout,
+                shared_memory=opts.shared_memory,
+            )
+        except PeerGone as exc:
+            exc.endpoint = endpoint  # type: ignore[attr-defined]
+            raise
         try:
             welcome = link.attach(
                 opts.name, opts.robot, period=opts.period, timeout=timeout, default_name=opts.default_name
             )
+            if self._lost_since is not None:
+                log.info("found a simulator again after %d failed attempt(s)", self._lost_reports)
+                self._lost_since = None
             if welcome.controller != opts.name:
                 log.info("attached under the project's name %r for robot %s", welcome.controller, opts.robot)
                 opts.name, opts.default_name = welcome.controller, False
@@ -276,6 +309,13 @@ class ControllerRunner:
         self.controller.timestep = welcome.timestep
         try:
             body = Body.from_wire(welcome.body)
+        except Exception:  # a peer's garbage, not this controller's fault
+            raise ProtocolError(
+                "welcome field 'body' is not a BodyInfo this controller can read; "
+                "is the simulator of the same hrpsim version?",
+                field="body",
+            ) from None
+        try:
             self.controller.attached(body)
             self.controller.start(body)
         except HrpsimError:
@@ -306,12 +346,21 @@ class ControllerRunner:
                 continue
             kind = msg["type"]
             if kind == proto.STATE:
-                self._answer(link, State(proto.check_state(msg, len(joints)), joints))
+                self._answer(link, State(self._checked_state(link, msg, len(joints)), joints))
             elif kind == proto.BYE:
                 log.info("the simulator ended the run: %s", msg.get("reason"))
                 return EXIT_OK
             elif kind == proto.ERROR:
                 self._on_error(link, msg)
+
+    @staticmethod
+    def _checked_state(link: Link, msg: dict[str, Any], n_joints: int) -> dict[str, Any]:
+        """The state, checked; a bad one ends the session with a bye that says why."""
+        try:
+            return proto.check_state(msg, n_joints)
+        except ProtocolError as exc:
+            link.bye(f"the controller refused a state: {exc}")
+            raise
 
     def _answer(self, link: Link, state: State) -> None:
         try:

@@ -41,6 +41,7 @@ from hrpsim.bodyinfo import Body
 from hrpsim.conventions import drive_mode_problem
 from hrpsim.engine_options import resolve
 from hrpsim.engine_registry import ENGINES, EngineDeclarationError, declaration, engine_target
+from hrpsim.engines import checks
 from hrpsim.engines.checks import command_array
 from hrpsim.errors import ConfigError, NotFound, RequestError, SimulationError
 from hrpsim.kinematics import forward_kinematics
@@ -297,17 +298,12 @@ class Engine(ABC):
         body = self.body(robot)
         values, _ = self.link_values(robot)
         if q is not None:
-            try:
-                arr = np.asarray(q, dtype=np.float64).reshape(-1)
-            except (TypeError, ValueError):
-                raise RequestError(f"forward_kinematics: q must be {len(body.joints)} finite numbers") from None
-            if arr.shape != (len(body.joints),) or not np.all(np.isfinite(arr)):
-                raise RequestError(f"forward_kinematics: q must be {len(body.joints)} finite numbers")
+            arr = command_array(robot, "q", q, [link.name for link in body.joints])
             for k, link in enumerate(body.joints):
                 values[body.link_index(link.name)] = arr[k]
         p0, r0 = self.root_pose(robot)
-        p = p0 if root_position is None else _finite("root_position", root_position, (3,))
-        r = r0 if root_rotation is None else _finite("root_rotation", root_rotation, (3, 3))
+        p = p0 if root_position is None else checks.vector("root_position", root_position, 3)
+        r = r0 if root_rotation is None else checks.rotation("root_rotation", root_rotation)
         return forward_kinematics(body, p, r, values)
 
     # --- life ---
@@ -366,13 +362,3 @@ def make_engine(project: Project, bodies: dict[str, Body], **options: Any) -> En
     cls = engine_class(project.world.engine)
     accepted = inspect.signature(cls.__init__).parameters
     return cls(project, bodies, **{k: v for k, v in options.items() if k in accepted})
-
-
-def _finite(field_name: str, value: Any, shape: tuple[int, ...]) -> np.ndarray:
-    try:
-        arr = np.asarray(value, dtype=np.float64).reshape(shape)
-    except (TypeError, ValueError):
-        raise RequestError(f"{field_name}: expected {int(np.prod(shape))} numbers, got {value!r}") from None
-    if not np.all(np.isfinite(arr)):
-        raise RequestError(f"{field_name}: non-finite value")
-    return arr

@@ -138,6 +138,10 @@ def _dispatch(argv: list[str]) -> int:
     if command not in COMMANDS:
         print(f"hrpsim: unknown command {command!r}\n\n{_usage()}", file=sys.stderr)
         return 2
+    if command == "launch":  # a Ctrl-C during its imports still ends with a summary
+        from hrpsim import interrupts
+
+        interrupts.hold()
     return _call(COMMANDS[command][0], rest)
 
 

@@ -1,4 +1,6 @@
 """A bound on the connections one server socket holds: past it, the one idle the longest is closed.
+With keys, a second bound on the connections of each key, so one key cannot crowd out the others:
+past it, that key's connection idle the longest is closed.
 
 zmq accepts every TCP connection and offers no call to close one, so a peer could open thousands
 and keep them idle. A socket monitor tells which connections exist (by file descriptor); each
@@ -20,6 +22,8 @@ from hrpsim.sockets import readable
 
 ENV_MAX_CONNECTIONS = "HRPSIM_MAX_CONNECTIONS"
 DEFAULT_MAX_CONNECTIONS = 256
+ENV_MAX_CONNECTIONS_PER_KEY = "HRPSIM_MAX_CONNECTIONS_PER_KEY"
+DEFAULT_MAX_CONNECTIONS_PER_KEY = 32
 
 log = logging.getLogger("hrpsim.connections")
 
@@ -32,12 +36,31 @@ def max_connections() -> int:
         return DEFAULT_MAX_CONNECTIONS
 
 
+def max_connections_per_key() -> int:
+    """``$HRPSIM_MAX_CONNECTIONS_PER_KEY`` or 32: a process or two per key, each with a few sockets."""
+    try:
+        return max(1, int(os.environ.get(ENV_MAX_CONNECTIONS_PER_KEY, DEFAULT_MAX_CONNECTIONS_PER_KEY)))
+    except ValueError:
+        return DEFAULT_MAX_CONNECTIONS_PER_KEY
+
+
+def _key_of(frame: zmq.Frame) -> str | None:
+    """The key a request came with (CURVE's User-Id), None without keys."""
+    try:
+        return str(frame.get("User-Id"))
+    except zmq.ZMQError:
+        return None
+
+
 class ConnectionBound:
-    def __init__(self, sock: zmq.Socket, limit: int, who: str) -> None:
+    def __init__(self, sock: zmq.Socket, limit: int, who: str, *, per_key: int | None = None) -> None:
         self.limit, self.who = limit, who
+        self.per_key = max_connections_per_key() if per_key is None else per_key
         self._sock = sock
         self._monitor = sock.get_monitor_socket(zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED)
         self._used: OrderedDict[int, None] = OrderedDict()  # fd, least recently used first
+        self._key: dict[int, str] = {}  # fd -> the key its requests came with, once one has
+        self._per_key: dict[str, int] = {}  # key -> how many connections it holds
 
     def __len__(self) -> int:
         return len(self._used)
@@ -48,16 +71,43 @@ class ConnectionBound:
             fd = int(frame.get(zmq.SRCFD))
         except (zmq.ZMQError, TypeError, ValueError):
             return
-        if fd in self._used:
-            self._used.move_to_end(fd)
+        if fd not in self._used:
+            self._drain()  # events up to now: a closed connection that had this descriptor is forgotten
+            self._used[fd] = None  # and its own ACCEPTED event may still be on its way
+        self._used.move_to_end(fd)
+        if fd not in self._key:
+            key = _key_of(frame)
+            if key is not None:
+                self._key[fd] = key
+                self._per_key[key] = self._per_key.get(key, 0) + 1
+                if self._per_key[key] > self.per_key:
+                    self._close_idlest_of(key)
+
+    def _close_idlest_of(self, key: str) -> None:
+        fd = next(f for f in self._used if self._key.get(f) == key)
+        log.warning(
+            "%s: key %s holds more than %d connections: closing its one idle the longest",
+            self.who,
+            key.partition(":")[2].partition(":")[0] or key,
+            self.per_key,
+        )
+        self._forget(fd)
+        _shut_down(fd)
+
+    def _forget(self, fd: int) -> None:
+        self._used.pop(fd, None)
+        key = self._key.pop(fd, None)
+        if key is not None:
+            self._per_key[key] -= 1
 
     def enforce(self) -> None:
         """Take in the connections opened and closed since the last look; close the idlest ones
         while there are more than the bound."""
         self._drain()
         while len(self._used) > self.limit:
-            fd, _ = self._used.popitem(last=False)
+            fd = next(iter(self._used))
             log.warning("%s holds more than %d connections: closing the one idle the longest", self.who, self.limit)
+            self._forget(fd)
             _shut_down(fd)
 
     def close(self) -> None:
@@ -72,9 +122,9 @@ class ConnectionBound:
             event = parse_monitor_message(self._monitor.recv_multipart())
             fd = int(event["value"])
             if event["event"] == zmq.EVENT_ACCEPTED:
-                self._used[fd] = None
+                self._used.setdefault(fd, None)  # already there when its first request came first
             else:
-                self._used.pop(fd, None)
+                self._forget(fd)
 
 
 def _shut_down(fd: int) -> None:

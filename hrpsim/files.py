@@ -79,13 +79,14 @@ def reading_under(policy: ReadPolicy) -> Iterator[None]:
         _POLICY.reset(token)
 
 
-def allowed_path(path: str | Path, what: str) -> Path:
-    """``path`` resolved, when it lies under the allowed folders; AccessDenied otherwise."""
+def allowed_path(path: str | Path, what: str, *, shown: str | None = None) -> Path:
+    """``path`` resolved, when it lies under the allowed folders; AccessDenied otherwise, naming
+    ``shown`` (the path as the peer gave it; default ``path``), never where a link leads."""
     policy = _POLICY.get()
     resolved = Path(os.path.abspath(os.fspath(path))).resolve()
     if not policy.allows(resolved):
         raise AccessDenied(
-            f"{path}: {what} outside the folders this service reads ({policy.where()}); "
+            f"{path if shown is None else shown}: {what} outside the folders this service reads ({policy.where()}); "
             f"add its folder with --model-root or ${ENV_MODEL_ROOTS}"
         )
     return resolved
@@ -112,8 +113,12 @@ def read_regular(path: str | Path, what: str) -> bytes:
         fd = os.open(resolved, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         raise AccessDenied(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
+    try:
+        _check_kind(os.fstat(fd), path, what)  # before fdopen, which refuses a folder with a raw IsADirectoryError
+    except AccessDenied:
+        os.close(fd)
+        raise
     with os.fdopen(fd, "rb") as handle:
-        _check_kind(os.fstat(fd), path, what)
         data = handle.read(limit + 1)  # a file that grows while read is still cut at the limit
     if len(data) > limit:
         raise AccessDenied(f"{path}: {what} larger than {limit} bytes; not read")

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hrpsim import interrupts
 from hrpsim.client import Client
 from hrpsim.errors import ConfigError, HrpsimError, NotFound, PeerGone, Timeout
 from hrpsim.joint_names import check_joint_names
@@ -73,8 +74,11 @@ class Launch:
             self.stop_reason = f"interrupted by {signal.Signals(signum).name}"
             self.stop_requested.set()
 
-        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # SIGHUP: the terminal went away
+        for signum in interrupts.HELD:
             signal.signal(signum, on_signal)
+        held = interrupts.pending()  # one that came while the launcher was still starting
+        if held is not None:
+            on_signal(held, None)
 
     def check_interrupted(self) -> None:
         if self.stop_requested.is_set():
@@ -207,18 +211,27 @@ class Launch:
         self.wait_registered(child, ctl.name)
 
     def wait_registered(self, child: Child, name: str) -> dict[str, Any]:
+        """Until ``child`` has registered as ``name``. Meanwhile every process started so far keeps
+        its restart policy (the nameserver or modelloader may die during startup too), and a
+        dead simulator ends the start with its own name."""
         deadline = time.monotonic() + self.args.startup_timeout
         with NameClient(self.nameserver, timeout=1.0) as ns:
             while time.monotonic() < deadline:
                 self.check_interrupted()
-                if not child.running:
+                if (
+                    not child.running
+                    and child.restart_at is None
+                    and not child.policy.wants_restart(child.returncode, child.restarts)
+                ):
+                    self._check_simulator()  # a controller that found no simulator is not the news
                     raise LaunchError(
                         f"{child.name} exited with status {child.returncode} before registering "
                         f"as {name!r}; the end of its log ({child.log_path}):\n{child.tail()}"
                     )
+                self._check_children()
                 try:
                     return ns.resolve(name)
-                except NotFound:
+                except (NotFound, Timeout, PeerGone):  # not yet, or the nameserver is being restarted
                     time.sleep(0.05)
         raise LaunchError(
             f"{child.name} did not register as {name!r} with the nameserver at {self.nameserver} "
@@ -232,6 +245,7 @@ class Launch:
             client.call("quit")
 
     def start_all(self) -> None:
+        self.check_interrupted()
         p = self.project
         for note in p.notes:
             print(f"launch: note: {note}", file=sys.stderr)
@@ -333,18 +347,26 @@ class Launch:
             self.stop_requested.wait(0.1)
         return empty_summary(wall_time=time.monotonic() - start)
 
+    def _check_simulator(self) -> None:
+        """LaunchError naming the simulator when it died."""
+        sim = self.sup.child("simserver")
+        if sim is not None and sim.returncode is not None and not sim.expected_exit:
+            raise LaunchError(
+                f"simserver (pid {sim.pid}) died with status {sim.returncode}; "
+                f"the end of its log ({sim.log_path}):\n{sim.tail()}"
+            )
+
     def _check_children(self) -> None:
         """Apply each dead child's restart policy; the simulator's death ends the run. A controller that
         exits with status 0 left on its own (the run's bye, or its own choice): nothing is lost."""
         controllers = {c.name for c in self.project.controllers}
+        self._check_simulator()  # first: the controllers that die with it are not what ended the run
         for child in self.sup.died():
             if child.name in controllers and child.returncode == 0:
                 child.expected_exit = True
                 self.sup.echo(f"launch: {child.name} (pid {child.pid}) finished (exit status 0)")
                 continue
             what = f"{child.name} (pid {child.pid}) died with status {child.returncode}"
-            if child.name == "simserver":
-                raise LaunchError(f"{what}; the end of its log ({child.log_path}):\n{child.tail()}")
             if self.sup.schedule_restart(child):
                 self.sup.echo(
                     f"launch: {what}; restart {child.restarts} of {child.policy.max_restarts} "
@@ -457,6 +479,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    interrupts.hold()  # already held when started as ``hrpsim launch``; here for a direct call
     try:
         return _launch(parse_args(argv))
     except KeyboardInterrupt:  # Ctrl-C before the launcher's own handler was in place: nothing started yet

@@ -779,6 +779,8 @@ def load_project(path: str | Path) -> Project:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); a project file is YAML") from None
     try:
         data = yaml.safe_load(text)
+    except RecursionError:  # the YAML reader recurses once per level of nesting
+        raise ConfigError(f"{path}: nested too deeply to be a project file (thousands of levels)") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)

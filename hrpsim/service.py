@@ -81,22 +81,55 @@ def bind_router(
     return sock, advertised(sock.getsockopt_string(zmq.LAST_ENDPOINT))
 
 
+# An operation's parameter annotated with one of these plain kinds gets a value of that kind or
+# a RequestError naming it (parameters annotated Any, and numbers, whose ranges only the operation
+# knows, are checked by the operation itself).
+_KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "str": (lambda v: isinstance(v, str), "a string"),
+    "int": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
+    "bool": (lambda v: isinstance(v, bool), "true or false"),
+    "dict[str, str]": (lambda v: isinstance(v, dict), "a map"),
+}
+
+
 class _Params:
     """An operation's keyword parameters, checked before the call: a TypeError raised inside an
     operation is a bug of the operation, not a bad request, and must not be reported as one."""
 
-    def __init__(self, required: frozenset[str], optional: frozenset[str], extra_ok: bool) -> None:
+    def __init__(
+        self,
+        required: frozenset[str],
+        optional: frozenset[str],
+        extra_ok: bool,
+        kinds: dict[str, tuple[str, bool]] | None = None,
+    ) -> None:
         self.required, self.known, self.extra_ok = required, required | optional, extra_ok
+        self.kinds = kinds or {}  # parameter -> (its kind in _KINDS, whether nil is accepted)
 
     @classmethod
     def of(cls, fn: Operation) -> _Params:
-        required, optional, extra_ok = set(), set(), False
+        required, optional, extra_ok, kinds = set(), set(), False, {}
         for p in inspect.signature(fn).parameters.values():
             if p.kind is p.VAR_KEYWORD:
                 extra_ok = True
             elif p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
                 (required if p.default is p.empty else optional).add(p.name)
-        return cls(frozenset(required), frozenset(optional), extra_ok)
+                annotation = str(p.annotation).removesuffix(" | None")
+                if annotation in _KINDS:
+                    nil_ok = str(p.annotation).endswith("| None") or (p.default is None)
+                    kinds[p.name] = (annotation, nil_ok)
+        return cls(frozenset(required), frozenset(optional), extra_ok, kinds)
+
+    def check_kinds(self, op: str, args: dict[str, Any]) -> None:
+        for name, value in args.items():
+            if name not in self.kinds:
+                continue
+            kind, nil_ok = self.kinds[name]
+            valid, what = _KINDS[kind]
+            if not (valid(value) or (nil_ok and value is None)):
+                raise RequestError(
+                    f"{op}: {name} must be {what}{' or nil' if nil_ok else ''}, got {value!r:.80}", field=name
+                )
 
     def check(self, op: str, args: dict[str, Any]) -> None:
         missing = self.required.difference(args)
@@ -110,6 +143,7 @@ class _Params:
                     f"it takes {', '.join(sorted(self.known)) or 'none'}",
                     field=min(unknown),
                 )
+        self.check_kinds(op, args)
 
 
 class Service:

@@ -44,6 +44,9 @@ TO_SIMULATOR = (HELLO, COMMAND, BYE)
 TO_CONTROLLER = (WELCOME, STATE, ERROR, BYE)
 COMMAND_ARRAYS = ("torque", "q_ref", "dq_ref")
 COMMAND_FIELDS = frozenset(("v", "type", "tick", "joints", "modes", "sensors", *COMMAND_ARRAYS))
+# The state's joint and root values a controller acts on; ``tau`` (the torque measured at the
+# joints) may be unknown (NaN) at a tick where nothing has been applied yet.
+MUST_BE_FINITE = frozenset(("q", "dq", "root_position", "root_rotation", "root_velocity"))
 STATE_ARRAYS = {
     "q": (-1,),
     "dq": (-1,),
@@ -184,13 +187,35 @@ class Welcome:
     end_time: float | None = None  # simulated time at which the run ends (a bye follows)
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+# What each field of a welcome must be: (test, what the message says it must be)
+_WELCOME_FIELDS: dict[str, tuple[Any, str]] = {
+    "controller": (lambda v: isinstance(v, str), "a string"),
+    "robot": (lambda v: isinstance(v, str), "a string"),
+    "period": (lambda v: _is_number(v) and 0 < v <= MAX_SECONDS, f"a number of seconds > 0 and <= {MAX_SECONDS:g}"),
+    "every": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "an integer >= 1"),
+    "timestep": (lambda v: _is_number(v) and v > 0, "a number of seconds > 0"),
+    "sync": (lambda v: isinstance(v, str), "a string"),
+    "policy": (lambda v: isinstance(v, str), "a string"),
+    "deadline": (lambda v: _is_number(v) and v >= 0, "a number of seconds >= 0"),
+    "joints": (lambda v: isinstance(v, list) and all(isinstance(n, str) for n in v), "a list of joint names"),
+    "sensors": (lambda v: isinstance(v, list) and all(isinstance(s, dict) for s in v), "a list of maps"),
+    "body": (lambda v: isinstance(v, dict), "a map (the robot's BodyInfo)"),
+    "end_time": (lambda v: v is None or _is_number(v), "a number of seconds or nil"),
+}
+
+
 def parse_welcome(msg: dict[str, Any]) -> Welcome:
-    try:
-        return Welcome(
-            **{k: msg[k] for k in Welcome.__dataclass_fields__ if k != "end_time"}, end_time=msg.get("end_time")
-        )
-    except KeyError as exc:
-        raise ProtocolError(f"welcome message lacks field {exc.args[0]!r}") from None
+    """A checked welcome; ProtocolError naming the first field that is missing or of the wrong kind."""
+    for key, (valid, what) in _WELCOME_FIELDS.items():
+        if key not in msg and key != "end_time":
+            raise ProtocolError(f"welcome message lacks field {key!r}", field=key)
+        if not valid(msg.get(key)):
+            raise ProtocolError(f"welcome field {key!r} must be {what}, got {msg.get(key)!r:.80}", field=key)
+    return Welcome(**{k: msg.get(k) for k in Welcome.__dataclass_fields__})
 
 
 # --- state ---
@@ -207,14 +232,18 @@ def _state_shapes(n_joints: int) -> tuple[tuple[str, tuple[int, ...]], ...]:
 
 
 def check_state(msg: dict[str, Any], n_joints: int) -> dict[str, Any]:
-    """Check a received state's arrays (kind and shape); ProtocolError naming the field."""
+    """Check a received state's arrays (kind, shape, finite values); ProtocolError naming the field."""
     for key, want in _state_shapes(n_joints):
         value = msg.get(key)
         if not isinstance(value, np.ndarray) or value.shape != want:
             got = value.shape if isinstance(value, np.ndarray) else type(value).__name__
-            raise ProtocolError(f"state field {key!r} must be an array of shape {want}, got {got}")
+            raise ProtocolError(f"state field {key!r} must be an array of shape {want}, got {got}", field=key)
+        if value.dtype.kind not in "fiu":
+            raise ProtocolError(f"state field {key!r} must hold real numbers, got {value.dtype}", field=key)
+        if key in MUST_BE_FINITE and not np.isfinite(value).all():
+            raise ProtocolError(f"state field {key!r} holds non-finite values (NaN or infinity)", field=key)
     if not isinstance(msg.get("tick"), int) or not isinstance(msg.get("sensors", {}), dict):
-        raise ProtocolError("state needs an integer 'tick' and a map 'sensors'")
+        raise ProtocolError("state needs an integer 'tick' and a map 'sensors'", field="tick")
     return msg
 
 

@@ -16,6 +16,10 @@ from pathlib import Path
 from hrpsim.bodyinfo import Body
 from hrpsim.errors import ModelError
 
+# What reading a model may take beyond the process's baseline, per byte of the file (measured
+# with tests/modelloader/test_model_memory_bound.py; the bound docs/security.md states).
+MEMORY_PER_FILE_BYTE = 6
+
 # suffix -> (module, function, takes the ``lenient`` option)
 FORMATS: dict[str, tuple[str, str, bool]] = {
     ".wrl": ("hrpsim.modelloader.openhrp", "load_vrml", True),
@@ -45,6 +49,12 @@ def load_body(path: str | Path, *, lenient: bool = False, world: bool = False) -
     except ImportError as exc:
         raise ModelError(f"{path}: the {suffix} reader is not available: {exc}") from None
     reader = getattr(module, function)
-    if suffix in WORLD_FORMATS:
-        return reader(path, world=world)
-    return reader(path, lenient=lenient) if has_lenient else reader(path)
+    try:
+        if suffix in WORLD_FORMATS:
+            return reader(path, world=world)
+        return reader(path, lenient=lenient) if has_lenient else reader(path)
+    except MemoryError:
+        raise ModelError(
+            f"{path}: not enough memory to read this model (reading a model file takes up to "
+            f"{MEMORY_PER_FILE_BYTE} times its size: docs/security.md)"
+        ) from None

@@ -28,7 +28,14 @@ import numpy as np
 
 from hrpsim.bodyinfo import JOINT_TYPES, Body, ExtraJoint, Link, Sensor
 from hrpsim.errors import ModelError
-from hrpsim.modelloader.openhrp_mass import MassPart, combine, inertia_problem, nearest_inertia, place
+from hrpsim.modelloader.openhrp_mass import (
+    MAX_LINK_MASS_KG,
+    MassPart,
+    combine,
+    inertia_problem,
+    nearest_inertia,
+    place,
+)
 from hrpsim.modelloader.openhrp_sensors import SENSOR_PROTOS, duplicate_ids, sensor_params
 from hrpsim.modelloader.vrml.fields import FieldReader
 from hrpsim.modelloader.vrml.files import SceneLoader
@@ -335,6 +342,11 @@ class _BodyBuilder:
         if not np.isfinite(mass) or mass < 0:
             self.problems.append(f"{node.where_of('mass')}: {node.label}: mass {mass} is not a non-negative number")
             mass = 0.0
+        elif mass > MAX_LINK_MASS_KG:
+            self.problems.append(
+                f"{node.where_of('mass')}: {node.label}: mass {mass:g} is beyond {MAX_LINK_MASS_KG:g} kg"
+            )
+            mass = 0.0
         why = inertia_problem(inertia)
         if why:
             self.problems.append(f"{node.where_of('momentsOfInertia')}: {node.label}: {why}")
@@ -413,9 +425,16 @@ class _BodyBuilder:
 
     def _check_joint_ids(self) -> None:
         owners: dict[int, str] = {}
+        count = len(self.links)  # ids run 0..n-1 over at most every Joint: a larger one is a mistake
         for link, where in zip(self.links, self.link_where, strict=True):
             if link.joint_id < -1:
                 self.problems.append(f"{where}: Joint {link.name!r}: jointId {link.joint_id} (use -1 for none)")
+                link.joint_id = -1
+            elif link.joint_id >= count:
+                self.problems.append(
+                    f"{where}: Joint {link.name!r}: jointId {link.joint_id} is beyond this model's {count} "
+                    f"Joint(s) (ids run 0..{count - 1} without gaps; -1 for none)"
+                )
                 link.joint_id = -1
             elif link.joint_id >= 0:
                 if link.joint_id in owners:
@@ -430,7 +449,9 @@ class _BodyBuilder:
             if missing:
                 where = self.link_where[0].file
                 self.problems.append(
-                    f"{where}: jointIds must run 0..{max(owners)} without gaps; missing {', '.join(map(str, missing))}"
+                    f"{where}: jointIds must run 0..{max(owners)} without gaps; missing "
+                    + ", ".join(map(str, missing[:20]))
+                    + (f" and {len(missing) - 20} more" if len(missing) > 20 else "")
                 )
 
 

@@ -11,6 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+# The heaviest link a model may have: a billion kilograms is no robot, and a mass near the float
+# limit makes the body's total infinite (and every dynamics computation with it).
+MAX_LINK_MASS_KG = 1e9
+
 
 @dataclass
 class MassPart:

@@ -5,9 +5,9 @@ Operations:
 - ``load(path, options=None)`` -> ``Body.to_wire()``. ``path`` is a local path or a file:// url
   (relative paths are taken from the service's working directory, so clients send absolute
   ones) to a regular file under the model roots (``--model-root``, ``$HRPSIM_MODEL_ROOTS``; the
-  working directory when none is given); ``options`` may hold ``lenient`` (bool) and ``world``
-  (bool: an MJCF file's environment). Results are cached by the content of the model file and
-  of every file it read, so an edited Inline is noticed.
+  working directory when none is given; ``~`` is not expanded); ``options`` may hold ``lenient``
+  (bool) and ``world`` (bool: an MJCF file's environment). Results are cached by the content of
+  the model file and of every file it read, so an edited Inline is noticed.
 - ``clear()`` -> how many cached bodies were dropped.
 - ``stats()`` -> cache size, hits and misses.
 
@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from hrpsim.errors import HrpsimError, RequestError
-from hrpsim.files import ReadPolicy, add_root_option, model_roots, reading_under
+from hrpsim.files import ReadPolicy, add_root_option, allowed_path, model_roots, reading_under
 from hrpsim.logs import setup_logging
 from hrpsim.modelloader import load_body
 from hrpsim.modelloader.cache import BodyCache, CacheKey, file_sha256
@@ -57,6 +57,8 @@ class ModelLoaderService(Service):
         local = local_path(path)
         opts = checked_options(options)
         with reading_under(self.policy):
+            # the folders first: a path outside them learns nothing of its format, existence or link target
+            allowed_path(local, "model file", shown=path)
             return self._load(local, opts)
 
     def _load(self, local: str, opts: dict[str, Any]) -> dict[str, Any]:
@@ -87,26 +89,35 @@ class ModelLoaderService(Service):
 def local_path(path: Any) -> str:
     """An absolute local path from a path or file:// url; RequestError for anything else."""
     if not isinstance(path, str) or not path.strip():
-        raise RequestError(f"load: path must be a non-empty string (a file path or file:// url), got {path!r}")
+        raise RequestError(
+            f"load: path must be a non-empty string (a file path or file:// url), got {path!r}", field="path"
+        )
     parsed = urlparse(path)
     if parsed.scheme == "file":
         path = unquote(parsed.path)
     elif len(parsed.scheme) > 1:
-        raise RequestError(f"load: only local files are read; {path!r} is a {parsed.scheme}: url")
-    return os.path.abspath(os.path.expanduser(path))
+        raise RequestError(f"load: only local files are read; {path!r} is a {parsed.scheme}: url", field="path")
+    if "\0" in path:
+        raise RequestError("load: path contains a NUL character; no file name does", field="path")
+    return os.path.abspath(path)  # no ~ expansion: the service's home is none of the peer's business
 
 
 def checked_options(options: Any) -> dict[str, Any]:
     if options is None:
         return {}
     if not isinstance(options, dict):
-        raise RequestError(f"load: options must be a map such as {{'lenient': true}}, got {options!r}")
+        raise RequestError(f"load: options must be a map such as {{'lenient': true}}, got {options!r}", field="options")
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
-        raise RequestError(f"load: unknown option(s) {', '.join(map(repr, unknown))}; known: {', '.join(OPTIONS)}")
+        raise RequestError(
+            f"load: unknown option(s) {', '.join(map(repr, unknown))}; known: {', '.join(OPTIONS)}",
+            field=f"options.{unknown[0]}",
+        )
     for name, value in options.items():
         if not isinstance(value, OPTIONS[name]):
-            raise RequestError(f"load: option {name!r} must be {OPTIONS[name].__name__}, got {value!r}")
+            raise RequestError(
+                f"load: option {name!r} must be {OPTIONS[name].__name__}, got {value!r}", field=f"options.{name}"
+            )
     return dict(options)
 
 

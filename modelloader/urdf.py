@@ -19,7 +19,7 @@ import numpy as np
 from lxml import etree
 
 from hrpsim.bodyinfo import Body, Link, Mimic
-from hrpsim.modelloader.openhrp_mass import inertia_problem, nearest_inertia
+from hrpsim.modelloader.openhrp_mass import MAX_LINK_MASS_KG, inertia_problem, nearest_inertia
 from hrpsim.modelloader.urdf_geometry import GeometryContext, collect_materials, material_of, read_origin, read_shape
 from hrpsim.modelloader.urdf_tolerance import HRPSIM_NAMESPACE, expand_leftovers, warn_unknown
 from hrpsim.modelloader.urdf_xml import Problems, floats, local_name, number, parse_xml, read_file
@@ -112,6 +112,8 @@ class _UrdfReader:
             mass = number(mass_element.get("value"), self.problems, mass_element, "mass value")
             if mass is not None and mass < 0.0:
                 self.problems.add(mass_element, f"mass {mass} is negative")
+            elif mass is not None and not mass <= MAX_LINK_MASS_KG:
+                self.problems.add(mass_element, f"mass {mass:g} is beyond {MAX_LINK_MASS_KG:g} kg (or not finite)")
             elif mass == 0.0:  # usual for a fixed base or a dummy link
                 self.problems.warn(mass_element, "mass 0: a massless link (it moves with its parent's mass)")
             elif mass is not None:

@@ -3,15 +3,28 @@ or in-process when the project says ``services: {loader: local}``."""
 
 from __future__ import annotations
 
+import logging
+import time
+
 from hrpsim.bodyinfo import Body
 from hrpsim.errors import HrpsimError, ModelError, NotFound, PeerGone, Problem, Timeout
 from hrpsim.models import fetch_body
 from hrpsim.project import ModelConfig, Project
 
+log = logging.getLogger("hrpsim.simserver")
 
-def load_bodies(project: Project, nameserver: str | None, *, local: bool | None = None) -> dict[str, Body]:
+# At the simulator's start, how long a modelloader (or nameserver) that is not reachable is waited
+# for: one that died during startup is restarted by the launcher and registers again within this.
+STARTUP_PATIENCE_S = 30.0
+RETRY_PAUSE_S = 0.5
+
+
+def load_bodies(
+    project: Project, nameserver: str | None, *, local: bool | None = None, patience: float = 0.0
+) -> dict[str, Body]:
     """Every model's Body, named by the project's model name. Collects all failures into one error.
-    ``local``: load in this process (default: as the project's ``services: {loader: local}`` says)."""
+    ``local``: load in this process (default: as the project's ``services: {loader: local}`` says).
+    ``patience``: seconds to keep asking again while no modelloader is reachable (0: fail at once)."""
     if local is None:
         local = project.services.get("loader") == "local"
     bodies: dict[str, Body] = {}
@@ -19,7 +32,7 @@ def load_bodies(project: Project, nameserver: str | None, *, local: bool | None 
     failed: list[str] = []
     for mc in project.models:
         try:
-            body = _load_local(mc) if local else _fetch(mc, nameserver)
+            body = _load_local(mc) if local else _fetch_patiently(mc, nameserver, patience)
         except (NotFound, PeerGone, Timeout) as exc:  # no modelloader: the other models would wait as long
             raise ModelError(f"{project.path}: cannot load model {mc.name!r}: {exc}", problems) from None
         except HrpsimError as exc:
@@ -48,6 +61,22 @@ def _model_problems(mc: ModelConfig, exc: HrpsimError) -> list[Problem]:
     the file (a loader's ModelError lists them; any other error is one problem)."""
     found = exc.problems if isinstance(exc, ModelError) else [Problem(f"{mc.file}: {exc}")]
     return [Problem(f"model {mc.name!r}: {p}", file=p.file or mc.file, line=p.line, column=p.column) for p in found]
+
+
+def _fetch_patiently(mc: ModelConfig, nameserver: str | None, patience: float) -> Body:
+    """:func:`_fetch`, asking again while no modelloader is reachable, up to ``patience`` seconds
+    (saying so once)."""
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            return _fetch(mc, nameserver)
+        except (NotFound, PeerGone, Timeout) as exc:
+            if time.monotonic() + RETRY_PAUSE_S > deadline:
+                raise
+            if patience:
+                log.warning("cannot load model %r yet (%s); asking again for up to %g s", mc.name, exc, patience)
+                patience = 0.0  # said once
+            time.sleep(RETRY_PAUSE_S)
 
 
 def _fetch(mc: ModelConfig, nameserver: str | None) -> Body:

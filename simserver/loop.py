@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from hrpsim.engines.base import Engine
@@ -107,6 +108,20 @@ class TickLoop:
             if time.perf_counter() >= deadline:
                 break
         return engine.tick >= end_tick
+
+    def step(self, n: int, batch_s: float, between: Callable[[], bool]) -> int:
+        """Tick ``n`` times, calling ``between()`` after every ``batch_s`` of wall time so the caller
+        can answer requests; a False from it ends the steps early. Returns the ticks made."""
+        made = 0
+        deadline = time.perf_counter() + batch_s
+        while made < n:
+            self.tick_once()
+            made += 1
+            if made < n and time.perf_counter() >= deadline:
+                if not between():
+                    break
+                deadline = time.perf_counter() + batch_s
+        return made
 
     def tick_once(self) -> None:
         engine, hub = self.engine, self.hub

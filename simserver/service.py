@@ -76,6 +76,7 @@ SERVED_WITHIN_A_TICK = frozenset(
     }
 )
 CONTROLLER_WAIT_S = 30.0  # how long start() waits for the project's controllers to attach
+MAX_STEP_TICKS = 1_000_000  # one step request's bound; a longer advance is a run: start(until=...)
 
 
 class SimServer(Service):
@@ -120,6 +121,8 @@ class SimServer(Service):
         self.hub.serve_requests = self._serve_within_tick
         self.engine.serve_while_waiting(self._serve_while_engine_waits)
         self._within_tick = False
+        self._step: tuple[int, int] | None = None  # (first tick, end tick) of the step being made
+        self._step_paused = False
         self._waiting_on: str | None = None  # the outside service a tick waits for, while it does
         self.running = False
         self.finished = False
@@ -252,13 +255,25 @@ class SimServer(Service):
         names = ", ".join(self.hub.waiting_for())
         return f"controller(s) {names}" if names else "a controller"
 
+    def _serve_within_step(self) -> bool:
+        """Between batches of a step: answer requests; False (end the step) after a pause or quit."""
+        self._within_tick = True
+        try:
+            self.serve_pending(0.0)
+        finally:
+            self._within_tick = False
+        return not (self.stopping or self._step_paused)
+
     def _call(self, op: str, args: dict[str, Any]) -> Any:
         if self._within_tick and op not in SERVED_WITHIN_A_TICK:
-            raise RequestError(
-                f"{op}: the simulator is in the middle of tick {self.engine.tick}, waiting for "
-                f"{self._tick_waits_for()}; pause first, or retry"
-            )
+            raise RequestError(f"{op}: the simulator is {self._busy_with()}; pause first, or retry")
         return super()._call(op, args)
+
+    def _busy_with(self) -> str:
+        if self._step is not None:
+            first, end = self._step
+            return f"making a step of {end - first} ticks (at tick {self.engine.tick} of {first}..{end})"
+        return f"in the middle of tick {self.engine.tick}, waiting for {self._tick_waits_for()}"
 
     def _advance(self) -> None:
         try:
@@ -342,10 +357,13 @@ class SimServer(Service):
         ):
             raise RequestError(
                 f"start: until must be a finite sim time after the current {self.engine.time:g} s "
-                f"(or nil for the project's end_time), got {until!r}"
+                f"(or nil for the project's end_time), got {until!r}",
+                field="until",
             )
         if wait is not None and not (isinstance(wait, int | float) and math.isfinite(wait) and wait >= 0):
-            raise RequestError(f"start: wait must be a finite number of seconds >= 0 or nil, got {wait!r}")
+            raise RequestError(
+                f"start: wait must be a finite number of seconds >= 0 or nil, got {wait!r}", field="wait"
+            )
         self._target = self._end_time(until if until is not None else self.until)
         self.hub.end_time = self._target
         self.finished = False
@@ -361,17 +379,28 @@ class SimServer(Service):
         return self.op_status()
 
     def op_pause(self) -> dict[str, Any]:
+        self._step_paused = self._step is not None  # a step in progress ends after its current tick
         self.running = False
         self._waiting_since = None
         self.world.pause()
         return self.op_status()
 
     def op_step(self, n: int = 1) -> dict[str, Any]:
+        """Advance ``n`` ticks while paused, answering requests between batches of ticks: ``pause``
+        or ``quit`` ends the step early (the reply's ``tick`` says how far it got)."""
         self._require_idle("step")
-        if not isinstance(n, int) or n < 1:
-            raise RequestError(f"step: n must be a positive integer, got {n!r}")
-        self.world.step(n)
-        self.world.hand_over()
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_STEP_TICKS:
+            raise RequestError(
+                f"step: n must be an integer from 1 to {MAX_STEP_TICKS}, got {n!r}; "
+                "for a longer advance, start(until=...) and pause",
+                field="n",
+            )
+        self._step, self._step_paused = (self.engine.tick, self.engine.tick + n), False
+        try:
+            self.world.step(n, batch_s=TICK_BATCH_S, between=self._serve_within_step)
+        finally:
+            self._step = None
+            self.world.hand_over()
         return self.op_status()
 
     def op_reset(self) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from hrpsim.errors import SimulationError
 from hrpsim.project import Project
 from hrpsim.recording.writer import recorders
 from hrpsim.runsummary import empty_summary
-from hrpsim.simserver.bodies import load_bodies
+from hrpsim.simserver.bodies import STARTUP_PATIENCE_S, load_bodies
 from hrpsim.simserver.hub import ControllerHub, attach_in_process
 from hrpsim.simserver.loop import TickAction, TickLoop
 from hrpsim.simserver.record import Observer
@@ -59,7 +60,8 @@ class World:
         self.project = project
         given = engine is not None
         if engine is None:
-            bodies = bodies if bodies is not None else load_bodies(project, nameserver)
+            # patience: at a simulator's start, a modelloader being restarted is waited for
+            bodies = bodies if bodies is not None else load_bodies(project, nameserver, patience=STARTUP_PATIENCE_S)
             engine = make_engine(project, bodies, nameserver=nameserver)
         self.engine = engine
         try:
@@ -95,12 +97,13 @@ class World:
         """The run (re)starts ticking: its wall clock runs from now."""
         self.loop.begin()
 
-    def step(self, n: int = 1) -> None:
-        """Advance ``n`` ticks. Observers may hold ticks afterwards (see :meth:`hand_over`); an
-        error hands them over, is kept for the summary, and raises SimulationError."""
+    def step(self, n: int = 1, *, batch_s: float = math.inf, between: Callable[[], bool] | None = None) -> int:
+        """Advance ``n`` ticks; returns how many were made. ``between()`` is called after every
+        ``batch_s`` of wall time (a front end answers requests there); a False from it ends the
+        steps early. Observers may hold ticks afterwards (see :meth:`hand_over`); an error hands
+        them over, is kept for the summary, and raises SimulationError."""
         try:
-            for _ in range(n):
-                self.loop.tick_once()
+            return self.loop.step(n, batch_s, between or (lambda: True))
         except SimulationError as exc:
             self._failed(exc)
             raise

@@ -37,7 +37,9 @@ class SceneLoader:
         data = _read(absolute)
         self.files.append(absolute)
         self.digests[absolute] = hashlib.sha256(data).hexdigest()
-        parsed = parse_text(decode(data), absolute)
+        text = decode(data)
+        del data  # the text is all the parser needs: one copy of a large file fewer while it runs
+        parsed = parse_text(text, absolute)
         self._parsed[absolute] = parsed
         resolve_file(parsed, self.problems)
         for proto in parsed.protos:

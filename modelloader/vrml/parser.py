@@ -66,10 +66,17 @@ def _unescape(quoted: str) -> str:
 
 
 def _numbers(text: str) -> np.ndarray:
+    """The numbers of a bracketed list the lexer matched (so every item is a number), read by numpy
+    straight from the text: no Python string per number (a mesh of millions of numbers would
+    take ten times the file's size)."""
     inner = text[1:-1]
     if "#" in inner:
         inner = "\n".join(line.split("#", 1)[0] for line in inner.splitlines())
-    return np.array(inner.replace(",", " ").split(), dtype=np.float64)
+    if "," in inner:
+        inner = inner.replace(",", " ")
+    if not inner.strip():
+        return np.empty(0)  # numpy reads an empty text as [-1.0]
+    return np.fromstring(inner, dtype=np.float64, sep=" ")
 
 
 class _TreeBuilder(Transformer):

@@ -319,5 +319,6 @@ def test_shapes_of_zero_size_are_answered_or_refused_without_crashing(service):
 
 
 def test_a_link_field_that_is_not_a_name_is_refused(two_boxes):
-    with pytest.raises(RequestError, match="a link must be a link name"):
+    with pytest.raises(RequestError, match="link1 must be a string") as refused:
         two_boxes.call("add_pair", body1="a", body2="b", link1=np.zeros(3))
+    assert refused.value.field == "link1"

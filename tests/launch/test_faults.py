@@ -178,13 +178,29 @@ class Launched:
         return [p for p in alive if p.status() != psutil.STATUS_ZOMBIE]
 
 
+def wait_for_startup_moment(launched: Launched, row: Row) -> None:
+    """Before the first tick: the simulator has started (it loads its models), for a fault in the
+    nameserver or modelloader; the controller has started (it attaches), for one in the simulator."""
+    waited_for = "controller" if row.target == "simserver" else "simserver"
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while True:
+        assert launched.proc.poll() is None, f"the launcher exited early:\n{launched.output()}"
+        assert time.monotonic() < deadline, f"no {waited_for} started:\n{launched.output()}"
+        try:
+            launched.component(waited_for)
+            launched.component(row.target)
+            return
+        except AssertionError:
+            time.sleep(0.01)
+
+
 def inject(launched: Launched, row: Row) -> None:
     if row.target == "launcher":
         sig = {"SIGINT": signal.SIGINT, "SIGTERM": signal.SIGTERM, "SIGHUP": signal.SIGHUP}.get(row.fault)
         launched.proc.send_signal(sig or signal.SIGKILL)
         return
     victim = launched.component(row.target)
-    if row.fault == "kill -9":
+    if row.fault.startswith("kill -9"):
         victim.send_signal(signal.SIGKILL)
         return
     victim.send_signal(signal.SIGSTOP)
@@ -197,8 +213,11 @@ def test_fault_outcome(row: Row, tmp_path: Path, models_dir: Path) -> None:
     rng = random.Random(f"{SEED}-{row}")
     launched = Launched(tmp_path, write_project(tmp_path, models_dir, row))
     try:
-        launched.wait_running()
-        time.sleep(rng.uniform(0.1, 0.8))
+        if "during startup" in row.fault:
+            wait_for_startup_moment(launched, row)
+        else:
+            launched.wait_running()
+            time.sleep(rng.uniform(0.1, 0.8))
         inject(launched, row)
         code = launched.finish()
     finally:
@@ -215,7 +234,8 @@ def test_fault_outcome(row: Row, tmp_path: Path, models_dir: Path) -> None:
         assert summary["error"] is None, where
     else:
         assert row.error in summary["error"], where
-        assert summary["sim_time"] is not None, "the summary says how far the run got: " + where
+        if "during startup" not in row.fault:  # a run that never started got nowhere
+            assert summary["sim_time"] is not None, "the summary says how far the run got: " + where
     components = summary["launch"]["components"]
     lost = sorted(name for name, c in components.items() if c["lost"])
     restarted = sorted(name for name, c in components.items() if c["restarts"])
