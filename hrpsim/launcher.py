@@ -315,6 +315,8 @@ class Launch:
                 progress.show(status)
                 if status.get("finished"):
                     progress.done()
+                    # a controller whose death ended the run died before the simulator noticed: count it
+                    self._check_children()
                     return sim.call("summary", timeout=10.0)
                 self.stop_requested.wait(0.2)
 
