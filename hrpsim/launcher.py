@@ -287,7 +287,12 @@ class Launch:
         child.request_stop = lambda: self.sup.signal_group(child, signal.SIGINT)
         child.expected_exit = True
         self.sup.start(child)
-        self.sup.echo(f"launch: Foxglove connects to ws://{self.args.foxglove}/ (log {child.log_path})")
+        where = (
+            f"ws://{self.args.foxglove}/"
+            if not self.args.foxglove.endswith(":0")
+            else "the free port its log names (hrpsim view: open ws://...)"
+        )
+        self.sup.echo(f"launch: Foxglove connects to {where} (log {child.log_path})")
 
     # --- running ---
 

@@ -5,9 +5,10 @@ the simulator's world-state stream, and the robot's shapes. Real processes, real
 from __future__ import annotations
 
 import os
+import re
 import signal
-import socket
 import subprocess
+import time
 from itertools import pairwise
 from pathlib import Path
 
@@ -34,22 +35,27 @@ def _stop(proc: subprocess.Popen) -> None:
         raise
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+def _served_at(log: Path, proc: subprocess.Popen, timeout: float = 120.0) -> str:
+    """The ws:// address a server started on port 0 says it got (hrpsim view's "open ws://..." line)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = log.is_file() and re.search(r"open (ws://[0-9.]+:[0-9]+)/", log.read_text(errors="replace"))
+        if found:
+            return found.group(1)
+        assert proc.poll() is None, f"the server's process exited (exit status {proc.returncode})"
+        time.sleep(0.1)
+    raise AssertionError(f"no Foxglove address in {log} within {timeout:.0f} s")
 
 
 def test_a_foxglove_client_receives_every_link_at_the_runs_rate(tmp_path: Path, models_dir: Path) -> None:
     project = stand_project(tmp_path, models_dir, end_time=60.0, sync="realtime", record=False)
-    port = _free_port()
-    argv = [*HRPSIM, "launch", str(project), "--foxglove", f"127.0.0.1:{port}", "--quiet"]
+    argv = [*HRPSIM, "launch", str(project), "--foxglove", "127.0.0.1:0", "--quiet"]
     argv += ["--nameserver", "tcp://127.0.0.1:*", "--run-dir", str(tmp_path / "run")]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     with open(tmp_path / "launch.log", "wb") as log:
         launch = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=REPO, env=env, start_new_session=True)
     try:
-        client = FoxgloveClient(f"ws://127.0.0.1:{port}", timeout=120.0)
+        client = FoxgloveClient(_served_at(tmp_path / "run" / "foxglove.log", launch), timeout=120.0)
         try:
             client.wait_for_channels({schemas.TF_TOPIC, schemas.SCENE_TOPIC}, timeout=120.0)
             client.subscribe([schemas.TF_TOPIC, schemas.SCENE_TOPIC])
@@ -75,13 +81,12 @@ def test_a_foxglove_client_receives_every_link_at_the_runs_rate(tmp_path: Path, 
 
 def test_view_serves_a_recording_to_foxglove(tmp_path: Path, models_dir: Path) -> None:
     launch_and_record(stand_project(tmp_path, models_dir), tmp_path)
-    port = _free_port()
-    argv = [*HRPSIM, "view", str(tmp_path / "stand.mcap"), "--foxglove", f"127.0.0.1:{port}", "--duration", "120"]
+    argv = [*HRPSIM, "view", str(tmp_path / "stand.mcap"), "--foxglove", "127.0.0.1:0", "--duration", "120"]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     with open(tmp_path / "view.log", "wb") as log:
         view = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=REPO, env=env, start_new_session=True)
     try:
-        client = FoxgloveClient(f"ws://127.0.0.1:{port}", timeout=120.0)
+        client = FoxgloveClient(_served_at(tmp_path / "view.log", view), timeout=120.0)
         try:
             topics = {schemas.TF_TOPIC, schemas.SCENE_TOPIC, schemas.joint_states_topic("robot")}
             client.wait_for_channels(topics, timeout=120.0)
@@ -104,7 +109,7 @@ def test_foxglove_beyond_loopback_without_keys_or_insecure_is_refused(tmp_path: 
     project = stand_project(tmp_path, models_dir, record=False)
     env = {k: v for k, v in os.environ.items() if not k.startswith("HRPSIM_")} | {"PYTHONPATH": str(REPO)}
     run = subprocess.run(
-        [*HRPSIM, "launch", str(project), "--foxglove", f"0.0.0.0:{_free_port()}", "--run-dir", str(tmp_path / "run")],
+        [*HRPSIM, "launch", str(project), "--foxglove", "0.0.0.0:0", "--run-dir", str(tmp_path / "run")],
         capture_output=True,
         text=True,
         timeout=120,
