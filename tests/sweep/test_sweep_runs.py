@@ -10,6 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 from process_helpers import HRPSIM, REPO
 from sweep_helpers import sweep, table_without_timing, write_sweep
 
@@ -107,3 +108,15 @@ def test_failed_runs_are_rows_and_the_sweep_goes_on(tmp_path: Path) -> None:
         [*HRPSIM, "sweep", "report", str(out)], capture_output=True, text=True, timeout=120, cwd=REPO
     )
     assert report.returncode == 0 and "4 runs: 2 failed, 1 ok, 1 timeout" in report.stdout, report.stdout
+
+
+def test_the_table_as_parquet_holds_the_same_rows(tmp_path: Path) -> None:
+    pq = pytest.importorskip("pyarrow.parquet", reason="the sweep extra: pip install 'hrpsim[sweep]'")
+    path = write_sweep(tmp_path, "until: 0.2\ngrid:\n  collisions[0].friction: [0.2, 0.8]\n", metrics=False)
+    out, parquet = tmp_path / "results.csv", tmp_path / "results.parquet"
+    run = sweep(str(path), "--out", str(out), "--parquet", str(parquet), "--workers", "2", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    table = pq.read_table(parquet).to_pylist()
+    _, rows = read_table(out)
+    assert [r["collisions[0].friction"] for r in table] == [0.2, 0.8]
+    assert [r["box.z"] for r in table] == [r["box.z"] for r in rows] and {r["status"] for r in table} == {"ok"}
