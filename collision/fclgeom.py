@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 
 import fcl
 import numpy as np
-import trimesh
 
 from hrpsim.bodyinfo import Shape
 from hrpsim.conventions import Z_TO_Y
@@ -70,6 +69,8 @@ def triangles_of(shape: Shape) -> tuple[np.ndarray, np.ndarray]:
     kind = shape.kind
     if kind == "mesh":
         return np.asarray(shape.vertices, dtype=np.float64), np.asarray(shape.triangles, dtype=np.int64)
+    import trimesh  # here, not at the top: a third of a simulator's start-up, needed only by primitives
+
     r, h = float(shape.radius), float(shape.height)
     if kind == "box":
         mesh, scale = trimesh.creation.box(extents=[1.0, 1.0, 1.0]), np.asarray(shape.size, dtype=np.float64)

@@ -7,10 +7,14 @@ so those are turned Z -> Y before the shape's own pose is applied.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import trimesh
 
 from hrpsim.bodyinfo import Shape
+
+if TYPE_CHECKING:
+    import trimesh
 
 PLANE_EXTENT = 1000.0  # m
 ROUND_SEGMENTS = 32
@@ -35,6 +39,8 @@ def shape_triangles(shape: Shape) -> tuple[np.ndarray, np.ndarray] | None:
 
 def _shape_mesh(shape: Shape) -> tuple[np.ndarray, np.ndarray] | None:
     """(vertices, faces) in the shape frame."""
+    import trimesh  # here, not at the top: most simulators have no camera and start faster without it
+
     kind = shape.kind
     if kind == "box":
         mesh = trimesh.creation.box(extents=shape.size)
