@@ -97,7 +97,8 @@ def _call(module: str, argv: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command. A reader that stops early (``hrpsim model info X | head``) ends the
-    command quietly, with the status a shell gives a process killed by SIGPIPE."""
+    command quietly, with the status a shell gives a process killed by SIGPIPE; so does Ctrl-C
+    that comes before the command has set up its own handling (while it imports), with SIGINT's."""
     try:
         status = _dispatch(list(sys.argv[1:] if argv is None else argv))
         sys.stdout.flush()  # inside the try: a closed pipe shows here, not at the interpreter's exit
@@ -106,6 +107,9 @@ def main(argv: list[str] | None = None) -> int:
         # Point stdout at /dev/null so the interpreter's final flush does not fail a second time.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 128 + signal.SIGPIPE
+    except KeyboardInterrupt:
+        print("hrpsim: interrupted", file=sys.stderr)
+        return 128 + signal.SIGINT
 
 
 def _dispatch(argv: list[str]) -> int:
