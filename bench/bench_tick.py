@@ -6,7 +6,7 @@ loop and controller hub; the baseline runs the same Controller class in process 
 turns, no transport), the external side runs it as a separate process (`hrpsim controller`) over
 shared memory (states and commands written in place, an eventfd rung after each; hello, welcome and the
 connection's end on the hub's Unix channel): what the SDK takes by default on the simulator's host.
-Every external world here checks that its controller was reached that way. Blocks of ticks alternate
+The one-robot worlds check that their controller was reached that way. Blocks of ticks alternate
 between the two worlds so both see the same machine load; each ratio is the median of adjacent blocks'
 ratios (external / in-process ticks/s). `lockstep_ratio`: strict lockstep. `lockstep_ratio_raw`: with
 bench/tick_raw_controller.py, which decodes nothing but the tick (same transport): the transport's floor.
