@@ -3,13 +3,16 @@
 OdeEngine: sample1.wrl on floor.wrl, 1 ms step, world.step, every joint in torque mode under the PD law
 of bench/tick_pd_controller.py (P 8000, D 100, holding the initial pose). Both sides run the real tick
 loop and controller hub; the baseline runs the same Controller class in process (the hub calls it at its
-turns, no transport), the external side runs it as a separate process (`hrpsim controller`) over the
-hub's Unix channel (what the SDK takes on the simulator's host). Blocks of ticks alternate between the
-two worlds so both see the same machine load; each ratio is the median of adjacent blocks' ratios
-(external / in-process ticks/s). `lockstep_ratio`: strict lockstep. `lockstep_ratio_raw`: with
-bench/tick_raw_controller.py, which decodes nothing but the tick: the transport's floor.
+turns, no transport), the external side runs it as a separate process (`hrpsim controller`) over
+shared memory (states and commands written in place, an eventfd rung after each; hello, welcome and the
+connection's end on the hub's Unix channel): what the SDK takes by default on the simulator's host.
+The one-robot worlds check that their controller was reached that way. Blocks of ticks alternate
+between the two worlds so both see the same machine load; each ratio is the median of adjacent blocks'
+ratios (external / in-process ticks/s). `lockstep_ratio`: strict lockstep. `lockstep_ratio_raw`: with
+bench/tick_raw_controller.py, which decodes nothing but the tick (same transport): the transport's floor.
 `pipelined_ratio`: `command_delay: 1` (the answer to tick k acts from k + 1, so the controller computes
-while the engine integrates) over the strict in-process loop; `pipelined_ratio_300us`: the same with a
+while the engine integrates) over the strict in-process loop; `pipelined_ratio_raw`: the same pipelined
+world with bench/tick_raw_controller.py, in the same run: its floor; `pipelined_ratio_300us`: the same with a
 controller that also computes for 300 us per turn, over the in-process loop doing the same work;
 `pipelined_bound_300us`: in-process ticks/s without that work over with it, in the same rounds: the most
 any overlap of the controller's work with the physics can give (one tick can never be shorter than the
@@ -44,12 +47,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from procs import nameserver_process  # noqa: E402
 from tick_pd_controller import HoldPD  # noqa: E402
 
+from hrpsim import shared_state  # noqa: E402
 from hrpsim.engines.base import Engine, make_engine  # noqa: E402
 from hrpsim.modelloader import load_body  # noqa: E402
 from hrpsim.naming import Registration, host_identity  # noqa: E402
 from hrpsim.project import ControllerConfig, Project, parse_project  # noqa: E402
 from hrpsim.simserver.hub import ControllerHub  # noqa: E402
 from hrpsim.simserver.loop import TickLoop  # noqa: E402
+from hrpsim.simserver.shm_peers import SharedMemoryPeer  # noqa: E402
 
 TIMESTEP = 0.001
 BLOCK = 250
@@ -170,6 +175,10 @@ class External(_Loop):
             raise RuntimeError(f"controllers {missing} did not attach")
         self.loop.begin()
 
+    def transports(self) -> set[str]:
+        """How the hub reaches each attached controller."""
+        return {_transport(c.peer) for c in self.hub.attachments.by_name.values()}
+
     def close(self) -> None:
         self.hub.close()
         self.reg.stop()
@@ -177,6 +186,20 @@ class External(_Loop):
             p.terminate()
         for p in self.procs:
             p.wait(10)
+
+
+def _transport(peer: object) -> str:
+    if isinstance(peer, SharedMemoryPeer):
+        return "shared memory"
+    return "in process" if getattr(peer, "in_process", False) else "message channel"
+
+
+def _check_default_transport(ext: External) -> None:
+    """A controller on the simulator's host takes shared memory by default where the platform has
+    it: a figure measured over another transport would not be the SDK's."""
+    expected = {"shared memory"} if shared_state.available() else {"message channel"}
+    if ext.transports() != expected:
+        raise RuntimeError(f"the controller was reached over {ext.transports()}, not {expected}")
 
 
 class InProcess(_Loop):
@@ -219,6 +242,7 @@ def _lockstep(
     plain = InProcess(pd_project(1, 1), cache) if work_us else None
     ext = External(pd_project(1, 1, delay=delay), nameserver, cache, ctx, raw=raw, work_us=work_us)
     try:
+        _check_default_transport(ext)
         ratio, in_rates, ext_rates, bound = _ratio(inproc, ext, plain)
         rtt = ext.hub.summary()["pd0"]
     finally:
@@ -288,6 +312,8 @@ def run() -> dict[str, float]:
             figures["lockstep_ratio_raw"] = _lockstep(nameserver, cache, ctx, raw=True)["ratio"]
             time.sleep(pause)
             figures["pipelined_ratio"] = _lockstep(nameserver, cache, ctx, delay=1)["ratio"]
+            time.sleep(pause)
+            figures["pipelined_ratio_raw"] = _lockstep(nameserver, cache, ctx, raw=True, delay=1)["ratio"]
             time.sleep(pause)
             with_work = _lockstep(nameserver, cache, ctx, delay=1, work_us=300)
             figures["pipelined_ratio_300us"] = with_work["ratio"]

@@ -115,8 +115,9 @@ class Client:
                     + ("" if self._connected_once else " (never connected: is it running?)")
                 )
             # Poll the one socket in short slices and look at connection events between them:
-            # a single-socket poll is the cheap path every answered call takes.
-            if readable(self._sock) or self._poller.poll(min(remaining, self.SLICE) * 1000):
+            # a single-socket poll is the cheap path every answered call takes (it returns at once
+            # when the answer is already there).
+            if self._poller.poll(min(remaining, self.SLICE) * 1000):
                 reply = self._read_reply()
                 if reply is None or reply.id != req_id:
                     continue  # an answer to an earlier call that gave up
@@ -136,9 +137,11 @@ class Client:
                 )
 
     def _read_reply(self):
-        frames = self._sock.recv_multipart()
+        frame = self._sock.recv(copy=False)
+        while frame.more:  # the answer is the last frame (a DEALER's reply has one)
+            frame = self._sock.recv(copy=False)
         try:
-            return self._codec.parse_reply(frames[-1])
+            return self._codec.parse_reply(frame.bytes)
         except ProtocolError as exc:
             raise ProtocolError(f"bad reply from {self.peer} at {self.endpoint}: {exc}") from None
 

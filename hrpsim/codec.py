@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import struct
 import threading
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgpack
 import numpy as np
@@ -124,15 +123,14 @@ def _default(obj: Any) -> Any:
     raise ProtocolError(f"cannot encode a value of type {type(obj).__name__}")
 
 
-@dataclass(frozen=True)
-class Request:
+# Named tuples: as immutable as frozen dataclasses, made in a third of the time (one per message).
+class Request(NamedTuple):
     id: int
     op: str
     args: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Reply:
+class Reply(NamedTuple):
     id: int
     ok: bool
     result: Any = None

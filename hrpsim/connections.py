@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import time
 from collections import OrderedDict
 
 import zmq
@@ -24,6 +25,7 @@ ENV_MAX_CONNECTIONS = "HRPSIM_MAX_CONNECTIONS"
 DEFAULT_MAX_CONNECTIONS = 256
 ENV_MAX_CONNECTIONS_PER_KEY = "HRPSIM_MAX_CONNECTIONS_PER_KEY"
 DEFAULT_MAX_CONNECTIONS_PER_KEY = 32
+LOOK_INTERVAL = 0.01  # seconds between looks at the connections opened and closed
 
 log = logging.getLogger("hrpsim.connections")
 
@@ -59,7 +61,8 @@ class ConnectionBound:
         self._sock = sock
         self._monitor = sock.get_monitor_socket(zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED)
         self._used: OrderedDict[int, None] = OrderedDict()  # fd, least recently used first
-        self._key: dict[int, str] = {}  # fd -> the key its requests came with, once one has
+        self._key: dict[int, str | None] = {}  # fd -> the key its requests came with (None: no keys)
+        self._next_look = 0.0  # monotonic time of the next look at the monitor from enforce()
         self._per_key: dict[str, int] = {}  # key -> how many connections it holds
 
     def __len__(self) -> int:
@@ -75,13 +78,15 @@ class ConnectionBound:
             self._drain()  # events up to now: a closed connection that had this descriptor is forgotten
             self._used[fd] = None  # and its own ACCEPTED event may still be on its way
         self._used.move_to_end(fd)
-        if fd not in self._key:
-            key = _key_of(frame)
-            if key is not None:
-                self._key[fd] = key
-                self._per_key[key] = self._per_key.get(key, 0) + 1
-                if self._per_key[key] > self.per_key:
-                    self._close_idlest_of(key)
+        if fd in self._key:
+            return
+        # A connection's first request: its key and the bounds are looked at once per connection.
+        key = self._key[fd] = _key_of(frame)
+        if key is not None:
+            self._per_key[key] = self._per_key.get(key, 0) + 1
+            if self._per_key[key] > self.per_key:
+                self._close_idlest_of(key)
+        self._close_beyond_the_bound()
 
     def _close_idlest_of(self, key: str) -> None:
         fd = next(f for f in self._used if self._key.get(f) == key)
@@ -102,8 +107,16 @@ class ConnectionBound:
 
     def enforce(self) -> None:
         """Take in the connections opened and closed since the last look; close the idlest ones
-        while there are more than the bound."""
+        while there are more than the bound. Looks at most every LOOK_INTERVAL s: a serving loop
+        calls it once per request, and a connection's first request is looked at in :meth:`seen`."""
+        now = time.monotonic()
+        if now < self._next_look:
+            return
+        self._next_look = now + LOOK_INTERVAL
         self._drain()
+        self._close_beyond_the_bound()
+
+    def _close_beyond_the_bound(self) -> None:
         while len(self._used) > self.limit:
             fd = next(iter(self._used))
             log.warning("%s holds more than %d connections: closing the one idle the longest", self.who, self.limit)

@@ -48,8 +48,11 @@ class Peer:
     role: str
     robots: tuple[str, ...] = ()
 
+    def has(self, role: str) -> bool:
+        return rank(self.role) >= rank(role)
+
     def require(self, role: str, what: str) -> None:
-        if rank(self.role) < rank(role):
+        if not self.has(role):
             raise AccessDenied(
                 f"{what} needs the {role} role; key {self.name!r} has {self.role} "
                 f"(grant it with 'hrpsim keys new DIR --name NAME --role {role}')"

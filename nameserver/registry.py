@@ -8,6 +8,7 @@ and the secret is never shown: ``resolve`` and ``list`` give what others need to
 from __future__ import annotations
 
 import hmac
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,12 +58,17 @@ class Registry:
         self.ttl = ttl
         self._clock = clock
         self._entries: dict[str, Entry] = {}
+        self._soonest = math.inf  # no entry expires before this (monotonic) time
 
     def expire(self) -> list[str]:
         now = self._clock()
+        if now < self._soonest:  # nothing can have expired yet: every request need not walk the table
+            return []
         gone = [name for name, e in self._entries.items() if e.expires_at <= now]
         for name in gone:
             del self._entries[name]
+        # a heartbeat only moves an expiry later, so the least one now stays a safe bound until then
+        self._soonest = min((e.expires_at for e in self._entries.values()), default=math.inf)
         return gone
 
     def register(
@@ -81,6 +87,7 @@ class Registry:
                 "choose another name or stop that process"
             )
         self._entries[name] = Entry(name, kind, endpoint, owner, metadata, now, now + self.ttl, peer)
+        self._soonest = min(self._soonest, now + self.ttl)
         return {"ttl": self.ttl}
 
     def heartbeat(self, name: Any, owner: Any, peer: str = "") -> dict[str, Any]:
