@@ -168,6 +168,11 @@ class Drives:
         self._velocity = np.flatnonzero(driven & (modes == "velocity"))
         self._hold = np.flatnonzero(driven & (modes == "high_gain"))
         self._torque_actuators = self.actuators[self._torque]
+        groups = (
+            (self._hold, mujoco.mjtConstraint.mjCNSTR_EQUALITY, self.equalities, self.m.neq),
+            (self._velocity, mujoco.mjtConstraint.mjCNSTR_FRICTION_TENDON, self.tendons, self.m.ntendon),
+        )
+        self._constrained = [group for group in groups if group[0].size]  # effort: a constraint's force
 
     def set_arrays(self, torque: np.ndarray | None, q_ref: np.ndarray | None, dq_ref: np.ndarray | None) -> None:
         for target, values in ((self.torque, torque), (self.q_ref, q_ref), (self.dq_ref, dq_ref)):
@@ -196,20 +201,15 @@ class Drives:
     def record_effort(self) -> None:
         """Each joint's applied torque (force) in the step just taken (after it, before the next)."""
         self.effort[self._torque] = self.torque[self._torque]
-        for group, kind, ids in (
-            (self._hold, mujoco.mjtConstraint.mjCNSTR_EQUALITY, self.equalities),
-            (self._velocity, mujoco.mjtConstraint.mjCNSTR_FRICTION_TENDON, self.tendons),
-        ):
-            if group.size:
-                force = self._constraint_forces(kind)
-                for i in group:
-                    self.effort[i] = force.get(int(ids[i]), 0.0)
-
-    def _constraint_forces(self, kind: mujoco.mjtConstraint) -> dict[int, float]:
-        """Force of each constraint row of this kind in the last step, by the id of its element."""
+        if not self._constrained:
+            return
         d = self.d
-        rows = np.flatnonzero(d.efc_type[: d.nefc] == kind)
-        return dict(zip(d.efc_id[rows].tolist(), d.efc_force[rows].tolist(), strict=True))
+        kinds, ids, forces = d.efc_type[: d.nefc], d.efc_id[: d.nefc], d.efc_force[: d.nefc]
+        for group, kind, elements, count in self._constrained:  # joints in hold or velocity mode
+            rows = np.flatnonzero(kinds == kind)
+            by_element = np.zeros(count)  # the force of each element's constraint row (0: none in this step)
+            by_element[ids[rows]] = forces[rows]
+            self.effort[group] = by_element[elements[group]]
 
     def applied(self) -> np.ndarray:
         return self.effort.copy()

@@ -41,6 +41,8 @@ BAD_STATE_WARNINGS = (
     mujoco.mjtWarning.mjWARN_BADQACC,
 )
 
+_LINEAR_FIRST = np.array([3, 4, 5, 0, 1, 2])
+
 log = logging.getLogger("hrpsim.simserver")
 # MuJoCo's warnings go to our log, not to a MUJOCO_LOG.TXT in whatever folder the process runs in.
 mujoco.set_mju_user_warning(lambda message: log.warning("MuJoCo: %s", message))
@@ -93,6 +95,7 @@ class MujocoEngine(Engine):
         self._moving = [self.models[name] for name in self._robots]
         self._dof_limit = self._speed_limits()
         self._half_step = self.timestep / 2.0
+        self._object_velocity = np.empty(6)
         self._external: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
         self.start()
 
@@ -214,10 +217,12 @@ class MujocoEngine(Engine):
         """Nothing to do: the contacts were found at the end of the last step."""
 
     def _integrate(self) -> None:
+        m, d = self.m, self.d
         for model in self._moving:
             model.drives.apply()
-        self._apply_external()
-        mujoco.mj_step(self.m, self.d)
+        if self._external:
+            self._apply_external()
+        mujoco.mj_step(m, d)
         for model in self._moving:
             model.drives.record_effort()
             model.sensors.snapshot()
@@ -225,20 +230,26 @@ class MujocoEngine(Engine):
         self.time = self.tick * self.timestep
         self._guard()
         # Poses, velocities and gyros of the new state, for reading between ticks.
-        for stage in (mujoco.mj_kinematics, mujoco.mj_comPos, mujoco.mj_comVel, mujoco.mj_sensorVel):
-            stage(self.m, self.d)
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_comPos(m, d)
+        mujoco.mj_comVel(m, d)
+        mujoco.mj_sensorVel(m, d)
 
     def _guard(self) -> None:
         d = self.d
         # MuJoCo restarts its clock when it resets a bad state (after the first step the clock cannot
-        # tell); otherwise check the numbers ourselves. One reduction each on the hot path (NaN fails
-        # the comparisons); the bounds per dof only when some speed is above the lower one.
-        speed = np.abs(d.qvel).max(initial=0.0)
+        # tell); otherwise check the numbers ourselves. On the hot path one dot product each: a sum
+        # of squares under the square of a bound puts every coordinate under it and NaN fails the
+        # comparison (MuJoCo resets coordinates beyond 1e10 itself, so the squares do not overflow);
+        # otherwise the exact bounds, per dof for speeds.
+        qpos, qvel = d.qpos, d.qvel
         clock_kept = self.tick > 1 and abs(d.time - self.time) < self._half_step
+        if clock_kept and np.dot(qpos, qpos) < MAX_DISTANCE**2 and np.dot(qvel, qvel) < MAX_LINEAR_SPEED**2:
+            return
         if (
             clock_kept
-            and np.abs(d.qpos).max(initial=0.0) < MAX_DISTANCE
-            and (speed < MAX_LINEAR_SPEED or (np.abs(d.qvel) < self._dof_limit).all())
+            and np.abs(qpos).max(initial=0.0) < MAX_DISTANCE
+            and (np.abs(qvel).max(initial=0.0) < MAX_LINEAR_SPEED or (np.abs(qvel) < self._dof_limit).all())
         ):
             return
         body = self._bad_body()
@@ -281,7 +292,9 @@ class MujocoEngine(Engine):
     # --- state and commands ---
 
     def _measure(self, robot: str) -> RobotState:
-        model = self._robot(robot)
+        model = self.models.get(robot)
+        if model is None or model.drives is None:  # not a robot: the error that says so
+            model = self._robot(robot)
         q, dq = self._joint_arrays(model)
         position, rotation, velocity = self._root(model)
         return RobotState(
@@ -312,9 +325,9 @@ class MujocoEngine(Engine):
 
     def _velocity(self, body: int) -> np.ndarray:
         """[linear of the body frame's origin, angular], world frame."""
-        out = np.empty(6)
+        out = self._object_velocity
         mujoco.mj_objectVelocity(self.m, self.d, mujoco.mjtObj.mjOBJ_BODY, int(body), out, 0)
-        return np.concatenate([out[3:], out[:3]])
+        return out[_LINEAR_FIRST]  # MuJoCo gives [angular, linear]
 
     def _joint_names(self, robot: str) -> list[str]:
         return self._robot(robot).joint_names
