@@ -168,11 +168,14 @@ class Drives:
         self._velocity = np.flatnonzero(driven & (modes == "velocity"))
         self._hold = np.flatnonzero(driven & (modes == "high_gain"))
         self._torque_actuators = self.actuators[self._torque]
+        # every joint in torque mode (the commonest case): whole arrays, no gathering
+        self._torque_only = slice(None) if self._torque.size == len(self.names) else self._torque
         groups = (
             (self._hold, mujoco.mjtConstraint.mjCNSTR_EQUALITY, self.equalities, self.m.neq),
             (self._velocity, mujoco.mjtConstraint.mjCNSTR_FRICTION_TENDON, self.tendons, self.m.ntendon),
         )
         self._constrained = [group for group in groups if group[0].size]  # effort: a constraint's force
+        self.sets_constraints = bool(self._constrained)  # apply() sets more than the controls
 
     def set_arrays(self, torque: np.ndarray | None, q_ref: np.ndarray | None, dq_ref: np.ndarray | None) -> None:
         for target, values in ((self.torque, torque), (self.q_ref, q_ref), (self.dq_ref, dq_ref)):
@@ -189,7 +192,7 @@ class Drives:
         """This step's actuator controls and hold targets (before the step)."""
         d = self.d
         if self._torque.size:
-            d.ctrl[self._torque_actuators] = self.torque[self._torque]
+            d.ctrl[self._torque_actuators] = self.torque[self._torque_only]
         velocity = self._velocity
         if velocity.size:
             d.qpos[self.rotor_qpos[velocity]] = 0.0  # only the rotor's speed matters to the drag
@@ -200,7 +203,7 @@ class Drives:
 
     def record_effort(self) -> None:
         """Each joint's applied torque (force) in the step just taken (after it, before the next)."""
-        self.effort[self._torque] = self.torque[self._torque]
+        self.effort[self._torque_only] = self.torque[self._torque_only]
         if not self._constrained:
             return
         d = self.d
