@@ -376,10 +376,9 @@ def parse_command(
             f"command field 'tick' is {tick}, expected {expected_tick} (answer the latest state)", field="tick"
         )
     indices = _joint_indices(msg, joint_names, index_of)
-    cmd = Command(tick=tick, indices=indices)
-    for key in COMMAND_ARRAYS:
-        if msg.get(key) is not None:
-            setattr(cmd, key, _values(key, msg[key], indices, joint_names))
+    torque, q_ref, dq_ref = (
+        None if msg.get(key) is None else _values(key, msg[key], indices, joint_names) for key in COMMAND_ARRAYS
+    )
     modes = msg.get("modes") or {}
     if not isinstance(modes, dict):
         raise RequestError(
@@ -389,10 +388,9 @@ def parse_command(
         if (problem := drive_mode_problem(joint, mode, index_of)) is not None:
             field = f"modes.{joint}" if joint in index_of else "modes"
             raise RequestError(f"command field '{field}': {problem}", field=field)
-    cmd.modes = dict(modes)
-    cmd.sensors = _sensor_switches(msg.get("sensors"))
-    cmd.received = {k: v for k, v in msg.items() if k not in ("v", "type")}
-    return cmd
+    received = {k: v for k, v in msg.items() if k not in ("v", "type")}
+    sensors = _sensor_switches(msg.get("sensors"))
+    return Command(tick, indices, torque, q_ref, dq_ref, modes=dict(modes), sensors=sensors, received=received)
 
 
 def _sensor_switches(value: Any) -> dict[str, bool]:
