@@ -17,9 +17,13 @@ bench/tick_pd_controller.py (P 8000, D 100, holding the initial pose, every join
 hrpsim in process (hrpsim.Simulation, the controller attached in process) over a bare loop of
 `mj_step` with the same PD law written into `ctrl`, on the same compiled MjModel (the engine's) with
 its own MjData from the same initial state; blocks of ticks alternate between the two, the figure is
-the median of the blocks' time ratios. `raw_mujoco_z_hrpsim` / `raw_mujoco_z_bare`: the root's
-height at the end of each: the two integrate the same physics. The machine has 2 cores shared with
-other work.
+the median of the blocks' time ratios. `raw_mujoco_engine_ratio`: the same for the engine adapter
+alone (a second world's engine read, commanded and stepped directly: the state as a controller
+receives it, the command's checks, the step and the engine's checks, without the tick loop, the hub
+and the controller protocol), over the same bare loop in the same alternation: the part of
+`raw_mujoco_ratio` that is the engine's. `raw_mujoco_z_hrpsim` / `raw_mujoco_z_engine` /
+`raw_mujoco_z_bare`: the root's height at the end of each: the three integrate the same physics.
+The machine has 2 cores shared with other work.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from procs import launch_summary, walk_project  # noqa: E402
 from sample_walk import SampleWalk  # noqa: E402
 from tick_pd_controller import HoldPD, pd_torque  # noqa: E402
 
+from hrpsim.engines.base import JointCommand  # noqa: E402
 from hrpsim.modelloader import load_body  # noqa: E402
 from hrpsim.project import load_project  # noqa: E402
 from hrpsim.simulation import Simulation  # noqa: E402
@@ -142,24 +147,57 @@ class BareMujoco:
         return float(self.d.xpos[self.root][2])
 
 
-def _raw_mujoco(seconds: float = 4.0, block: int = 250) -> dict[str, float]:
+class EngineOnly:
+    """The engine adapter alone: the state read as a controller receives it, the PD law's command
+    applied (and checked) and one tick, with no loop, hub or controller protocol around them."""
+
+    def __init__(self, engine, robot: str) -> None:
+        self.engine, self.robot = engine, robot
+        self.q_ref = engine.read(robot).q.copy()
+
+    def run(self, ticks: int) -> None:
+        engine, robot = self.engine, self.robot
+        for _ in range(ticks):
+            state = engine.read(robot)
+            engine.apply(robot, JointCommand(torque=pd_torque(self.q_ref, state.q, state.dq)))
+            engine.step()
+
+    @property
+    def z(self) -> float:
+        return float(self.engine.read(self.robot).root_position[2])
+
+
+def _mujoco_world(bodies: dict) -> Simulation:
     project = load_project(PROJECT)
     project.world.engine = "mujoco"
     project.controllers = []
-    sim = Simulation(project, bodies={m.name: load_body(m.file) for m in project.models})
+    return Simulation(project, bodies=bodies)
+
+
+def _raw_mujoco(seconds: float = 4.0, block: int = 250) -> dict[str, float]:
+    bodies = {m.name: load_body(m.file) for m in load_project(PROJECT).models}
+    sim, alone = _mujoco_world(bodies), _mujoco_world(bodies)
     bare = BareMujoco(sim.engine, "robot")
     sim.attach(HoldPD(), robot="robot", name="pd")
-    ratios = []
-    for _ in range(round(seconds / project.world.timestep / block)):
+    engine_only = EngineOnly(alone.engine, "robot")
+    ratios, engine_ratios = [], []
+    for _ in range(round(seconds / sim.project.world.timestep / block)):
         start = time.perf_counter()
         sim.step(block)
         ours = time.perf_counter() - start
         start = time.perf_counter()
+        engine_only.run(block)
+        engine = time.perf_counter() - start
+        start = time.perf_counter()
         bare.run(block)
-        ratios.append(ours / (time.perf_counter() - start))
+        theirs = time.perf_counter() - start
+        ratios.append(ours / theirs)
+        engine_ratios.append(engine / theirs)
     return {
         "raw_mujoco_ratio": statistics.median(ratios),
+        "raw_mujoco_engine_ratio": statistics.median(engine_ratios),
         "raw_mujoco_z_hrpsim": float(sim.engine.read("robot").root_position[2]),
+        "raw_mujoco_z_engine": engine_only.z,
         "raw_mujoco_z_bare": bare.z,
     }
 

@@ -232,6 +232,11 @@ class Engine(ABC):
         modes = None if command.modes is None else checked_modes(robot, command.modes, names)
         self._command(robot, *arrays, modes)
 
+    def apply_checked(self, robot: str, command: JointCommand) -> None:
+        """:meth:`apply` of a command that has had its checks (full-length finite float arrays, valid
+        modes, a robot of this world): the controller hub's, which checks every command on arrival."""
+        self._command(robot, command.torque, command.q_ref, command.dq_ref, command.modes)
+
     @abstractmethod
     def _joint_names(self, robot: str) -> list[str]:
         """The robot's joints in controller order (RequestError/NotFound for a wrong robot); cheap."""

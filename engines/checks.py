@@ -65,16 +65,18 @@ def command_array(robot: str, field: str, value: Any, names: list[str]) -> np.nd
     if value is None:
         return None
     n = len(names)
-    arr = real_array(field, value, f"{n} (one per joint)", label=f"robot {robot!r}: {field}")
+    if isinstance(value, np.ndarray) and value.dtype.kind in "iuf":  # the usual case: no message made
+        arr = value.astype(np.float64)
+    else:
+        arr = real_array(field, value, f"{n} (one per joint)", label=f"robot {robot!r}: {field}")
     if arr.ndim != 1:
         raise RequestError(
             f"robot {robot!r}: {field} must be a flat list, got an array of shape {arr.shape}", field=field
         )
     if arr.size != n:
         raise RequestError(f"robot {robot!r}: {field} has {arr.size} values, the robot has {n} joints", field=field)
-    bad = np.flatnonzero(~np.isfinite(arr))
-    if bad.size:
-        i = int(bad[0])
+    if np.count_nonzero(np.isfinite(arr)) != n:  # (a count is cheaper than .all() on a few values)
+        i = int(np.flatnonzero(~np.isfinite(arr))[0])
         raise RequestError(
             f"robot {robot!r}: {field}[{i}] (joint {names[i]!r}) is not finite: {arr[i]}", field=_request_field(field)
         )

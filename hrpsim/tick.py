@@ -307,10 +307,18 @@ def command_fields(
     return fields
 
 
+@functools.cache
+def _every_joint(n: int) -> np.ndarray:
+    """The indices of a full command (read only: one array serves every command of that length)."""
+    indices = np.arange(n)
+    indices.flags.writeable = False
+    return indices
+
+
 def _joint_indices(msg: dict[str, Any], joint_names: list[str], index_of: dict[str, int]) -> np.ndarray:
     names = msg.get("joints")
     if names is None:
-        return np.arange(len(joint_names))
+        return _every_joint(len(joint_names))
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise RequestError("command field 'joints' must be a list of joint names", field="joints")
     unknown = [n for n in names if n not in index_of]
@@ -340,9 +348,8 @@ def _values(key: str, value: Any, indices: np.ndarray, joint_names: list[str]) -
             f"({'the joints named in joints' if len(indices) != len(joint_names) else 'one per joint'})",
             field=key,
         )
-    bad = np.flatnonzero(~np.isfinite(arr))
-    if bad.size:
-        i = int(bad[0])
+    if np.count_nonzero(np.isfinite(arr)) != arr.size:  # (a count is cheaper than .all() on a few values)
+        i = int(np.flatnonzero(~np.isfinite(arr))[0])
         raise RequestError(
             f"command field {key}[{i}] (joint {joint_names[indices[i]]}) is {arr[i]}: values must be finite",
             field=f"{key}[{i}]",
@@ -354,8 +361,8 @@ def parse_command(
     msg: dict[str, Any], *, joint_names: list[str], index_of: dict[str, int], expected_tick: int | None
 ) -> Command:
     """Check a command against the robot's joints and the tick it answers; RequestError naming the field."""
-    extra = set(msg) - COMMAND_FIELDS
-    if extra:
+    if not COMMAND_FIELDS.issuperset(msg):
+        extra = set(msg) - COMMAND_FIELDS
         raise RequestError(
             f"command has unknown field {sorted(extra)[0]!r} "
             f"(known: {', '.join(sorted(COMMAND_FIELDS - {'v', 'type'}))})",
@@ -369,10 +376,9 @@ def parse_command(
             f"command field 'tick' is {tick}, expected {expected_tick} (answer the latest state)", field="tick"
         )
     indices = _joint_indices(msg, joint_names, index_of)
-    cmd = Command(tick=tick, indices=indices)
-    for key in COMMAND_ARRAYS:
-        if msg.get(key) is not None:
-            setattr(cmd, key, _values(key, msg[key], indices, joint_names))
+    torque, q_ref, dq_ref = (
+        None if msg.get(key) is None else _values(key, msg[key], indices, joint_names) for key in COMMAND_ARRAYS
+    )
     modes = msg.get("modes") or {}
     if not isinstance(modes, dict):
         raise RequestError(
@@ -382,10 +388,9 @@ def parse_command(
         if (problem := drive_mode_problem(joint, mode, index_of)) is not None:
             field = f"modes.{joint}" if joint in index_of else "modes"
             raise RequestError(f"command field '{field}': {problem}", field=field)
-    cmd.modes = dict(modes)
-    cmd.sensors = _sensor_switches(msg.get("sensors"))
-    cmd.received = {k: v for k, v in msg.items() if k not in ("v", "type")}
-    return cmd
+    received = {k: v for k, v in msg.items() if k not in ("v", "type")}
+    sensors = _sensor_switches(msg.get("sensors"))
+    return Command(tick, indices, torque, q_ref, dq_ref, modes=dict(modes), sensors=sensors, received=received)
 
 
 def _sensor_switches(value: Any) -> dict[str, bool]:

@@ -44,8 +44,8 @@ class Actuation:
         devices = self.devices.get(robot)
         if devices is not None:
             devices.command(tick, merged)
-        else:
-            self.engine.apply(robot, merged)
+        else:  # checked on arrival (tick.parse_command) and merged into full-length arrays
+            self.engine.apply_checked(robot, merged)
         return merged
 
     def actuate(self, record: TickRecord) -> list[ControllerEvent]:

@@ -12,7 +12,8 @@ import numpy as np
 MAX_EVENTS = 20  # the latest events a summary shows
 _BIN_RATIO = 1.01
 _MIN_US = 1.0
-_BINS = int(math.log(1e9 / _MIN_US) / math.log(_BIN_RATIO)) + 2  # 1 us .. 1000 s
+_LOG_RATIO = math.log(_BIN_RATIO)
+_BINS = int(math.log(1e9 / _MIN_US) / _LOG_RATIO) + 2  # 1 us .. 1000 s
 
 
 class LatencyHistogram:
@@ -24,7 +25,7 @@ class LatencyHistogram:
         self.max_us = 0.0
 
     def add(self, value_us: float) -> None:
-        index = 0 if value_us <= _MIN_US else min(_BINS - 1, 1 + int(math.log(value_us / _MIN_US, _BIN_RATIO)))
+        index = 0 if value_us <= _MIN_US else min(_BINS - 1, 1 + int(math.log(value_us / _MIN_US) / _LOG_RATIO))
         self.counts[index] += 1
         self.total += 1
         if value_us > self.max_us:

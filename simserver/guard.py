@@ -44,7 +44,9 @@ class StateGuard:
             if checked is None:  # a robot added after begin()
                 checked = self.checked[robot] = links_not_on_slides(engine.body(robot))
             z = engine.link_positions(robot)[checked, 2]
-            below = np.flatnonzero(~(z >= self.floor))  # NaN counts as below
+            if np.count_nonzero(z >= self.floor) == z.size:  # NaN compares False: it counts as below
+                continue
+            below = np.flatnonzero(~(z >= self.floor))
             if below.size:
                 link = engine.body(robot).links[int(checked[below[0]])].name
                 raise SimulationError(

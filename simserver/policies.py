@@ -33,7 +33,10 @@ class Policies:
         self._stop_reason: str | None = None
 
     def of(self, name: str) -> ControllerStats:
-        return self.stats.setdefault(name, ControllerStats())
+        stats = self.stats.get(name)  # read every tick: a new one (its histogram is 16 kB) only when missing
+        if stats is None:
+            stats = self.stats[name] = ControllerStats()
+        return stats
 
     def event(self, ctl: AttachedController, kind: str, detail: str = "") -> None:
         self.events.append(ControllerEvent(ctl.name, ctl.robot, kind, detail))

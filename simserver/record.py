@@ -70,6 +70,13 @@ class TickRecord:
             cached = self._states[robot] = self.engine.read(robot)
         return cached
 
+    def root_height(self, robot: str) -> float:
+        """The height of the robot's root at this tick: from its state if it was read, else its pose."""
+        cached = self._states.get(robot)
+        if cached is not None:
+            return cached.root_position[2]
+        return self.engine.root_pose(robot)[0][2]
+
     def links(self, model: str) -> LinkStates:
         cached = self._links.get(model)
         if cached is None:

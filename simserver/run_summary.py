@@ -31,7 +31,9 @@ class RootTracker:
 
     def observe(self, record: TickRecord) -> None:
         for name, entry in self._roots.items():
-            self._lowest(name, entry)
+            z = record.root_height(name)
+            if z < entry["min_root_z"]:
+                entry["min_root_z"] = z
 
     def end(self, summary: dict[str, Any]) -> None:
         """Nothing to flush: the figures are read by :meth:`robots`."""

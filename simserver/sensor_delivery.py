@@ -34,6 +34,7 @@ class SensorDelivery:
 
     def __init__(self, frames: SensorFrames, link_states: Callable[[str], LinkStates] | None = None) -> None:
         self.frames = frames
+        self.produces = bool(frames.schedule.rates)  # False: no sensor ever has a frame (cameras off)
         self._latest: dict[str, dict[str, tuple[int, dict[str, Any]]]] = {}  # model -> label -> (serial, reading)
         self._seen: dict[str, dict[str, int]] = {}  # controller -> label -> serial last handed over
         self._serial = 0
@@ -112,12 +113,12 @@ class WorldSensors:
     def produce(self, record: Any) -> None:
         """The readings due at the record's tick go into ``record.readings``."""
         delivery = self.delivery()
-        if delivery is not None:
+        if delivery is not None and delivery.produces:
             record.readings = delivery.produce(record.tick, record.time, record.links)
 
     def take(self, controller: str, robot: str) -> dict[str, dict[str, Any]]:
         delivery = self.delivery()
-        return delivery.take(controller, robot) if delivery is not None else {}
+        return delivery.take(controller, robot) if delivery is not None and delivery.produces else {}
 
     def switch(self, robot: str, switches: dict[str, bool]) -> None:
         delivery = self.delivery()

@@ -168,6 +168,14 @@ class Drives:
         self._velocity = np.flatnonzero(driven & (modes == "velocity"))
         self._hold = np.flatnonzero(driven & (modes == "high_gain"))
         self._torque_actuators = self.actuators[self._torque]
+        # every joint in torque mode (the commonest case): whole arrays, no gathering
+        self._torque_only = slice(None) if self._torque.size == len(self.names) else self._torque
+        groups = (
+            (self._hold, mujoco.mjtConstraint.mjCNSTR_EQUALITY, self.equalities, self.m.neq),
+            (self._velocity, mujoco.mjtConstraint.mjCNSTR_FRICTION_TENDON, self.tendons, self.m.ntendon),
+        )
+        self._constrained = [group for group in groups if group[0].size]  # effort: a constraint's force
+        self.sets_constraints = bool(self._constrained)  # apply() sets more than the controls
 
     def set_arrays(self, torque: np.ndarray | None, q_ref: np.ndarray | None, dq_ref: np.ndarray | None) -> None:
         for target, values in ((self.torque, torque), (self.q_ref, q_ref), (self.dq_ref, dq_ref)):
@@ -184,7 +192,7 @@ class Drives:
         """This step's actuator controls and hold targets (before the step)."""
         d = self.d
         if self._torque.size:
-            d.ctrl[self._torque_actuators] = self.torque[self._torque]
+            d.ctrl[self._torque_actuators] = self.torque[self._torque_only]
         velocity = self._velocity
         if velocity.size:
             d.qpos[self.rotor_qpos[velocity]] = 0.0  # only the rotor's speed matters to the drag
@@ -195,21 +203,16 @@ class Drives:
 
     def record_effort(self) -> None:
         """Each joint's applied torque (force) in the step just taken (after it, before the next)."""
-        self.effort[self._torque] = self.torque[self._torque]
-        for group, kind, ids in (
-            (self._hold, mujoco.mjtConstraint.mjCNSTR_EQUALITY, self.equalities),
-            (self._velocity, mujoco.mjtConstraint.mjCNSTR_FRICTION_TENDON, self.tendons),
-        ):
-            if group.size:
-                force = self._constraint_forces(kind)
-                for i in group:
-                    self.effort[i] = force.get(int(ids[i]), 0.0)
-
-    def _constraint_forces(self, kind: mujoco.mjtConstraint) -> dict[int, float]:
-        """Force of each constraint row of this kind in the last step, by the id of its element."""
+        self.effort[self._torque_only] = self.torque[self._torque_only]
+        if not self._constrained:
+            return
         d = self.d
-        rows = np.flatnonzero(d.efc_type[: d.nefc] == kind)
-        return dict(zip(d.efc_id[rows].tolist(), d.efc_force[rows].tolist(), strict=True))
+        kinds, ids, forces = d.efc_type[: d.nefc], d.efc_id[: d.nefc], d.efc_force[: d.nefc]
+        for group, kind, elements, count in self._constrained:  # joints in hold or velocity mode
+            rows = np.flatnonzero(kinds == kind)
+            by_element = np.zeros(count)  # the force of each element's constraint row (0: none in this step)
+            by_element[ids[rows]] = forces[rows]
+            self.effort[group] = by_element[elements[group]]
 
     def applied(self) -> np.ndarray:
         return self.effort.copy()

@@ -1,10 +1,11 @@
 """The MuJoCo engine: a project's models in one MuJoCo model, stepped tick by tick.
 
-The model is built in memory (build.py) and compiled once per build. A tick is one ``mj_step``
+The model is built in memory (build.py) and compiled once per build. A tick is one MuJoCo step
 in ``integrate()``: the held commands go in, MuJoCo finds contacts, solves and integrates; then
-the engine keeps the acceleration-stage sensors and joint efforts of that step and recomputes
+the engine keeps the acceleration-stage sensors and joint efforts of that step and computes
 poses and velocities of the new state, so that everything read between ticks describes the state
-now. MuJoCo finds contacts inside its step, so ``collide()`` only checks that the world may step.
+now (with every joint in torque mode, as the first half of the next step: stepping.py). MuJoCo
+finds contacts inside its step, so ``collide()`` only checks that the world may step.
 
 Conventions are those of the ODE engine (docs/physics.md): joints in controller order with
 OpenHRP's signs, the root pose is the root link's frame, velocities are world-frame [linear of
@@ -31,6 +32,7 @@ from hrpsim.engines.mujoco.drives import Drives, add_rotor
 from hrpsim.engines.mujoco.geometry import quaternion
 from hrpsim.engines.mujoco.layout import ModelLayout
 from hrpsim.engines.mujoco.sensors import SensorSet
+from hrpsim.engines.mujoco.stepping import SplitStep
 from hrpsim.errors import ConfigError, NotFound, RequestError
 from hrpsim.project import Project
 
@@ -40,6 +42,8 @@ BAD_STATE_WARNINGS = (
     mujoco.mjtWarning.mjWARN_BADQVEL,
     mujoco.mjtWarning.mjWARN_BADQACC,
 )
+
+_LINEAR_FIRST = np.array([3, 4, 5, 0, 1, 2])
 
 log = logging.getLogger("hrpsim.simserver")
 # MuJoCo's warnings go to our log, not to a MUJOCO_LOG.TXT in whatever folder the process runs in.
@@ -56,6 +60,7 @@ class _Model:
     dofs: np.ndarray
     controller: np.ndarray  # controller order -> link index
     free_root: tuple[int, int] | None  # the root's free joint: (qpos address, dof address)
+    root: int = 0  # the root link's body id
     joint_names: list[str] = field(default_factory=list)  # controller order
     joint_qpos: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))  # controller order, 0: none
     joint_dofs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
@@ -93,6 +98,9 @@ class MujocoEngine(Engine):
         self._moving = [self.models[name] for name in self._robots]
         self._dof_limit = self._speed_limits()
         self._half_step = self.timestep / 2.0
+        self._object_velocity = np.empty(6)
+        self._on_new_data()
+        self._drives_changed()
         self._external: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]] = {}
         self.start()
 
@@ -107,7 +115,7 @@ class MujocoEngine(Engine):
             free = (int(qpos[0]), int(dofs[0]))
             qpos[0] = dofs[0] = -1
         controller = np.array([layout.info.link_index(lk.name) for lk in layout.info.joints], dtype=int)
-        model = _Model(layout, bodies, qpos, dofs, controller, free, layout.info.joint_names)
+        model = _Model(layout, bodies, qpos, dofs, controller, free, int(bodies[0]), layout.info.joint_names)
         model.joint_qpos, model.joint_dofs = np.maximum(qpos[controller], 0), np.maximum(dofs[controller], 0)
         model.jointless = np.flatnonzero(qpos[controller] < 0)
         return model
@@ -126,7 +134,7 @@ class MujocoEngine(Engine):
     def contact_points(self) -> list[dict[str, Any]]:
         """MuJoCo's contacts of the current state (found again: the step found those of the last one).
         Its normal points from geom1 to geom2 and its distance is negative in penetration."""
-        mujoco.mj_collision(self.m, self.d)
+        self._stepping.find_contacts()
         out = []
         for contact in self.d.contact[: self.d.ncon]:
             a = self._geom_links.get(int(contact.geom1))
@@ -170,6 +178,7 @@ class MujocoEngine(Engine):
         for joint in joints:
             add_rotor(self.spec, joint)
         self.m, self.d = self.spec.recompile(self.m, self.d)
+        self._on_new_data()
         old = self.models
         self.models = {name: self._index(model.layout) for name, model in old.items()}
         for name, model in self.models.items():
@@ -180,7 +189,18 @@ class MujocoEngine(Engine):
             model.sensors.after_step[:] = old[name].sensors.after_step
         self._moving = [self.models[name] for name in self._robots]
         self._dof_limit = self._speed_limits()
+        self._drives_changed()
         mujoco.mj_forward(self.m, self.d)
+
+    def _on_new_data(self) -> None:
+        """Views and helpers of a new MjData (a build or a recompile)."""
+        self._rotations = self.d.xmat.reshape(-1, 3, 3)  # a view: each body's rotation matrix
+        self._stepping = SplitStep(self.m, self.d)
+
+    def _drives_changed(self) -> None:
+        """Drive modes changed: whether the next ticks' commands change the controls only."""
+        self._controls_only = not any(model.drives.sets_constraints for model in self._moving)
+        self._stepping.invalidate()
 
     def _speed_limits(self) -> np.ndarray:
         limits = np.full(self.m.nv, MAX_ANGULAR_SPEED)
@@ -216,29 +236,32 @@ class MujocoEngine(Engine):
     def _integrate(self) -> None:
         for model in self._moving:
             model.drives.apply()
-        self._apply_external()
-        mujoco.mj_step(self.m, self.d)
+        if self._external:
+            self._apply_external()
+        self._stepping.step()
         for model in self._moving:
             model.drives.record_effort()
             model.sensors.snapshot()
         self.tick += 1
         self.time = self.tick * self.timestep
         self._guard()
-        # Poses, velocities and gyros of the new state, for reading between ticks.
-        for stage in (mujoco.mj_kinematics, mujoco.mj_comPos, mujoco.mj_comVel, mujoco.mj_sensorVel):
-            stage(self.m, self.d)
+        self._stepping.after_step(controls_only=self._controls_only)
 
     def _guard(self) -> None:
         d = self.d
         # MuJoCo restarts its clock when it resets a bad state (after the first step the clock cannot
-        # tell); otherwise check the numbers ourselves. One reduction each on the hot path (NaN fails
-        # the comparisons); the bounds per dof only when some speed is above the lower one.
-        speed = np.abs(d.qvel).max(initial=0.0)
+        # tell); otherwise check the numbers ourselves. On the hot path one dot product each: a sum
+        # of squares under the square of a bound puts every coordinate under it and NaN fails the
+        # comparison (MuJoCo resets coordinates beyond 1e10 itself, so the squares do not overflow);
+        # otherwise the exact bounds, per dof for speeds.
+        qpos, qvel = d.qpos, d.qvel
         clock_kept = self.tick > 1 and abs(d.time - self.time) < self._half_step
+        if clock_kept and np.dot(qpos, qpos) < MAX_DISTANCE**2 and np.dot(qvel, qvel) < MAX_LINEAR_SPEED**2:
+            return
         if (
             clock_kept
-            and np.abs(d.qpos).max(initial=0.0) < MAX_DISTANCE
-            and (speed < MAX_LINEAR_SPEED or (np.abs(d.qvel) < self._dof_limit).all())
+            and np.abs(qpos).max(initial=0.0) < MAX_DISTANCE
+            and (np.abs(qvel).max(initial=0.0) < MAX_LINEAR_SPEED or (np.abs(qvel) < self._dof_limit).all())
         ):
             return
         body = self._bad_body()
@@ -281,7 +304,9 @@ class MujocoEngine(Engine):
     # --- state and commands ---
 
     def _measure(self, robot: str) -> RobotState:
-        model = self._robot(robot)
+        model = self.models.get(robot)
+        if model is None or model.drives is None:  # not a robot: the error that says so
+            model = self._robot(robot)
         q, dq = self._joint_arrays(model)
         position, rotation, velocity = self._root(model)
         return RobotState(
@@ -307,14 +332,14 @@ class MujocoEngine(Engine):
         return self.d.xpos[body].copy(), self.d.xmat[body].reshape(3, 3).copy()
 
     def _root(self, model: _Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        body = model.bodies[0]
-        return self.d.xpos[body].copy(), self.d.xmat[body].reshape(3, 3).copy(), self._velocity(body)
+        body = model.root
+        return self.d.xpos[body].copy(), self._rotations[body].copy(), self._velocity(body)
 
     def _velocity(self, body: int) -> np.ndarray:
         """[linear of the body frame's origin, angular], world frame."""
-        out = np.empty(6)
+        out = self._object_velocity
         mujoco.mj_objectVelocity(self.m, self.d, mujoco.mjtObj.mjOBJ_BODY, int(body), out, 0)
-        return np.concatenate([out[3:], out[:3]])
+        return out[_LINEAR_FIRST]  # MuJoCo gives [angular, linear]
 
     def _joint_names(self, robot: str) -> list[str]:
         return self._robot(robot).joint_names
@@ -334,6 +359,7 @@ class MujocoEngine(Engine):
                 self._add_rotors([model.drives.mujoco_joints[i] for i in missing])
                 model = self.models[robot]
             model.drives.set_modes(modes)
+            self._drives_changed()
         model.drives.set_arrays(torque, q_ref, dq_ref)
 
     def drive_modes(self, robot: str) -> list[str]:
@@ -397,6 +423,7 @@ class MujocoEngine(Engine):
         if q_arr is not None:
             model.drives.set_arrays(None, q_arr, None)
         mujoco.mj_forward(self.m, self.d)
+        self._stepping.invalidate()
         model.sensors.snapshot()
         self.forget_reading(robot)
 

@@ -13,6 +13,8 @@ which read in the site frame with the meanings hrpsim gives them on ODE:
 
 Force and acceleration are MuJoCo's acceleration-stage sensors: they are computed during the step,
 so the engine keeps a copy of them (``snapshot``) before it computes the next step's positions.
+A robot's readings are read every tick, so where each one comes from is worked out once per model:
+a read is one gather from the values now, the values kept from the step and a zero.
 """
 
 from __future__ import annotations
@@ -29,50 +31,28 @@ class MujocoForce:
 
     types = ("force",)
     elements = (mujoco.mjtSensor.mjSENS_FORCE, mujoco.mjtSensor.mjSENS_TORQUE)
+    after_step = True  # an acceleration-stage value, kept from the step (else read now)
+    sign = -1.0
 
-    def __init__(self, model: mujoco.MjModel, entries: list[tuple[Sensor, str]]) -> None:
-        self.names = [sensor.name for sensor, _ in entries]
-        self.zero = np.array([sensor.link == 0 for sensor, _ in entries], dtype=bool)
-        self.index = np.array(
-            [
-                [*range(f, f + 3), *range(t, t + 3)]
-                for f, t in ((_address(model, s, 0), _address(model, s, 1)) for _, s in entries)
-            ],
-            dtype=int,
-        ).reshape(-1)
-
-    def read(self, out: dict[str, np.ndarray], now: np.ndarray, after_step: np.ndarray) -> None:
-        wrenches = (-after_step[self.index]).reshape(-1, 6)
-        wrenches[self.zero] = 0.0
-        out.update(zip(self.names, wrenches, strict=True))
+    @staticmethod
+    def reads_zero(sensor: Sensor) -> bool:
+        return sensor.link == 0
 
 
-class _Vector:
-    """A sensor type read as one MuJoCo three-vector sensor on the site."""
-
-    types: tuple[str, ...]
-    elements: tuple[mujoco.mjtSensor, ...]
-    after_step: bool  # an acceleration-stage value, kept from the step (else read now)
-
-    def __init__(self, model: mujoco.MjModel, entries: list[tuple[Sensor, str]]) -> None:
-        self.names = [sensor.name for sensor, _ in entries]
-        self.index = np.array([range(a, a + 3) for a in (_address(model, s, 0) for _, s in entries)], dtype=int)
-        self.index = self.index.reshape(-1)
-
-    def read(self, out: dict[str, np.ndarray], now: np.ndarray, after_step: np.ndarray) -> None:
-        values = after_step if self.after_step else now
-        out.update(zip(self.names, values[self.index].reshape(-1, 3), strict=True))
-
-
-class MujocoGyro(_Vector):
+class MujocoGyro:
     """Rate gyro: the body's angular velocity in the site frame, at the state now."""
 
     types = ("gyro",)
     elements = (mujoco.mjtSensor.mjSENS_GYRO,)
     after_step = False
+    sign = 1.0
+
+    @staticmethod
+    def reads_zero(sensor: Sensor) -> bool:
+        return False
 
 
-class MujocoAccel(_Vector):
+class MujocoAccel(MujocoGyro):
     """Accelerometer: the site's acceleration minus gravity, from the step just taken."""
 
     types = ("accel",)
@@ -80,33 +60,59 @@ class MujocoAccel(_Vector):
     after_step = True
 
 
+Measured = type[MujocoForce] | type[MujocoGyro]
+
 # The class that measures each sensor type an engine measures (hrpsim.bodyinfo.ENGINE_SENSOR_TYPES).
-MEASURED = {kind: cls for cls in (MujocoForce, MujocoGyro, MujocoAccel) for kind in cls.types}
+MEASURED: dict[str, Measured] = {kind: cls for cls in (MujocoForce, MujocoGyro, MujocoAccel) for kind in cls.types}
 
 
 class SensorSet:
-    """Every engine-measured sensor of one model, each type by its class in :data:`MEASURED`."""
+    """Every engine-measured sensor of one model, read as :data:`MEASURED` says (force sensors
+    first, then gyros, then accelerometers; each type in the model's order)."""
 
     def __init__(self, model: mujoco.MjModel, data: mujoco.MjData, info: Body, sites: dict[str, str]) -> None:
         self.d = data
-        self.after_step = np.array(data.sensordata)  # acceleration-stage values of the last step
-        self.parts = []
+        n = data.sensordata.size
+        # [the values now | those of the last step | 0.0]: every reading is gathered from here
+        self._values = np.zeros(2 * n + 1)
+        self._values[n : 2 * n] = data.sensordata
+        self.after_step = self._values[n : 2 * n]  # acceleration-stage values of the last step
+        self._now = self._values[:n]
+        index: list[int] = []
+        sign: list[float] = []
+        self._slices: list[tuple[str, int, int]] = []  # each reading's name and place in a read
         for cls in dict.fromkeys(MEASURED.values()):
-            entries = [(s, sites[s.name]) for s in info.sensors if s.type in cls.types and s.name in sites]
-            if entries:
-                self.parts.append(cls(model, entries))
+            for sensor in info.sensors:
+                if sensor.type not in cls.types or sensor.name not in sites:
+                    continue
+                columns = _columns(model, sites[sensor.name], len(cls.elements))
+                if cls.reads_zero(sensor):
+                    index += [2 * n] * len(columns)
+                    sign += [1.0] * len(columns)
+                else:
+                    index += [a + n if cls.after_step else a for a in columns]
+                    sign += [cls.sign] * len(columns)
+                self._slices.append((sensor.name, len(index) - len(columns), len(index)))
+        self._index = np.array(index, dtype=np.intp)
+        self._sign = np.array(sign)
 
     def snapshot(self) -> None:
         """Keep the acceleration-stage readings of the step just taken."""
         self.after_step[:] = self.d.sensordata
 
     def read(self) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        for part in self.parts:
-            part.read(out, self.d.sensordata, self.after_step)
-        return out
+        if not self._slices:
+            return {}
+        self._now[:] = self.d.sensordata
+        values = self._values[self._index]
+        values *= self._sign
+        return {name: values[start:stop] for name, start, stop in self._slices}
 
 
-def _address(model: mujoco.MjModel, site: str, element: int) -> int:
-    """Where the site's ``element``-th sensor (as build.py names them) starts in sensordata."""
-    return int(model.sensor_adr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, f"{site}/{element}")])
+def _columns(model: mujoco.MjModel, site: str, elements: int) -> list[int]:
+    """Where the site's three-vector sensors (as build.py names them) are in sensordata."""
+    out: list[int] = []
+    for element in range(elements):
+        start = int(model.sensor_adr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, f"{site}/{element}")])
+        out += range(start, start + 3)
+    return out
