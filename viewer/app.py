@@ -11,6 +11,7 @@ updates over a websocket, which is all a 3D view of link poses needs.
 from __future__ import annotations
 
 import argparse
+import signal
 import socket
 import sys
 import threading
@@ -29,6 +30,9 @@ POSE_INTERVAL_S = 0.01  # simulated seconds between the poses the view keeps (ti
 SPEEDS = ("0.1", "0.25", "0.5", "1", "2", "4")
 LIVE_RESOLVE_TIMEOUT_S = 10.0
 LIVE_IDLE_NOTE_S = 5.0  # say so when the stream has been quiet this long
+# Once asked to stop, the process ends within this many seconds whatever the web servers' own
+# threads do: their stop() can wait on a thread that wants the interpreter lock the caller holds.
+STOP_GRACE_S = 15
 
 
 class ViewerError(HrpsimError):
@@ -235,6 +239,9 @@ def serve(server: Any, worker: Any, args: argparse.Namespace, *, url: str | None
     except KeyboardInterrupt:
         pass
     finally:
+        # SIGALRM's default action ends the process from the kernel, with no Python code (or lock)
+        # needed: the bound holds even if a server's stop() never returns.
+        signal.alarm(STOP_GRACE_S)
         stop.set()
         thread.join(2.0)
         server.stop()

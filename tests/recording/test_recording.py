@@ -411,7 +411,7 @@ def test_the_viewer_in_headless_chromium_shows_the_robot_where_it_was(walk: tupl
             shots.append(_screenshot(url, tmp_path / f"view-{at:.1f}.png"))
         finally:
             os.killpg(proc.pid, signal.SIGINT)
-            proc.wait(20)
+            proc.wait(60)  # the view ends within its STOP_GRACE_S of Ctrl-C
     changed = np.any(np.abs(shots[0][SCENE] - shots[1][SCENE]) > 0.1, axis=-1)
     # the robot moved: part of the picture changed, not all of it (the floor and the grid stay)
     assert 0 < changed.mean() < 0.25
@@ -452,7 +452,7 @@ def test_the_live_view_follows_a_running_simulator(tmp_path: Path, models_dir: P
             assert float(line.split("t=")[1].split()[0]) >= 0.0
         finally:
             os.killpg(view.pid, signal.SIGINT)
-            view.wait(20)
+            view.wait(60)  # the view ends within its STOP_GRACE_S of Ctrl-C
             client.close()
             sim.stop()
     finally:
