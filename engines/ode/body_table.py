@@ -28,9 +28,9 @@ log = logging.getLogger("hrpsim.simserver")
 
 _DOUBLE = ctypes.sizeof(ctypes.c_double)
 _MAX_SPAN = 1 << 34  # doubles: bodies further apart than 128 GiB are read through pyode
-# Per body, in the gathered row: position 3, rotation 3x3, quaternion 4, linear 3, angular 3.
-_ROW = 3 + 9 + 4 + 3 + 3
-_MOTION = [0, 1, 2, 16, 17, 18, 19, 20, 21]  # position, linear and angular velocity in that row
+# Per body, in the gathered row: position 3, linear 3, angular 3 (together: the guard's motion),
+# rotation 3x3, quaternion 4.
+_ROW = 3 + 3 + 3 + 9 + 4
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,7 @@ class BodyReading:
     quaternions: np.ndarray  # (n, 4) w x y z
     linear: np.ndarray  # (n, 3)
     angular: np.ndarray  # (n, 3)
+    motion: np.ndarray | None = None  # (n, 3, 3): position, linear, angular (a view: no copy)
 
 
 class BodyTable:
@@ -51,7 +52,6 @@ class BodyTable:
         self.bodies = list(bodies)
         self._view: np.ndarray | None = None
         self._index: np.ndarray | None = None
-        self._motion_index: np.ndarray | None = None
         if self.bodies and LIBODE is not None:
             self._map_memory()
 
@@ -68,18 +68,18 @@ class BodyTable:
             rows = np.array([_pyode_row(b) for b in self.bodies]).reshape(n, _ROW)
         return BodyReading(
             positions=rows[:, 0:3],
-            rotations=rows[:, 3:12].reshape(n, 3, 3),
-            quaternions=rows[:, 12:16],
-            linear=rows[:, 16:19],
-            angular=rows[:, 19:22],
+            rotations=rows[:, 9:18].reshape(n, 3, 3),
+            quaternions=rows[:, 18:22],
+            linear=rows[:, 3:6],
+            angular=rows[:, 6:9],
+            motion=rows[:, 0:9].reshape(n, 3, 3),
         )
 
     def motion(self) -> np.ndarray:
         """(n, 3, 3): each body's position, linear and angular velocity, in one gather (for checks)."""
         if self._view is not None:
-            return self._view[self._motion_index]
-        reading = self.read()
-        return np.stack([reading.positions, reading.linear, reading.angular], axis=1)
+            return self._view[self._index[:, :9]].reshape(len(self.bodies), 3, 3)
+        return self.read().motion
 
     def _map_memory(self) -> None:
         addresses = np.array([_vector_addresses(_body_id(b)) for b in self.bodies], dtype=np.int64)
@@ -89,10 +89,9 @@ class BodyTable:
             return
         self._view, base = mapped
         self._index = np.concatenate([_row_index(row - base) for row in addresses]).reshape(len(self.bodies), _ROW)
-        self._motion_index = self._index[:, _MOTION].reshape(len(self.bodies), 3, 3)
         if not _agrees(self.read(), self.bodies):  # a libode whose layout is not what pyode reads
             log.warning("ODE's body memory does not read back as pyode reports it: reading through pyode")
-            self._view = self._index = self._motion_index = None
+            self._view = self._index = None
 
 
 def _doubles_spanning(addresses: Sequence[int], extent: int) -> tuple[np.ndarray, int] | None:
@@ -132,10 +131,10 @@ def _row_index(offsets: np.ndarray) -> np.ndarray:
     position, rotation, quaternion, linear, angular = (int(o) // _DOUBLE for o in offsets)
     return np.array(
         [position + i for i in range(3)]
-        + [rotation + 4 * r + c for r in range(3) for c in range(3)]
-        + [quaternion + i for i in range(4)]
         + [linear + i for i in range(3)]
-        + [angular + i for i in range(3)],
+        + [angular + i for i in range(3)]
+        + [rotation + 4 * r + c for r in range(3) for c in range(3)]
+        + [quaternion + i for i in range(4)],
         dtype=np.intp,
     )
 
@@ -143,10 +142,10 @@ def _row_index(offsets: np.ndarray) -> np.ndarray:
 def _pyode_row(body: ode.Body) -> tuple[float, ...]:
     return (
         *body.getPosition(),
-        *body.getRotation(),
-        *body.getQuaternion(),
         *body.getLinearVel(),
         *body.getAngularVel(),
+        *body.getRotation(),
+        *body.getQuaternion(),
     )
 
 
@@ -155,10 +154,10 @@ def _agrees(reading: BodyReading, bodies: Sequence[ode.Body]) -> bool:
     got = np.hstack(
         [
             reading.positions,
-            reading.rotations.reshape(len(bodies), 9),
-            reading.quaternions,
             reading.linear,
             reading.angular,
+            reading.rotations.reshape(len(bodies), 9),
+            reading.quaternions,
         ]
     )
     return bool(np.array_equal(got, expected))

@@ -106,7 +106,7 @@ def test_without_memory_access_the_table_reads_through_pyode(tmp_path: Path) -> 
     _move(world, 100)
     bodies = world.model("robot").bodies.bodies
     fallback = BodyTable(bodies)
-    fallback._view = fallback._index = fallback._motion_index = None  # as on a libode without ctypes access
+    fallback._view = fallback._index = None  # as on a libode without ctypes access
     assert not fallback.direct
     np.testing.assert_array_equal(_table_rows(fallback), _pyode_rows(bodies))
     np.testing.assert_array_equal(fallback.motion()[:, 1], _pyode_rows(bodies)[:, 16:19])
