@@ -17,12 +17,12 @@ from __future__ import annotations
 import ctypes
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import ode
 
-from hrpsim.engines.ode.libode import JOINT_TYPE_HINGE, JOINT_TYPE_SLIDER, LIBODE
+from hrpsim.engines.ode.libode import JOINT_TYPE_FIXED, JOINT_TYPE_HINGE, JOINT_TYPE_SLIDER, LIBODE
 
 log = logging.getLogger("hrpsim.simserver")
 
@@ -31,18 +31,63 @@ _MAX_SPAN = 1 << 34  # doubles: bodies further apart than 128 GiB are read throu
 # Per body, in the gathered row: position 3, linear 3, angular 3 (together: the guard's motion),
 # rotation 3x3, quaternion 4.
 _ROW = 3 + 3 + 3 + 9 + 4
+_JOINT_TYPES = {"hinge": JOINT_TYPE_HINGE, "slider": JOINT_TYPE_SLIDER, "fixed": JOINT_TYPE_FIXED}
 
 
-@dataclass(frozen=True)
 class BodyReading:
-    """World-frame vectors of each body, at its centre of mass; rows in the table's body order."""
+    """World-frame vectors of each body, at its centre of mass; rows in the table's body order.
+    Readers must not write into the arrays: they are shared until the bodies move."""
 
     positions: np.ndarray  # (n, 3)
     rotations: np.ndarray  # (n, 3, 3)
     quaternions: np.ndarray  # (n, 4) w x y z
     linear: np.ndarray  # (n, 3)
     angular: np.ndarray  # (n, 3)
-    motion: np.ndarray | None = None  # (n, 3, 3): position, linear, angular (a view: no copy)
+
+    def __init__(
+        self,
+        *,
+        positions: np.ndarray,
+        rotations: np.ndarray,
+        quaternions: np.ndarray,
+        linear: np.ndarray,
+        angular: np.ndarray,
+    ) -> None:
+        self.positions, self.rotations, self.quaternions = positions, rotations, quaternions
+        self.linear, self.angular = linear, angular
+
+
+class GatheredReading(BodyReading):
+    """A :class:`BodyReading` over one gathered (n, 22) array: each part is sliced from it when
+    first asked for (a tick asks for two or three of them)."""
+
+    def __init__(self, rows: np.ndarray) -> None:  # no super().__init__: the parts are properties here
+        self.rows = rows
+
+    @cached_property
+    def motion(self) -> np.ndarray:
+        """(n, 3, 3): position, linear and angular velocity, for checks."""
+        return self.rows[:, 0:9].reshape(-1, 3, 3)
+
+    @cached_property
+    def positions(self) -> np.ndarray:
+        return self.rows[:, 0:3]
+
+    @cached_property
+    def linear(self) -> np.ndarray:
+        return self.rows[:, 3:6]
+
+    @cached_property
+    def angular(self) -> np.ndarray:
+        return self.rows[:, 6:9]
+
+    @cached_property
+    def rotations(self) -> np.ndarray:
+        return self.rows[:, 9:18].reshape(-1, 3, 3)
+
+    @cached_property
+    def quaternions(self) -> np.ndarray:
+        return self.rows[:, 18:22]
 
 
 class BodyTable:
@@ -60,20 +105,10 @@ class BodyTable:
         """True when reads come straight from ODE's memory (False: through pyode's getters)."""
         return self._view is not None
 
-    def read(self) -> BodyReading:
-        n = len(self.bodies)
+    def read(self) -> GatheredReading:
         if self._view is not None:
-            rows = self._view[self._index]
-        else:
-            rows = np.array([_pyode_row(b) for b in self.bodies]).reshape(n, _ROW)
-        return BodyReading(
-            positions=rows[:, 0:3],
-            rotations=rows[:, 9:18].reshape(n, 3, 3),
-            quaternions=rows[:, 18:22],
-            linear=rows[:, 3:6],
-            angular=rows[:, 6:9],
-            motion=rows[:, 0:9].reshape(n, 3, 3),
-        )
+            return GatheredReading(self._view[self._index])
+        return GatheredReading(np.array([_pyode_row(b) for b in self.bodies]).reshape(len(self.bodies), _ROW))
 
     def motion(self) -> np.ndarray:
         """(n, 3, 3): each body's position, linear and angular velocity, in one gather (for checks)."""
@@ -164,11 +199,11 @@ def _agrees(reading: BodyReading, bodies: Sequence[ode.Body]) -> bool:
 
 
 class FeedbackTable:
-    """The wrench each of a list of hinge or slider joints put on its first body in the last step
+    """The wrench each of a list of hinge, slider or fixed joints put on its first body in the last step
     (``f1``, ``t1`` of ODE's dJointFeedback), read at once like :class:`BodyTable`.
 
     pyode does not expose a joint's ODE id, so each joint is found among its body's joints: the
-    one hinge or slider with that body first and feedback switched on. Where that is not
+    one joint of its kind with that body first and feedback switched on. Where that is not
     unambiguous (or libode is not reachable), reads go through pyode's ``getFeedback``."""
 
     def __init__(self, joints: Sequence[tuple[ode.Joint, ode.Body, str]]) -> None:
@@ -191,7 +226,7 @@ class FeedbackTable:
     def _map_memory(self, joints: Sequence[tuple[ode.Joint, ode.Body, str]]) -> None:
         addresses = []
         for _, body, kind in joints:
-            address = _feedback_address(_body_id(body), JOINT_TYPE_HINGE if kind == "hinge" else JOINT_TYPE_SLIDER)
+            address = _feedback_address(_body_id(body), _JOINT_TYPES.get(kind, -1))
             if address is None:
                 return
             addresses.append(address)

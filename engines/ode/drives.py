@@ -25,7 +25,7 @@ from hrpsim.conventions import initial_drive_modes
 from hrpsim.engines.ode import params as odeparams
 from hrpsim.engines.ode.body_table import BodyReading
 from hrpsim.engines.ode.mimic import MimicJoints
-from hrpsim.engines.ode.model import OdeModel
+from hrpsim.engines.ode.model import OdeModel, slice_if_contiguous
 
 HIGH_GAIN_FMAX = 1e7  # N m: bounded only so that ODE's LCP stays a box problem
 
@@ -113,8 +113,8 @@ class Drives:
         self._rotor_setters = [joints[i].joint.setParam for i in rotors]
         held = [i for i, js in enumerate(joints) if self.modes[i] == "high_gain" and js.kind in ("hinge", "slider")]
         hinges = [i for i in held if joints[i].kind == "hinge"]
-        self._held_columns = np.array(hinges, dtype=np.intp)
-        self._held_rows = np.array([self.model.hinges.row[joints[i].index] for i in hinges], dtype=np.intp)
+        self._held_columns = slice_if_contiguous(hinges)
+        self._held_rows = slice_if_contiguous([self.model.hinges.row[joints[i].index] for i in hinges])
         self._held_setters = [joints[i].joint.setParam for i in hinges]
         self._held_sliders = [(i, joints[i]) for i in held if joints[i].kind == "slider"]
 

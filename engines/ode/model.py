@@ -18,9 +18,10 @@ import ode
 
 from hrpsim.bodyinfo import Body, Link
 from hrpsim.engines.ode import params as odeparams
-from hrpsim.engines.ode.body_table import BodyReading, BodyTable, FeedbackTable
+from hrpsim.engines.ode.body_table import BodyReading, BodyTable, GatheredReading
 from hrpsim.engines.ode.geometry import Frame, make_geoms, ode_rotation
 from hrpsim.engines.ode.hinges import HingeTurns
+from hrpsim.engines.ode.wrenches import JointWrenches
 from hrpsim.errors import ConfigError, RequestError
 from hrpsim.kinematics import forward_kinematics, link_values, starting_joints
 from hrpsim.placement import root_placement
@@ -110,13 +111,14 @@ class OdeModel:
         ]
         self._rate_readers = [_rate_reader(js) for js in self.joints]
         self._rates: np.ndarray | None = None
-        self._reading: BodyReading | None = None
+        self._reading: GatheredReading | None = None
         self._frames: BodyReading | None = None
         self.moving_links = [sim for sim in self.links if sim.body is not None]
         self.bodies = BodyTable([sim.body for sim in self.moving_links])  # all of them in one read
         self._coms = np.array([sim.com for sim in self.moving_links]).reshape(-1, 3)
         self._root_com = tuple(float(v) for v in self.links[0].com)
-        self._efforts = _EffortTable(self)
+        self.wrenches = JointWrenches(self.moving_links)  # efforts and force sensors, one einsum
+        self._efforts = _Efforts(self)
 
     def joint_values(self) -> np.ndarray:
         """Joint values in controller order."""
@@ -270,7 +272,7 @@ class OdeModel:
             out[i, 3:] = matrix_quaternion(r) if sim.body is None else sim.body.getQuaternion()
         return out
 
-    def reading(self) -> BodyReading:
+    def reading(self) -> GatheredReading:
         """Every moving link's body as ODE holds it (centre of mass), gathered once per state of the
         bodies: the guard, the state read, the efforts and the sensors share it. Callers must not
         write into the arrays."""
@@ -280,16 +282,16 @@ class OdeModel:
 
     def root_frame(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The root link's frame origin, rotation, and [linear, angular] velocity there (new arrays)."""
-        reading = self.reading()
-        r = reading.rotations[0].copy()
-        (x, y, z), (vx, vy, vz), (wx, wy, wz) = reading.motion[0].tolist()
+        row = self.reading().rows[0].tolist()
+        x, y, z, vx, vy, vz, wx, wy, wz = row[:9]
+        r00, r01, r02, r10, r11, r12, r20, r21, r22 = row[9:18]
         cx, cy, cz = self._root_com
-        ox = r[0, 0] * cx + r[0, 1] * cy + r[0, 2] * cz  # the centre of mass from the origin, world frame
-        oy = r[1, 0] * cx + r[1, 1] * cy + r[1, 2] * cz
-        oz = r[2, 0] * cx + r[2, 1] * cy + r[2, 2] * cz
+        ox = r00 * cx + r01 * cy + r02 * cz  # the centre of mass from the origin, world frame
+        oy = r10 * cx + r11 * cy + r12 * cz
+        oz = r20 * cx + r21 * cy + r22 * cz
         position = np.array([x - ox, y - oy, z - oz])
         velocity = np.array([vx - (wy * oz - wz * oy), vy - (wz * ox - wx * oz), vz - (wx * oy - wy * ox), wx, wy, wz])
-        return position, r, velocity
+        return position, np.array(row[9:18]).reshape(3, 3), velocity
 
     def link_frames(self) -> BodyReading:
         """Every moving link's frame origin (not its centre of mass) and velocity there, world frame.
@@ -344,8 +346,8 @@ def cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("ijk,nj,nk->ni", _LEVI_CIVITA, a, b)
 
 
-class _EffortTable:
-    """What :meth:`OdeModel.joint_efforts` needs per measurable joint, laid out for numpy.
+class _Efforts:
+    """What :meth:`OdeModel.joint_efforts` registers on the model's :class:`JointWrenches`.
 
     A joint sits at its link's frame origin and ODE reports the constraint wrench on the child
     body: force ``f`` and torque ``t`` about its centre of mass. With ``a`` the joint axis and
@@ -354,29 +356,28 @@ class _EffortTable:
     two link-frame constants per joint, one rotation each, no cross product per tick."""
 
     def __init__(self, model: OdeModel) -> None:
-        row_of = {id(sim): row for row, sim in enumerate(model.moving_links)}
         measured = [(column, sim) for column, sim in enumerate(model.joints) if sim.kind in ("hinge", "slider")]
         self.size = len(model.joints)
         self.columns = np.array([column for column, _ in measured], dtype=np.intp)
         self.every_joint = np.array_equal(self.columns, np.arange(self.size))  # no zeros to fill in
-        self.rows = _slice_if_contiguous([row_of[id(sim)] for _, sim in measured])
-        # per joint, the link-frame vectors that f and t are projected on: columns (for f, for t)
-        self.weights = np.array([_effort_weights(sim) for _, sim in measured], dtype=float).reshape(-1, 3, 2)
-        self.feedback = FeedbackTable([(sim.joint, sim.body, sim.kind) for _, sim in measured])
+        self.wrenches = model.wrenches
+        # per joint, the link-frame vectors that f and t are projected on, as a (1, 2, 3) map
+        registered = [self.wrenches.add(sim, _effort_weights(sim).T) for _, sim in measured]
+        if [row for row, _ in registered] != list(range(len(measured))) or any(c != [0] for _, c in registered):
+            raise AssertionError("joint efforts must be the first outputs registered on a model's joints")
 
     def compute(self, frames: BodyReading) -> np.ndarray:
         if not len(self.columns):
             return np.zeros(self.size)
-        # effort k = sum over c, i, j of wrench[k, c, i] R[k, i, j] weights[k, j, c]: one pass in C
-        efforts = np.einsum("kci,kij,kjc->k", self.feedback.read(), frames.rotations[self.rows], self.weights)
+        efforts = self.wrenches.outputs(frames)[0, : len(self.columns)]
         if self.every_joint:
-            return efforts
+            return efforts.copy()
         out = np.zeros(self.size)
         out[self.columns] = efforts
         return out
 
 
-def _slice_if_contiguous(rows: list[int]) -> slice | np.ndarray:
+def slice_if_contiguous(rows: list[int]) -> slice | np.ndarray:
     """Rows as a slice when they run one after another (a view instead of a copy each tick)."""
     if rows and rows == list(range(rows[0], rows[0] + len(rows))):
         return slice(rows[0], rows[0] + len(rows))

@@ -14,7 +14,6 @@ import logging
 import numpy as np
 
 from hrpsim.bodyinfo import Sensor
-from hrpsim.engines.ode.body_table import FeedbackTable
 from hrpsim.engines.ode.model import LinkSim, OdeModel
 from hrpsim.inertial import InertialSensors, SensorFrame, Vec
 
@@ -65,10 +64,10 @@ class OdeForce:
                 continue
             self._order.append((sensor.name, len(self.force)))
             self.force.append((SensorFrame(sensor), sim))
-        row_of = {id(sim): row for row, sim in enumerate(model.moving_links)}
-        self._rows = np.array([row_of[id(sim)] for _, sim in self.force], dtype=np.intp)
-        self._feedback = FeedbackTable([(sim.joint, sim.body, sim.kind) for _, sim in self.force])
-        self._maps = np.array([_wrench_map(frame, sim) for frame, sim in self.force]).reshape(-1, 6, 2, 3)
+        registered = [model.wrenches.add(sim, _wrench_map(frame, sim)) for frame, sim in self.force]
+        # where each sensor's six values lie in the model's wrench outputs: (sensors, 6) indices
+        self._columns = np.array([columns for _, columns in registered], dtype=np.intp).reshape(-1, 6)
+        self._rows = np.repeat([row for row, _ in registered], 6).reshape(-1, 6)
 
     def before_step(self) -> None:
         """Joint feedback is filled in by the step itself."""
@@ -77,9 +76,7 @@ class OdeForce:
         """``stepped`` False before the world's first step: ODE fills joint feedback during a step,
         so until then it is uninitialised memory and force sensors read zeros instead."""
         if stepped and self.force:
-            rotations = self.model.reading().rotations[self._rows]
-            # reading[k, a] = sum over c, i, j of map[k, a, c, j] R[k, i, j] wrench[k, c, i]
-            values = np.einsum("kacj,kij,kci->ka", self._maps, rotations, self._feedback.read())
+            values = self.model.wrenches.outputs(self.model.reading())[self._columns, self._rows]
         for name, row in self._order:
             out[name] = values[row] if stepped and row >= 0 else np.zeros(6)
 
