@@ -110,6 +110,14 @@ class BodyTable:
             return GatheredReading(self._view[self._index])
         return GatheredReading(np.array([_pyode_row(b) for b in self.bodies]).reshape(len(self.bodies), _ROW))
 
+    def rotation_index(self, rows: np.ndarray) -> np.ndarray | None:
+        """Indices that :meth:`gather` turns into the rotations of ``rows`` (None: no direct access)."""
+        return None if self._index is None else self._index[rows, 9:18].reshape(-1, 3, 3)
+
+    def gather(self, index: np.ndarray) -> np.ndarray:
+        """The doubles of ODE's body memory at ``index`` (from :meth:`rotation_index`)."""
+        return self._view[index]
+
     def motion(self) -> np.ndarray:
         """(n, 3, 3): each body's position, linear and angular velocity, in one gather (for checks)."""
         if self._view is not None:

@@ -35,7 +35,7 @@ from hrpsim.project import Project
 
 CONTACT_SURFACE_LAYER = 1e-4  # m of allowed penetration: keeps resting contacts from chattering
 _GUARD_LIMITS = np.array([MAX_DISTANCE**2, MAX_LINEAR_SPEED**2, MAX_ANGULAR_SPEED**2])
-_INVERSE_LIMITS = 1.0 / _GUARD_LIMITS
+_INVERSE_LIMITS = np.repeat(1.0 / _GUARD_LIMITS, 3)  # per component of a body's motion row
 
 log = logging.getLogger("hrpsim.simserver")
 
@@ -207,10 +207,11 @@ class OdeEngine(Engine):
 
     def _guard(self) -> None:
         for model in self._moving:
-            motion = model.reading().motion  # the reading the last state read took, if any: no new gather
-            # Every squared speed over its limit, summed: below 1, each one is; NaN fails the test.
-            if np.einsum("ijk,ijk,j->", motion, motion, _INVERSE_LIMITS) < 1.0:
+            reading = model.reading()  # the one the last state read took, if any: no new gather
+            # Every squared distance and speed over its limit, summed: below 1, each one is; NaN fails.
+            if np.einsum("ij,ij,j->", reading.rows[:, :9], reading.rows[:, :9], _INVERSE_LIMITS) < 1.0:
                 continue
+            motion = reading.motion
             fine = np.einsum("ijk,ijk->ij", motion, motion) < _GUARD_LIMITS
             if not fine.all():
                 self._fail_at(model, motion, int(np.argmin(fine.all(axis=1))))

@@ -117,7 +117,7 @@ class OdeModel:
         self.bodies = BodyTable([sim.body for sim in self.moving_links])  # all of them in one read
         self._coms = np.array([sim.com for sim in self.moving_links]).reshape(-1, 3)
         self._root_com = tuple(float(v) for v in self.links[0].com)
-        self.wrenches = JointWrenches(self.moving_links)  # efforts and force sensors, one einsum
+        self.wrenches = JointWrenches(self.bodies, self.moving_links)  # for the efforts and the force sensors
         self._efforts = _Efforts(self)
 
     def joint_values(self) -> np.ndarray:
@@ -361,17 +361,19 @@ class _Efforts:
         self.columns = np.array([column for column, _ in measured], dtype=np.intp)
         self.every_joint = np.array_equal(self.columns, np.arange(self.size))  # no zeros to fill in
         self.wrenches = model.wrenches
-        # per joint, the link-frame vectors that f and t are projected on, as a (1, 2, 3) map
-        registered = [self.wrenches.add(sim, _effort_weights(sim).T) for _, sim in measured]
-        if [row for row, _ in registered] != list(range(len(measured))) or any(c != [0] for _, c in registered):
-            raise AssertionError("joint efforts must be the first outputs registered on a model's joints")
+        rows = [self.wrenches.add(sim) for _, sim in measured]
+        if rows != list(range(len(measured))):
+            raise AssertionError("joint efforts must be the first joints registered on a model's wrenches")
+        # per joint, the link-frame vectors that f and t are projected on, one row of six
+        self.weights = np.array([_effort_weights(sim).T.reshape(6) for _, sim in measured]).reshape(-1, 6)
 
     def compute(self, frames: BodyReading) -> np.ndarray:
         if not len(self.columns):
             return np.zeros(self.size)
-        efforts = self.wrenches.outputs(frames)[0, : len(self.columns)]
+        wrenches = self.wrenches.link_frame(frames)[: len(self.columns)]
+        efforts = np.einsum("kb,kb->k", wrenches, self.weights)
         if self.every_joint:
-            return efforts.copy()
+            return efforts
         out = np.zeros(self.size)
         out[self.columns] = efforts
         return out

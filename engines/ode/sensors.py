@@ -41,9 +41,9 @@ class OdeLinkMotion:
 class OdeForce:
     """Force/torque sensors: the wrench each link passes to its parent, from ODE's joint feedback.
 
-    All of a model's force sensors are read at once: their joints' feedback in one gather
-    (:class:`FeedbackTable`), their links' rotations from the model's reading of its bodies, and
-    one fixed 6x6 map per sensor from the wrench in the link frame to the sensor's reading."""
+    All of a model's force sensors are read at once: their joints' wrenches in link frames come
+    from the model's :class:`JointWrenches` (shared with the joint efforts), and one fixed 6x6 map
+    per sensor turns a wrench into the sensor's reading."""
 
     types = ("force",)
     steps = False  # nothing to keep before a step
@@ -64,10 +64,8 @@ class OdeForce:
                 continue
             self._order.append((sensor.name, len(self.force)))
             self.force.append((SensorFrame(sensor), sim))
-        registered = [model.wrenches.add(sim, _wrench_map(frame, sim)) for frame, sim in self.force]
-        # where each sensor's six values lie in the model's wrench outputs: (sensors, 6) indices
-        self._columns = np.array([columns for _, columns in registered], dtype=np.intp).reshape(-1, 6)
-        self._rows = np.repeat([row for row, _ in registered], 6).reshape(-1, 6)
+        self._rows = np.array([model.wrenches.add(sim) for _, sim in self.force], dtype=np.intp)
+        self._maps = np.array([_wrench_map(frame, sim) for frame, sim in self.force]).reshape(-1, 6, 6)
 
     def before_step(self) -> None:
         """Joint feedback is filled in by the step itself."""
@@ -76,13 +74,14 @@ class OdeForce:
         """``stepped`` False before the world's first step: ODE fills joint feedback during a step,
         so until then it is uninitialised memory and force sensors read zeros instead."""
         if stepped and self.force:
-            values = self.model.wrenches.outputs(self.model.reading())[self._columns, self._rows]
+            wrenches = self.model.wrenches.link_frame(self.model.reading())[self._rows]
+            values = np.einsum("kab,kb->ka", self._maps, wrenches)
         for name, row in self._order:
             out[name] = values[row] if stepped and row >= 0 else np.zeros(6)
 
 
 def _wrench_map(frame: SensorFrame, sim: LinkSim) -> np.ndarray:
-    """(6, 2, 3): the sensor's reading from the link-frame force and torque (about the link's centre
+    """(6, 6): the sensor's reading from the link-frame force and torque (about the link's centre
     of mass) that its joint puts on the link.
 
     The parent gets the reaction: force -f, and about the sensor point the moment
@@ -92,7 +91,7 @@ def _wrench_map(frame: SensorFrame, sim: LinkSim) -> np.ndarray:
     cross_d = np.array([[0.0, -dz, dy], [dz, 0.0, -dx], [-dy, dx, 0.0]])  # cross_d @ v = d x v
     link_map = np.block([[-np.eye(3), np.zeros((3, 3))], [cross_d, -np.eye(3)]])
     turn = np.eye(3) if frame.rotation_t is None else frame.rotation_t
-    return (np.kron(np.eye(2), turn) @ link_map).reshape(6, 2, 3)
+    return np.kron(np.eye(2), turn) @ link_map
 
 
 class OdeInertial:
