@@ -17,31 +17,77 @@ from __future__ import annotations
 import ctypes
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import ode
 
-from hrpsim.engines.ode.libode import JOINT_TYPE_HINGE, JOINT_TYPE_SLIDER, LIBODE
+from hrpsim.engines.ode.libode import JOINT_TYPE_FIXED, JOINT_TYPE_HINGE, JOINT_TYPE_SLIDER, LIBODE
 
 log = logging.getLogger("hrpsim.simserver")
 
 _DOUBLE = ctypes.sizeof(ctypes.c_double)
 _MAX_SPAN = 1 << 34  # doubles: bodies further apart than 128 GiB are read through pyode
-# Per body, in the gathered row: position 3, rotation 3x3, quaternion 4, linear 3, angular 3.
-_ROW = 3 + 9 + 4 + 3 + 3
-_MOTION = [0, 1, 2, 16, 17, 18, 19, 20, 21]  # position, linear and angular velocity in that row
+# Per body, in the gathered row: position 3, linear 3, angular 3 (together: the guard's motion),
+# rotation 3x3, quaternion 4.
+_ROW = 3 + 3 + 3 + 9 + 4
+_JOINT_TYPES = {"hinge": JOINT_TYPE_HINGE, "slider": JOINT_TYPE_SLIDER, "fixed": JOINT_TYPE_FIXED}
 
 
-@dataclass(frozen=True)
 class BodyReading:
-    """World-frame vectors of each body, at its centre of mass; rows in the table's body order."""
+    """World-frame vectors of each body, at its centre of mass; rows in the table's body order.
+    Readers must not write into the arrays: they are shared until the bodies move."""
 
     positions: np.ndarray  # (n, 3)
     rotations: np.ndarray  # (n, 3, 3)
     quaternions: np.ndarray  # (n, 4) w x y z
     linear: np.ndarray  # (n, 3)
     angular: np.ndarray  # (n, 3)
+
+    def __init__(
+        self,
+        *,
+        positions: np.ndarray,
+        rotations: np.ndarray,
+        quaternions: np.ndarray,
+        linear: np.ndarray,
+        angular: np.ndarray,
+    ) -> None:
+        self.positions, self.rotations, self.quaternions = positions, rotations, quaternions
+        self.linear, self.angular = linear, angular
+
+
+class GatheredReading(BodyReading):
+    """A :class:`BodyReading` over one gathered (n, 22) array: each part is sliced from it when
+    first asked for (a tick asks for two or three of them)."""
+
+    def __init__(self, rows: np.ndarray) -> None:  # no super().__init__: the parts are properties here
+        self.rows = rows
+
+    @cached_property
+    def motion(self) -> np.ndarray:
+        """(n, 3, 3): position, linear and angular velocity, for checks."""
+        return self.rows[:, 0:9].reshape(-1, 3, 3)
+
+    @cached_property
+    def positions(self) -> np.ndarray:
+        return self.rows[:, 0:3]
+
+    @cached_property
+    def linear(self) -> np.ndarray:
+        return self.rows[:, 3:6]
+
+    @cached_property
+    def angular(self) -> np.ndarray:
+        return self.rows[:, 6:9]
+
+    @cached_property
+    def rotations(self) -> np.ndarray:
+        return self.rows[:, 9:18].reshape(-1, 3, 3)
+
+    @cached_property
+    def quaternions(self) -> np.ndarray:
+        return self.rows[:, 18:22]
 
 
 class BodyTable:
@@ -51,7 +97,6 @@ class BodyTable:
         self.bodies = list(bodies)
         self._view: np.ndarray | None = None
         self._index: np.ndarray | None = None
-        self._motion_index: np.ndarray | None = None
         if self.bodies and LIBODE is not None:
             self._map_memory()
 
@@ -60,26 +105,24 @@ class BodyTable:
         """True when reads come straight from ODE's memory (False: through pyode's getters)."""
         return self._view is not None
 
-    def read(self) -> BodyReading:
-        n = len(self.bodies)
+    def read(self) -> GatheredReading:
         if self._view is not None:
-            rows = self._view[self._index]
-        else:
-            rows = np.array([_pyode_row(b) for b in self.bodies]).reshape(n, _ROW)
-        return BodyReading(
-            positions=rows[:, 0:3],
-            rotations=rows[:, 3:12].reshape(n, 3, 3),
-            quaternions=rows[:, 12:16],
-            linear=rows[:, 16:19],
-            angular=rows[:, 19:22],
-        )
+            return GatheredReading(self._view[self._index])
+        return GatheredReading(np.array([_pyode_row(b) for b in self.bodies]).reshape(len(self.bodies), _ROW))
+
+    def rotation_index(self, rows: np.ndarray) -> np.ndarray | None:
+        """Indices that :meth:`gather` turns into the rotations of ``rows`` (None: no direct access)."""
+        return None if self._index is None else self._index[rows, 9:18].reshape(-1, 3, 3)
+
+    def gather(self, index: np.ndarray) -> np.ndarray:
+        """The doubles of ODE's body memory at ``index`` (from :meth:`rotation_index`)."""
+        return self._view[index]
 
     def motion(self) -> np.ndarray:
         """(n, 3, 3): each body's position, linear and angular velocity, in one gather (for checks)."""
         if self._view is not None:
-            return self._view[self._motion_index]
-        reading = self.read()
-        return np.stack([reading.positions, reading.linear, reading.angular], axis=1)
+            return self._view[self._index[:, :9]].reshape(len(self.bodies), 3, 3)
+        return self.read().motion
 
     def _map_memory(self) -> None:
         addresses = np.array([_vector_addresses(_body_id(b)) for b in self.bodies], dtype=np.int64)
@@ -89,10 +132,9 @@ class BodyTable:
             return
         self._view, base = mapped
         self._index = np.concatenate([_row_index(row - base) for row in addresses]).reshape(len(self.bodies), _ROW)
-        self._motion_index = self._index[:, _MOTION].reshape(len(self.bodies), 3, 3)
         if not _agrees(self.read(), self.bodies):  # a libode whose layout is not what pyode reads
             log.warning("ODE's body memory does not read back as pyode reports it: reading through pyode")
-            self._view = self._index = self._motion_index = None
+            self._view = self._index = None
 
 
 def _doubles_spanning(addresses: Sequence[int], extent: int) -> tuple[np.ndarray, int] | None:
@@ -132,10 +174,10 @@ def _row_index(offsets: np.ndarray) -> np.ndarray:
     position, rotation, quaternion, linear, angular = (int(o) // _DOUBLE for o in offsets)
     return np.array(
         [position + i for i in range(3)]
-        + [rotation + 4 * r + c for r in range(3) for c in range(3)]
-        + [quaternion + i for i in range(4)]
         + [linear + i for i in range(3)]
-        + [angular + i for i in range(3)],
+        + [angular + i for i in range(3)]
+        + [rotation + 4 * r + c for r in range(3) for c in range(3)]
+        + [quaternion + i for i in range(4)],
         dtype=np.intp,
     )
 
@@ -143,10 +185,10 @@ def _row_index(offsets: np.ndarray) -> np.ndarray:
 def _pyode_row(body: ode.Body) -> tuple[float, ...]:
     return (
         *body.getPosition(),
-        *body.getRotation(),
-        *body.getQuaternion(),
         *body.getLinearVel(),
         *body.getAngularVel(),
+        *body.getRotation(),
+        *body.getQuaternion(),
     )
 
 
@@ -155,21 +197,21 @@ def _agrees(reading: BodyReading, bodies: Sequence[ode.Body]) -> bool:
     got = np.hstack(
         [
             reading.positions,
-            reading.rotations.reshape(len(bodies), 9),
-            reading.quaternions,
             reading.linear,
             reading.angular,
+            reading.rotations.reshape(len(bodies), 9),
+            reading.quaternions,
         ]
     )
     return bool(np.array_equal(got, expected))
 
 
 class FeedbackTable:
-    """The wrench each of a list of hinge or slider joints put on its first body in the last step
+    """The wrench each of a list of hinge, slider or fixed joints put on its first body in the last step
     (``f1``, ``t1`` of ODE's dJointFeedback), read at once like :class:`BodyTable`.
 
     pyode does not expose a joint's ODE id, so each joint is found among its body's joints: the
-    one hinge or slider with that body first and feedback switched on. Where that is not
+    one joint of its kind with that body first and feedback switched on. Where that is not
     unambiguous (or libode is not reachable), reads go through pyode's ``getFeedback``."""
 
     def __init__(self, joints: Sequence[tuple[ode.Joint, ode.Body, str]]) -> None:
@@ -192,7 +234,7 @@ class FeedbackTable:
     def _map_memory(self, joints: Sequence[tuple[ode.Joint, ode.Body, str]]) -> None:
         addresses = []
         for _, body, kind in joints:
-            address = _feedback_address(_body_id(body), JOINT_TYPE_HINGE if kind == "hinge" else JOINT_TYPE_SLIDER)
+            address = _feedback_address(_body_id(body), _JOINT_TYPES.get(kind, -1))
             if address is None:
                 return
             addresses.append(address)

@@ -25,7 +25,7 @@ from hrpsim.conventions import initial_drive_modes
 from hrpsim.engines.ode import params as odeparams
 from hrpsim.engines.ode.body_table import BodyReading
 from hrpsim.engines.ode.mimic import MimicJoints
-from hrpsim.engines.ode.model import LinkSim, OdeModel
+from hrpsim.engines.ode.model import OdeModel, slice_if_contiguous
 
 HIGH_GAIN_FMAX = 1e7  # N m: bounded only so that ODE's LCP stays a box problem
 
@@ -43,8 +43,6 @@ class Drives:
         self.dq_ref = np.zeros(n)
         self.modes = ["torque"] * n
         self.index = {name: i for i, name in enumerate(model.joint_names)}
-        self._torque_group: list[tuple[int, LinkSim, bool, bool]] = []
-        self._high_gain_group: list[tuple[int, LinkSim, bool]] = []
         self.set_modes(initial_drive_modes(model.name, model.config.drive, model.joint_names))
         self.mimics = MimicJoints(model, timestep)  # not commanded: they follow their masters
 
@@ -102,37 +100,45 @@ class Drives:
     def _regroup(self) -> None:
         joints = self.model.joints
         self._torque_mask = np.array([mode == "torque" for mode in self.modes], dtype=bool)
-        self._torque_group = [
-            (i, js, js.kind == "hinge", js.link.reflected_inertia > 0.0)
-            for i, js in enumerate(joints)
-            if self.modes[i] == "torque" and js.kind in ("hinge", "slider")
+        self._all_torque, self._no_torque = bool(self._torque_mask.all()), not self._torque_mask.any()
+        torque_group = [
+            i for i, js in enumerate(joints) if self.modes[i] == "torque" and js.kind in ("hinge", "slider")
         ]
-        self._rotors = any(rotor for _, _, _, rotor in self._torque_group)
-        self._high_gain_group = [
-            (i, js, js.kind == "hinge")
-            for i, js in enumerate(joints)
-            if self.modes[i] == "high_gain" and js.kind in ("hinge", "slider")
+        self._torque_columns = np.array(torque_group, dtype=np.intp)
+        self._torque_adders = [
+            joints[i].joint.addTorque if joints[i].kind == "hinge" else joints[i].joint.addForce for i in torque_group
         ]
+        rotors = [i for i in torque_group if joints[i].link.reflected_inertia > 0.0]
+        self._rotor_columns = np.array(rotors, dtype=np.intp)
+        self._rotor_setters = [joints[i].joint.setParam for i in rotors]
+        held = [i for i, js in enumerate(joints) if self.modes[i] == "high_gain" and js.kind in ("hinge", "slider")]
+        hinges = [i for i in held if joints[i].kind == "hinge"]
+        self._held_columns = slice_if_contiguous(hinges)
+        self._held_rows = slice_if_contiguous([self.model.hinges.row[joints[i].index] for i in hinges])
+        self._held_setters = [joints[i].joint.setParam for i in hinges]
+        self._held_sliders = [(i, joints[i]) for i in held if joints[i].kind == "slider"]
 
     # --- every step ---
 
     def apply(self) -> None:
         """Hand this step's torques and motor targets to ODE (before the step)."""
-        torque = self.torque
-        rates = self.model.joint_rates() if self._rotors else None
-        for i, sim, hinge, rotor in self._torque_group:
-            joint = sim.joint
-            if hinge:
-                joint.addTorque(torque[i])
-            else:
-                joint.addForce(torque[i])
-            if rotor:
-                joint.setParam(odeparams.VEL, float(rates[i]))
+        if self._torque_adders:
+            for add, value in zip(self._torque_adders, self.torque[self._torque_columns].tolist(), strict=True):
+                add(value)
+        if self._rotor_setters:
+            rates = self.model.joint_rates()[self._rotor_columns].tolist()
+            for set_param, rate in zip(self._rotor_setters, rates, strict=True):
+                set_param(odeparams.VEL, rate)
         inv_dt, q_ref, dq_ref = 1.0 / self.dt, self.q_ref, self.dq_ref
-        for i, sim, hinge in self._high_gain_group:
-            joint = sim.joint
-            q = (sim.last_angle if hinge else joint.getPosition()) + sim.offset + sim.turns
-            joint.setParam(odeparams.VEL, (q_ref[i] - q) * inv_dt + dq_ref[i])
+        if self._held_setters:
+            columns = self._held_columns
+            q = self.model.hinges.values[self._held_rows]
+            velocities = ((q_ref[columns] - q) * inv_dt + dq_ref[columns]).tolist()
+            for set_param, velocity in zip(self._held_setters, velocities, strict=True):
+                set_param(odeparams.VEL, velocity)
+        for i, sim in self._held_sliders:
+            q = sim.joint.getPosition() + sim.offset
+            sim.joint.setParam(odeparams.VEL, (q_ref[i] - q) * inv_dt + dq_ref[i])
         self.mimics.apply()
 
     def crawler_speed(self, i: int) -> float:
@@ -141,6 +147,8 @@ class Drives:
     def applied(self, frames: BodyReading) -> np.ndarray:
         """Per joint the torque (force) applied in the last step: the command in torque mode,
         the motor's effort otherwise. ``frames``: this tick's reading of the bodies."""
-        if self._torque_mask.all():
+        if self._all_torque:
             return self.torque.copy()
+        if self._no_torque:
+            return self.model.joint_efforts(frames)
         return np.where(self._torque_mask, self.torque, self.model.joint_efforts(frames))

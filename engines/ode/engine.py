@@ -22,7 +22,6 @@ from hrpsim.bodyinfo import Body
 from hrpsim.conventions import MAX_DISTANCE
 from hrpsim.engines.base import MAX_ANGULAR_SPEED, MAX_LINEAR_SPEED, Engine, LinkStates, RobotState
 from hrpsim.engines.checks import command_array, rotation, vector
-from hrpsim.engines.ode.body_table import BodyTable
 from hrpsim.engines.ode.contacts import ContactGenerator
 from hrpsim.engines.ode.drives import Drives
 from hrpsim.engines.ode.extrajoints import build_extra_joint, build_joint_between
@@ -36,6 +35,7 @@ from hrpsim.project import Project
 
 CONTACT_SURFACE_LAYER = 1e-4  # m of allowed penetration: keeps resting contacts from chattering
 _GUARD_LIMITS = np.array([MAX_DISTANCE**2, MAX_LINEAR_SPEED**2, MAX_ANGULAR_SPEED**2])
+_INVERSE_LIMITS = np.repeat(1.0 / _GUARD_LIMITS, 3)  # per component of a body's motion row
 
 log = logging.getLogger("hrpsim.simserver")
 
@@ -96,9 +96,6 @@ class OdeEngine(Engine):
             )
         self._robots = [name for name, m in self.models.items() if not m.static]
         self.contacts = self._contact_generator()
-        guarded = [(model.name, sim) for model in self.models.values() for sim in model.moving_links]
-        self._guarded_links = [(name, sim.link.name) for name, sim in guarded]
-        self._guarded = BodyTable([sim.body for _, sim in guarded])
         self._drive_list = list(self.drives.values())
         self._moving = [self.models[name] for name in self.robots]
         self._sensor_list = [s for s in self.sensors.values() if s.steps]
@@ -150,8 +147,7 @@ class OdeEngine(Engine):
         if self.contacts is not None:
             self.contacts.release()
         self.contacts = None
-        self._drive_list, self._sensor_list, self._guarded_links, self._moving, self._robots = [], [], [], [], []
-        self._guarded = BodyTable([])
+        self._drive_list, self._sensor_list, self._moving, self._robots = [], [], [], []
         self._extra, self._external, self._last_state = [], {}, {}
         self.drives, self.sensors = {}, {}
         self.models = {}
@@ -210,16 +206,20 @@ class OdeEngine(Engine):
         self.time = self.tick * self.timestep
 
     def _guard(self) -> None:
-        motion = self._guarded.motion()
-        # NaN fails every comparison, so this catches non-finite values too.
-        fine = np.einsum("ijk,ijk->ij", motion, motion) < _GUARD_LIMITS
-        if fine.all():
-            return
-        i = int(np.argmin(fine.all(axis=1)))
-        p, v, w = motion[i]
-        model, link = self._guarded_links[i]
+        for model in self._moving:
+            reading = model.reading()  # the one the last state read took, if any: no new gather
+            # Every squared distance and speed over its limit, summed: below 1, each one is; NaN fails.
+            if np.einsum("ij,ij,j->", reading.rows[:, :9], reading.rows[:, :9], _INVERSE_LIMITS) < 1.0:
+                continue
+            motion = reading.motion
+            fine = np.einsum("ijk,ijk->ij", motion, motion) < _GUARD_LIMITS
+            if not fine.all():
+                self._fail_at(model, motion, int(np.argmin(fine.all(axis=1))))
+
+    def _fail_at(self, model: OdeModel, motion: np.ndarray, row: int) -> None:
+        p, v, w = motion[row]
         self.fail(
-            f"model {model!r} link {link!r}",
+            f"model {model.name!r} link {model.moving_links[row].link.name!r}",
             f"position {p[0]:.3g} {p[1]:.3g} {p[2]:.3g} m, linear velocity {v[0]:.3g} {v[1]:.3g} "
             f"{v[2]:.3g} m/s, angular velocity {w[0]:.3g} {w[1]:.3g} {w[2]:.3g} rad/s",
         )
@@ -236,17 +236,15 @@ class OdeEngine(Engine):
     def _measure(self, robot: str) -> RobotState:
         """The robot's state now: joints in controller order, root pose and velocity, sensors."""
         model = self._robot(robot)
-        frames = model.link_frames()  # a robot's every link has a body: row 0 is its root
-        p, r = frames.positions[0].copy(), frames.rotations[0].copy()
-        velocity = np.concatenate([frames.linear[0], frames.angular[0]])
+        position, rotation, velocity = model.root_frame()
         return RobotState(
             time=self.time,
             tick=self.tick,
             q=model.joint_values(),
             dq=model.joint_rates(),
-            tau=self.drives[robot].applied(frames),
-            root_position=p,
-            root_rotation=r,
+            tau=self.drives[robot].applied(model.reading()),
+            root_position=position,
+            root_rotation=rotation,
             root_velocity=velocity,
             sensors=self.sensors[robot].read(self.tick > 0),
         )

@@ -24,6 +24,7 @@ _SIGNATURES: dict[str, tuple[list, object]] = {
 }
 JOINT_TYPE_HINGE = 2  # ODE's dJointType
 JOINT_TYPE_SLIDER = 3
+JOINT_TYPE_FIXED = 7
 
 
 def _load() -> ctypes.CDLL | None:

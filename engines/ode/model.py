@@ -18,8 +18,10 @@ import ode
 
 from hrpsim.bodyinfo import Body, Link
 from hrpsim.engines.ode import params as odeparams
-from hrpsim.engines.ode.body_table import BodyReading, BodyTable, FeedbackTable
+from hrpsim.engines.ode.body_table import BodyReading, BodyTable, GatheredReading
 from hrpsim.engines.ode.geometry import Frame, make_geoms, ode_rotation
+from hrpsim.engines.ode.hinges import HingeTurns
+from hrpsim.engines.ode.wrenches import JointWrenches
 from hrpsim.errors import ConfigError, RequestError
 from hrpsim.kinematics import forward_kinematics, link_values, starting_joints
 from hrpsim.placement import root_placement
@@ -46,10 +48,6 @@ class LinkSim:
     joint: ode.Joint | None = None
     kind: str = "none"  # "hinge", "slider", "fixed", "none"
     offset: float = 0.0  # joint value at creation (ODE reads 0 there)
-    turns: float = 0.0  # whole turns (as radians) a hinge has made beyond ODE's (-pi, pi] reading
-    # ODE's hinge reading at the last turn count: after every step and every placement by hand,
-    # so it is the reading of the bodies as they are (drives and state reads take it from here)
-    last_angle: float = 0.0
     com: np.ndarray = field(default_factory=lambda: np.zeros(3))
     axis: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, 1.0]))  # in the link frame
     geoms: list[ode.GeomObject] = field(default_factory=list)
@@ -106,51 +104,49 @@ class OdeModel:
             self.links.append(self._build_link(index, link, poses[index], world, joint_limits))
         self.joints = [self.links[lk_index] for lk_index in self._controller_order()]
         self.joint_names = [js.link.joint_label for js in self.joints]
-        # Bound ODE getters per controller-order joint, so a state read is one call per value.
-        self._value_readers = [_value_reader(js) for js in self.joints]
+        self.hinges = HingeTurns(self.links, self.joints)
+        # Bound ODE getters per controller-order joint that is not a hinge (hinges: self.hinges).
+        self._other_values = [
+            (column, *_value_reader(js)) for column, js in enumerate(self.joints) if js.kind != "hinge"
+        ]
         self._rate_readers = [_rate_reader(js) for js in self.joints]
         self._rates: np.ndarray | None = None
+        self._reading: GatheredReading | None = None
         self._frames: BodyReading | None = None
-        self._hinges = [(sim, sim.joint.getAngle) for sim in self.links if sim.kind == "hinge"]
-        for sim, angle in self._hinges:
-            sim.last_angle = angle()
         self.moving_links = [sim for sim in self.links if sim.body is not None]
         self.bodies = BodyTable([sim.body for sim in self.moving_links])  # all of them in one read
         self._coms = np.array([sim.com for sim in self.moving_links]).reshape(-1, 3)
-        self._efforts = _EffortTable(self)
+        self._root_com = tuple(float(v) for v in self.links[0].com)
+        self.wrenches = JointWrenches(self.bodies, self.moving_links)  # for the efforts and the force sensors
+        self._efforts = _Efforts(self)
 
     def joint_values(self) -> np.ndarray:
         """Joint values in controller order."""
-        return np.array(
-            [(sim.last_angle if read is None else read()) + sim.offset + sim.turns for read, sim in self._value_readers]
-        )
+        hinges = self.hinges
+        if not self._other_values:
+            return hinges.values[: len(hinges.columns)].copy()
+        q = np.empty(len(self.joints))
+        q[hinges.columns] = hinges.values[: len(hinges.columns)]
+        for column, read, offset in self._other_values:
+            q[column] = read() + offset
+        return q
 
     def joint_rates(self) -> np.ndarray:
         """Joint rates in controller order (read once per state of the bodies: the drives and the
         state read both need them between two steps)."""
         if self._rates is None:
-            self._rates = np.array([read() for read, _ in self._rate_readers])
+            self._rates = np.array([read() for read in self._rate_readers])
         return self._rates.copy()
 
     def track_turns(self) -> None:
-        """Count hinge turns each step (ODE's angle wraps at +-pi; a wheel's value must not)."""
-        self._rates = self._frames = None
-        for sim, angle in self._hinges:
-            raw = angle()
-            jump = raw - sim.last_angle
-            if jump > np.pi:
-                sim.turns -= 2.0 * np.pi
-            elif jump < -np.pi:
-                sim.turns += 2.0 * np.pi
-            sim.last_angle = raw
+        """After a step: forget what was read of the bodies before it, count hinge turns."""
+        self._rates = self._reading = self._frames = None
+        self.hinges.track()
 
     def sync_turns(self, values: np.ndarray) -> None:
         """After the links were moved by hand: make each hinge read its value (per link) again."""
-        self._rates = self._frames = None
-        for sim, angle in self._hinges:
-            raw = angle()
-            sim.turns = 2.0 * np.pi * round((values[sim.index] - sim.offset - raw) / (2.0 * np.pi))
-            sim.last_angle = raw
+        self._rates = self._reading = self._frames = None
+        self.hinges.sync(values)
 
     def _controller_order(self) -> list[int]:
         by_id = sorted((lk.joint_id, i) for i, lk in enumerate(self.info.links) if lk.joint_id >= 0)
@@ -246,7 +242,7 @@ class OdeModel:
 
     def joint_value(self, sim: LinkSim) -> float:
         if sim.kind == "hinge":
-            return sim.last_angle + sim.offset + sim.turns
+            return float(self.hinges.values[self.hinges.row[sim.index]])
         if sim.kind == "slider":
             return sim.joint.getPosition() + sim.offset
         return 0.0
@@ -276,18 +272,40 @@ class OdeModel:
             out[i, 3:] = matrix_quaternion(r) if sim.body is None else sim.body.getQuaternion()
         return out
 
+    def reading(self) -> GatheredReading:
+        """Every moving link's body as ODE holds it (centre of mass), gathered once per state of the
+        bodies: the guard, the state read, the efforts and the sensors share it. Callers must not
+        write into the arrays."""
+        if self._reading is None:
+            self._reading = self.bodies.read()
+        return self._reading
+
+    def root_frame(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The root link's frame origin, rotation, and [linear, angular] velocity there (new arrays)."""
+        row = self.reading().rows[0].tolist()
+        x, y, z, vx, vy, vz, wx, wy, wz = row[:9]
+        r00, r01, r02, r10, r11, r12, r20, r21, r22 = row[9:18]
+        cx, cy, cz = self._root_com
+        ox = r00 * cx + r01 * cy + r02 * cz  # the centre of mass from the origin, world frame
+        oy = r10 * cx + r11 * cy + r12 * cz
+        oz = r20 * cx + r21 * cy + r22 * cz
+        position = np.array([x - ox, y - oy, z - oz])
+        velocity = np.array([vx - (wy * oz - wz * oy), vy - (wz * ox - wx * oz), vz - (wx * oy - wy * ox), wx, wy, wz])
+        return position, np.array(row[9:18]).reshape(3, 3), velocity
+
     def link_frames(self) -> BodyReading:
         """Every moving link's frame origin (not its centre of mass) and velocity there, world frame.
-        Computed once per state of the bodies (the state read, the efforts and the observers' link
-        states all ask between two steps); callers must not write into the arrays."""
+        Computed once per state of the bodies (the observers' link states and the efforts ask
+        between two steps); callers must not write into the arrays."""
         if self._frames is None:
             self._frames = self._compute_frames()
             for values in vars(self._frames).values():
-                values.flags.writeable = False  # shared until the next step: a write would be a bug
+                if values is not None:
+                    values.flags.writeable = False  # shared until the next step: a write would be a bug
         return self._frames
 
     def _compute_frames(self) -> BodyReading:
-        reading = self.bodies.read()
+        reading = self.reading()
         offset = np.einsum("nij,nj->ni", reading.rotations, self._coms)  # centre of mass from the origin
         return BodyReading(
             positions=reading.positions - offset,
@@ -302,21 +320,19 @@ def _zero() -> float:
     return 0.0
 
 
-def _value_reader(sim: LinkSim) -> tuple[Callable[[], float] | None, LinkSim]:
-    """None for a hinge: its reading is the one kept in ``last_angle``."""
-    if sim.kind == "hinge":
-        return None, sim
+def _value_reader(sim: LinkSim) -> tuple[Callable[[], float], float]:
+    """A joint that is not a hinge: its ODE getter and the offset added to what it reads."""
     if sim.kind == "slider":
-        return sim.joint.getPosition, sim
-    return _zero, sim
+        return sim.joint.getPosition, sim.offset
+    return _zero, 0.0
 
 
-def _rate_reader(sim: LinkSim) -> tuple[Callable[[], float], LinkSim]:
+def _rate_reader(sim: LinkSim) -> Callable[[], float]:
     if sim.kind == "hinge":
-        return sim.joint.getAngleRate, sim
+        return sim.joint.getAngleRate
     if sim.kind == "slider":
-        return sim.joint.getPositionRate, sim
-    return _zero, sim
+        return sim.joint.getPositionRate
+    return _zero
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -330,8 +346,8 @@ def cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("ijk,nj,nk->ni", _LEVI_CIVITA, a, b)
 
 
-class _EffortTable:
-    """What :meth:`OdeModel.joint_efforts` needs per measurable joint, laid out for numpy.
+class _Efforts:
+    """What :meth:`OdeModel.joint_efforts` registers on the model's :class:`JointWrenches`.
 
     A joint sits at its link's frame origin and ODE reports the constraint wrench on the child
     body: force ``f`` and torque ``t`` about its centre of mass. With ``a`` the joint axis and
@@ -340,22 +356,34 @@ class _EffortTable:
     two link-frame constants per joint, one rotation each, no cross product per tick."""
 
     def __init__(self, model: OdeModel) -> None:
-        row_of = {id(sim): row for row, sim in enumerate(model.moving_links)}
         measured = [(column, sim) for column, sim in enumerate(model.joints) if sim.kind in ("hinge", "slider")]
         self.size = len(model.joints)
         self.columns = np.array([column for column, _ in measured], dtype=np.intp)
-        self.rows = np.array([row_of[id(sim)] for _, sim in measured], dtype=np.intp)
-        # per joint, the link-frame vectors that f and t are projected on: columns (for f, for t)
-        self.weights = np.array([_effort_weights(sim) for _, sim in measured], dtype=float).reshape(-1, 3, 2)
-        self.feedback = FeedbackTable([(sim.joint, sim.body, sim.kind) for _, sim in measured])
+        self.every_joint = np.array_equal(self.columns, np.arange(self.size))  # no zeros to fill in
+        self.wrenches = model.wrenches
+        rows = [self.wrenches.add(sim) for _, sim in measured]
+        if rows != list(range(len(measured))):
+            raise AssertionError("joint efforts must be the first joints registered on a model's wrenches")
+        # per joint, the link-frame vectors that f and t are projected on, one row of six
+        self.weights = np.array([_effort_weights(sim).T.reshape(6) for _, sim in measured]).reshape(-1, 6)
 
     def compute(self, frames: BodyReading) -> np.ndarray:
-        out = np.zeros(self.size)
         if not len(self.columns):
-            return out
-        weights = frames.rotations[self.rows] @ self.weights  # (k, 3, 2), world frame
-        out[self.columns] = np.einsum("kji,kij->k", self.feedback.read(), weights)
+            return np.zeros(self.size)
+        wrenches = self.wrenches.link_frame(frames)[: len(self.columns)]
+        efforts = np.einsum("kb,kb->k", wrenches, self.weights)
+        if self.every_joint:
+            return efforts
+        out = np.zeros(self.size)
+        out[self.columns] = efforts
         return out
+
+
+def slice_if_contiguous(rows: list[int]) -> slice | np.ndarray:
+    """Rows as a slice when they run one after another (a view instead of a copy each tick)."""
+    if rows and rows == list(range(rows[0], rows[0] + len(rows))):
+        return slice(rows[0], rows[0] + len(rows))
+    return np.array(rows, dtype=np.intp)
 
 
 def _effort_weights(sim: LinkSim) -> np.ndarray:

@@ -15,7 +15,7 @@ import numpy as np
 
 from hrpsim.bodyinfo import Sensor
 from hrpsim.engines.ode.model import LinkSim, OdeModel
-from hrpsim.inertial import InertialSensors, SensorFrame, Vec, to_link
+from hrpsim.inertial import InertialSensors, SensorFrame, Vec
 
 log = logging.getLogger("hrpsim.engines.ode")
 
@@ -39,13 +39,19 @@ class OdeLinkMotion:
 
 
 class OdeForce:
-    """Force/torque sensors: the wrench each link passes to its parent, from ODE's joint feedback."""
+    """Force/torque sensors: the wrench each link passes to its parent, from ODE's joint feedback.
+
+    All of a model's force sensors are read at once: their joints' wrenches in link frames come
+    from the model's :class:`JointWrenches` (shared with the joint efforts), and one fixed 6x6 map
+    per sensor turns a wrench into the sensor's reading."""
 
     types = ("force",)
     steps = False  # nothing to keep before a step
 
     def __init__(self, model: OdeModel, sensors: list[Sensor], timestep: float, gravity: np.ndarray) -> None:
-        self.force: list[tuple[SensorFrame, LinkSim]] = []
+        self.model = model
+        self.force: list[tuple[SensorFrame, LinkSim]] = []  # the sensors with a joint to measure
+        self._order: list[tuple[str, int]] = []  # every sensor's name and its row in force (-1: zeros)
         for sensor in sensors:
             sim = model.links[sensor.link]
             if sim.body is None:
@@ -54,7 +60,12 @@ class OdeForce:
                 log.warning(
                     "force sensor %r of %s has no joint to measure: it reads zeros", sensor.name, model.where(sim.index)
                 )
+                self._order.append((sensor.name, -1))
+                continue
+            self._order.append((sensor.name, len(self.force)))
             self.force.append((SensorFrame(sensor), sim))
+        self._rows = np.array([model.wrenches.add(sim) for _, sim in self.force], dtype=np.intp)
+        self._maps = np.array([_wrench_map(frame, sim) for frame, sim in self.force]).reshape(-1, 6, 6)
 
     def before_step(self) -> None:
         """Joint feedback is filled in by the step itself."""
@@ -62,8 +73,25 @@ class OdeForce:
     def read(self, out: dict[str, np.ndarray], stepped: bool) -> None:
         """``stepped`` False before the world's first step: ODE fills joint feedback during a step,
         so until then it is uninitialised memory and force sensors read zeros instead."""
-        for frame, sim in self.force:
-            out[frame.name] = _force(frame, sim) if stepped else np.zeros(6)
+        if stepped and self.force:
+            wrenches = self.model.wrenches.link_frame(self.model.reading())[self._rows]
+            values = np.einsum("kab,kb->ka", self._maps, wrenches)
+        for name, row in self._order:
+            out[name] = values[row] if stepped and row >= 0 else np.zeros(6)
+
+
+def _wrench_map(frame: SensorFrame, sim: LinkSim) -> np.ndarray:
+    """(6, 6): the sensor's reading from the link-frame force and torque (about the link's centre
+    of mass) that its joint puts on the link.
+
+    The parent gets the reaction: force -f, and about the sensor point the moment
+    -(t + (com - point) x f) = d x f - t with d = point - com (link frame); the sensor frame then
+    turns both triples."""
+    dx, dy, dz = (np.asarray(frame.point, float) - np.asarray(sim.com, float)).tolist()
+    cross_d = np.array([[0.0, -dz, dy], [dz, 0.0, -dx], [-dy, dx, 0.0]])  # cross_d @ v = d x v
+    link_map = np.block([[-np.eye(3), np.zeros((3, 3))], [cross_d, -np.eye(3)]])
+    turn = np.eye(3) if frame.rotation_t is None else frame.rotation_t
+    return np.kron(np.eye(2), turn) @ link_map
 
 
 class OdeInertial:
@@ -118,21 +146,3 @@ class OdeSensors:
         for part in self.parts:
             part.read(out, stepped)
         return out
-
-
-def _force(frame: SensorFrame, sim) -> np.ndarray:
-    joint = sim.joint
-    if joint is None:
-        return np.zeros(6)
-    f1, t1, _, _ = joint.getFeedback()
-    r = sim.body.getRotation()
-    fx, fy, fz = to_link(r, *f1)
-    tx, ty, tz = to_link(r, *t1)
-    com = sim.com
-    dx, dy, dz = frame.point[0] - com[0], frame.point[1] - com[1], frame.point[2] - com[2]  # point - COM, link frame
-    # The joint pushes the link with f1 (torque t1 about its COM); the parent gets the reaction,
-    # whose moment about the sensor point is -(t1 + (com - point) x f1) = -(t1 - d x f1).
-    mx = -(tx - (dy * fz - dz * fy))
-    my = -(ty - (dz * fx - dx * fz))
-    mz = -(tz - (dx * fy - dy * fx))
-    return frame.output([-fx, -fy, -fz, mx, my, mz])

@@ -106,7 +106,7 @@ def test_without_memory_access_the_table_reads_through_pyode(tmp_path: Path) -> 
     _move(world, 100)
     bodies = world.model("robot").bodies.bodies
     fallback = BodyTable(bodies)
-    fallback._view = fallback._index = fallback._motion_index = None  # as on a libode without ctypes access
+    fallback._view = fallback._index = None  # as on a libode without ctypes access
     assert not fallback.direct
     np.testing.assert_array_equal(_table_rows(fallback), _pyode_rows(bodies))
     np.testing.assert_array_equal(fallback.motion()[:, 1], _pyode_rows(bodies)[:, 16:19])
@@ -129,7 +129,7 @@ def test_joint_efforts_from_memory_match_the_wrench_pyode_reports(tmp_path: Path
     world.apply("robot", JointCommand(modes=dict.fromkeys(model.joint_names, "high_gain")))
     for _ in range(400):  # motors holding bent knees on the floor: real efforts
         world.step()
-    assert model._efforts.feedback.direct
+    assert model.wrenches.direct
     efforts = model.joint_efforts(model.bodies.read())
     expected = [_effort_through_pyode(model, sim) if sim.kind in ("hinge", "slider") else 0.0 for sim in model.joints]
     assert np.max(np.abs(expected)) > 1.0  # the legs carry the robot
