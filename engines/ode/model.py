@@ -141,6 +141,7 @@ class OdeModel:
     def track_turns(self) -> None:
         """After a step: forget what was read of the bodies before it, count hinge turns."""
         self._rates = self._reading = self._frames = None
+        self.wrenches.measured = True
         self.hinges.track()
 
     def sync_turns(self, values: np.ndarray) -> None:

@@ -29,6 +29,9 @@ class JointWrenches:
         self._built = False
         self._for: BodyReading | None = None  # the reading the kept wrenches were computed for
         self._wrenches: np.ndarray | None = None
+        # ODE fills a joint's feedback in a step: before its first, the buffer holds whatever the
+        # allocator left there (denormals, infinities), so the wrenches read as zero until then.
+        self.measured = False
 
     def add(self, sim) -> int:
         """Read ``sim``'s joint from now on; returns its row in :meth:`link_frame`."""
@@ -59,6 +62,9 @@ class JointWrenches:
             return self._wrenches
         if not self._built:
             self._build()
+        if not self.measured:
+            self._for, self._wrenches = reading, np.zeros((len(self._joints), 6))
+            return self._wrenches
         if self._rotation_index is None:
             rotations = reading.rotations[self._rows]
         else:  # the same numbers as the reading's, gathered for these joints alone

@@ -317,6 +317,33 @@ def test_closed_link_sample_keeps_its_loop_closed_while_driven(engine: str, tmp_
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+def test_a_world_before_its_first_step_reports_no_effort_and_no_joint_force(engine: str, tmp_path: Path) -> None:
+    """Nothing has acted yet: efforts and force sensors read zero, never what a buffer held before.
+    Several fresh worlds, with memory churned between them, so a reading of stale memory shows."""
+    for attempt in range(8):
+        world = build(
+            engine,
+            tmp_path / str(attempt),
+            [
+                (model("floor", static=True, position=(0.0, 0.0, -0.1)), load_body(FLOOR)),
+                (model("robot", position=(0.0, 0.0, 0.7235), drive="high_gain"), load_body(SAMPLE1)),
+            ],
+            timestep=0.002,
+            collisions=[CollisionPair("floor", "robot", friction=0.5)],
+        )
+        state = world.read("robot")
+        # (MuJoCo's initial forward pass may leave rounding residues: numerically zero)
+        np.testing.assert_allclose(state.tau, 0.0, rtol=0, atol=1e-9, err_msg=f"world {attempt}")
+        for name in ("lfsensor", "rfsensor"):
+            np.testing.assert_allclose(state.sensors[name], 0.0, rtol=0, atol=1e-9, err_msg=f"{name}, world {attempt}")
+        run(world, 0.01)
+        assert np.all(np.isfinite(world.read("robot").tau)) and np.any(world.read("robot").tau != 0.0)
+        world.release()
+        _churn = [np.full(4096, np.inf) for _ in range(64)]  # freed memory full of infinities
+        del _churn
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_sample1_holds_its_initial_pose_upright_on_its_feet(engine: str, tmp_path: Path) -> None:
     robot = load_body(SAMPLE1)
     world = build(
