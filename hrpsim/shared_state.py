@@ -118,6 +118,9 @@ class Segment:
         self._array_views = [(k, self._state[span].reshape(shape)) for k, span, shape in self._array_spans]
         self._sensor_spans = _spans(list(layout.sensors), 1 + 3 * n + 18)
         self._sensor_views = [(name, self._state[span]) for name, span in self._sensor_spans]
+        # q, dq, tau and the root's arrays, one run of the block: one finiteness test covers them all
+        self._arrays_span = slice(1, 1 + 3 * n + 18)
+        self.state_finite = False  # whether the arrays of the state last read are all finite
         if create:
             self.header[:2] = (MAGIC | (VERSION << 32), n | (layout.sensor_values << 32))
         elif int(self.header[0]) != MAGIC | (VERSION << 32):
@@ -145,8 +148,10 @@ class Segment:
 
     def read_state(self) -> dict[str, Any]:
         """The state last written, as the fields of a ``state`` message (copies: the next write
-        does not change them)."""
+        does not change them). ``state_finite`` tells whether its arrays are all finite (one test
+        over the block; a reader that finds them so needs no check array by array)."""
         values = self._state.copy()
+        self.state_finite = bool(np.isfinite(values[self._arrays_span]).all())
         fields: dict[str, Any] = {"type": "state", "tick": int(self._state_ints[0]), "time": float(values[0])}
         for key, span, shape in self._array_spans:
             fields[key] = values[span].reshape(shape)
