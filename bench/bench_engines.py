@@ -11,7 +11,13 @@ controller's own Python (the pattern interpolation and PD law, the same on both 
 External: `hrpsim launch` of the same project (nameserver, model loader, simulator and the
 controller as separate processes, lockstep over ZeroMQ), one engine after the other;
 `ENGINE_external_rt` is the run's real-time factor from its summary, `ENGINE_external_ratio` =
-external / in-process ticks/s of that engine.
+external / in-process ticks/s of that engine. `mujoco_external_floor_ratio`: the same launch on
+MuJoCo with bench/walk_floor_controller.py, a controller process that only answers each state with
+the torques the in-process walk's controller gave at that tick (no state check, no pattern, no PD
+law; the SDK's link, shared memory on this host), over the in-process walk: the floor of an external
+tick, what the transport and the two processes cost with nothing computed. Lockstep is deterministic,
+so the replay walks the same path: `mujoco_external_floor_z` and `mujoco_inprocess_z`, the root's
+height at the end of each, are the same number.
 `raw_mujoco_ratio`: sample1 of the same project standing for 4 s under the PD law of
 bench/tick_pd_controller.py (P 8000, D 100, holding the initial pose, every joint in torque mode),
 hrpsim in process (hrpsim.Simulation, the controller attached in process) over a bare loop of
