@@ -11,7 +11,13 @@ controller's own Python (the pattern interpolation and PD law, the same on both 
 External: `hrpsim launch` of the same project (nameserver, model loader, simulator and the
 controller as separate processes, lockstep over ZeroMQ), one engine after the other;
 `ENGINE_external_rt` is the run's real-time factor from its summary, `ENGINE_external_ratio` =
-external / in-process ticks/s of that engine.
+external / in-process ticks/s of that engine. `mujoco_external_floor_ratio`: the same launch on
+MuJoCo with bench/walk_floor_controller.py, a controller process that only answers each state with
+the torques the in-process walk's controller gave at that tick (no state check, no pattern, no PD
+law; the SDK's link, shared memory on this host), over the in-process walk: the floor of an external
+tick, what the transport and the two processes cost with nothing computed. Lockstep is deterministic,
+so the replay walks the same path: `mujoco_external_floor_z` and `mujoco_inprocess_z`, the root's
+height at the end of each, are the same number.
 `raw_mujoco_ratio`: sample1 of the same project standing for 4 s under the PD law of
 bench/tick_pd_controller.py (P 8000, D 100, holding the initial pose, every joint in torque mode),
 hrpsim in process (hrpsim.Simulation, the controller attached in process) over a bare loop of
@@ -40,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(REPO / "examples" / "controllers"))
 
 import mujoco  # noqa: E402
+import numpy as np  # noqa: E402
 from procs import launch_summary, walk_project  # noqa: E402
 from sample_walk import SampleWalk  # noqa: E402
 from tick_pd_controller import HoldPD, pd_torque  # noqa: E402
@@ -50,23 +57,28 @@ from hrpsim.project import load_project  # noqa: E402
 from hrpsim.simulation import Simulation  # noqa: E402
 
 PROJECT = REPO / "examples" / "sample_walk.yaml"
+FLOOR_CONTROLLER = Path(__file__).resolve().parent / "walk_floor_controller.py"
 ENGINES = ("ode", "mujoco")
 BLOCK = 500
 
 
 class TimedWalk(SampleWalk):
-    """The sample walk's controller, keeping the time its own turns take."""
+    """The sample walk's controller, keeping the time its own turns take and the torques it gave
+    (one array per tick, kept by reference: the controller makes a new one each turn)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.seconds = 0.0
+        self.torques: list[np.ndarray] = []
 
     def control(self, state):
         before = time.perf_counter()
         try:
-            return super().control(state)
+            command = super().control(state)
         finally:
             self.seconds += time.perf_counter() - before
+        self.torques.append(command.torque)
+        return command
 
 
 class InProcessWalk:
@@ -94,7 +106,8 @@ class InProcessWalk:
         return ticks / elapsed, ticks / (elapsed - (self.controller.seconds - spent_before))
 
 
-def _in_process() -> dict[str, float]:
+def _in_process() -> tuple[dict[str, float], np.ndarray]:
+    """The in-process figures, and the torques the MuJoCo walk's controller gave (one row a tick)."""
     project = load_project(PROJECT)
     bodies = {m.name: load_body(m.file) for m in project.models}
     walks = {engine: InProcessWalk(engine, bodies) for engine in ENGINES}
@@ -114,12 +127,23 @@ def _in_process() -> dict[str, float]:
         out[f"{e}_inprocess_rt"] = out[f"{e}_inprocess_ticks_per_s"] * timestep
         out[f"{e}_engine_only_rt"] = statistics.median(engine_only[e]) * timestep
     out["mujoco_over_ode_inprocess"] = statistics.median(rates["mujoco"][i] / rates["ode"][i] for i in range(pairs))
-    return out
+    out["mujoco_inprocess_z"] = float(walks["mujoco"].sim.engine.read("robot").root_position[2])
+    return out, np.array(walks["mujoco"].controller.torques)
 
 
 def _external(engine: str, folder: Path) -> float:
     """The real-time factor of the whole walk launched as processes on ``engine``."""
     return float(launch_summary(walk_project(folder, f"walk-{engine}", engine=engine), folder)["real_time_factor"])
+
+
+def _external_floor(torques: np.ndarray, folder: Path) -> tuple[float, float]:
+    """The walk launched on MuJoCo with bench/walk_floor_controller.py replaying ``torques``:
+    (real-time factor, the root's height at the end)."""
+    replay = folder / "walk-torques.npy"
+    np.save(replay, torques)
+    command = f"python {FLOOR_CONTROLLER} {replay}"
+    summary = launch_summary(walk_project(folder, "walk-floor", command=command, engine="mujoco"), folder)
+    return float(summary["real_time_factor"]), float(summary["robots"]["robot"]["root_end"][2])
 
 
 class BareMujoco:
@@ -204,12 +228,17 @@ def _raw_mujoco(seconds: float = 4.0, block: int = 250) -> dict[str, float]:
 
 def run() -> dict[str, float]:
     figures = _raw_mujoco()
-    figures.update(_in_process())
+    in_process, torques = _in_process()
+    figures.update(in_process)
     with tempfile.TemporaryDirectory() as tmp:
         for engine in ENGINES:
             rt = _external(engine, Path(tmp))
             figures[f"{engine}_external_rt"] = rt
             figures[f"{engine}_external_ratio"] = rt / figures[f"{engine}_inprocess_rt"]
+        rt, z = _external_floor(torques, Path(tmp))
+        figures["mujoco_external_floor_rt"] = rt
+        figures["mujoco_external_floor_ratio"] = rt / figures["mujoco_inprocess_rt"]
+        figures["mujoco_external_floor_z"] = z
     return figures
 
 

@@ -51,8 +51,9 @@ def nameserver_process(*, ttl: float = 3.0) -> Iterator[str]:
             proc.wait(10)
 
 
-def walk_project(folder: Path, name: str, **world: object) -> Path:
-    """examples/sample_walk.yaml with ``world`` overrides, written into ``folder`` with absolute paths."""
+def walk_project(folder: Path, name: str, *, command: str | None = None, **world: object) -> Path:
+    """examples/sample_walk.yaml with ``world`` overrides (and ``command`` for its controller),
+    written into ``folder`` with absolute paths."""
     import yaml
 
     walk = REPO / "examples" / "sample_walk.yaml"
@@ -62,6 +63,8 @@ def walk_project(folder: Path, name: str, **world: object) -> Path:
         model["file"] = str((walk.parent / model["file"]).resolve())
     for controller in data["controllers"]:
         controller["cwd"] = str((walk.parent / controller.get("cwd", ".")).resolve())
+        if command is not None:
+            controller["command"] = command
     path = folder / f"{name}.yaml"
     path.write_text(yaml.safe_dump(data))
     return path

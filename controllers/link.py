@@ -104,6 +104,11 @@ class Link:
     def _welcomed(self, msg: dict[str, Any]) -> None:
         """The welcome came: a link whose transport it sets up reads its fields here."""
 
+    def checked_state(self, msg: dict[str, Any], n_joints: int) -> dict[str, Any]:
+        """A state this link received, checked (kind, shape, finite values); ProtocolError naming
+        the field. A link whose transport already guarantees part of it checks the rest."""
+        return proto.check_state(msg, n_joints)
+
 
 class SimulatorLink(Link):
     def __init__(

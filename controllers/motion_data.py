@@ -73,9 +73,11 @@ class Motion:
 
     def row_at(self, t: float) -> int:
         """The row for time ``t`` (nearest, clamped to the table)."""
-        if self.dt <= 0:
+        dt = self.dt
+        if dt <= 0:
             return 0
-        return int(np.clip(round((t - self.start) / self.dt), 0, len(self.times) - 1))
+        # plain Python: this runs every tick, and np.clip on a scalar costs several microseconds
+        return min(max(round((t - self.start) / dt), 0), len(self.times) - 1)
 
     def at(self, t: float) -> np.ndarray:
         return self.values[self.row_at(t)]

@@ -357,7 +357,7 @@ class ControllerRunner:
     def _checked_state(link: Link, msg: dict[str, Any], n_joints: int) -> dict[str, Any]:
         """The state, checked; a bad one ends the session with a bye that says why."""
         try:
-            return proto.check_state(msg, n_joints)
+            return link.checked_state(msg, n_joints)
         except ProtocolError as exc:
             link.bye(f"the controller refused a state: {exc}")
             raise

@@ -14,6 +14,7 @@ whose end also tells either side that the other has gone.
 
 from __future__ import annotations
 
+import math
 import mmap
 import os
 from dataclasses import dataclass
@@ -111,13 +112,22 @@ class Segment:
         self._state = np.frombuffer(self._map, dtype="<f8", count=layout.state_bytes // 8 - 1, offset=layout.state + 8)
         self._command_head = np.frombuffer(self._map, dtype="<i8", count=2, offset=layout.command)
         self._command = np.frombuffer(self._map, dtype="<f8", count=3 * n, offset=layout.command + 16).reshape(3, n)
-        # (field, slice of the state's float block, shape): where each array of a state sits
+        # (field, shape), then where each sits in the state's float block
         arrays = (("q", (n,)), ("dq", (n,)), ("tau", (n,)), *_ROOT)
         spans = _spans([(key, int(np.prod(shape))) for key, shape in arrays], 1)
-        self._array_spans = [(key, span, shape) for (key, span), (_, shape) in zip(spans, arrays, strict=True)]
-        self._array_views = [(k, self._state[span].reshape(shape)) for k, span, shape in self._array_spans]
+        # (field, slice, shape to give it or None for a flat array: most need no reshape)
+        self._array_spans = [
+            (key, span, shape if len(shape) > 1 else None)
+            for (key, span), (_, shape) in zip(spans, arrays, strict=True)
+        ]
+        self._array_views = [
+            (key, self._state[span].reshape(shape)) for (key, span), (_, shape) in zip(spans, arrays, strict=True)
+        ]
         self._sensor_spans = _spans(list(layout.sensors), 1 + 3 * n + 18)
         self._sensor_views = [(name, self._state[span]) for name, span in self._sensor_spans]
+        # q, dq, tau and the root's arrays, one run of the block: one finiteness test covers them all
+        self._arrays_span = slice(1, 1 + 3 * n + 18)
+        self.state_finite = False  # whether the arrays of the state last read are all finite
         if create:
             self.header[:2] = (MAGIC | (VERSION << 32), n | (layout.sensor_values << 32))
         elif int(self.header[0]) != MAGIC | (VERSION << 32):
@@ -145,11 +155,16 @@ class Segment:
 
     def read_state(self) -> dict[str, Any]:
         """The state last written, as the fields of a ``state`` message (copies: the next write
-        does not change them)."""
+        does not change them). ``state_finite`` tells whether its arrays are all finite (one test
+        over the block; a reader that finds them so needs no check array by array)."""
         values = self._state.copy()
+        arrays = values[self._arrays_span]
+        # The sum of squares is finite only if every value is (a NaN or an infinity carries through;
+        # values beyond 1e154 overflow it too, and then only cost the full check): one BLAS call.
+        self.state_finite = math.isfinite(arrays.dot(arrays))
         fields: dict[str, Any] = {"type": "state", "tick": int(self._state_ints[0]), "time": float(values[0])}
         for key, span, shape in self._array_spans:
-            fields[key] = values[span].reshape(shape)
+            fields[key] = values[span] if shape is None else values[span].reshape(shape)
         fields["sensors"] = {name: values[span] for name, span in self._sensor_spans}
         return fields
 

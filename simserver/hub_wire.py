@@ -89,23 +89,19 @@ class WireTransport:
             return False
 
     def receive(self, timeout: float) -> None:
-        """Handle every waiting message, waiting up to ``timeout`` s for the first."""
+        """Handle every waiting message, waiting up to ``timeout`` s for the first. Only what was
+        found ready is read: a command found in shared memory costs no look at the sockets."""
         ready = self._ready(timeout)
         if not ready:
             return
-        while True:  # messages first: a controller's bye arrives before its connection drops
-            try:
-                frames = self._router.recv_multipart(zmq.NOBLOCK, copy=False)
-            except zmq.Again:
-                break
-            if len(frames) != 2:
-                log.warning("dropped a controller message of %d frames (expected 2)", len(frames))
-                continue
-            self._on_message(frames[0].bytes, frames[1])
-        for source, _ in ready:
+        sources = [source for source, _ in ready]
+        if self._router in sources:  # messages first: a controller's bye arrives before its connection drops
+            self._read_router()
+        for source in sources:
             if isinstance(source, int) and not (self._shared is not None and self._shared.read(source)):
                 self._read_unix(source)
-        self.handle_disconnects()
+        if self._monitor in sources:
+            self.handle_disconnects()
 
     def note_hello(self, identity: bytes, frame: Any) -> int | None:
         """A hello came on ``frame``'s connection: remember which socket number it is, so that the
@@ -153,6 +149,17 @@ class WireTransport:
             self._shared.close()
         if self._unix is not None:
             self._unix.close()
+
+    def _read_router(self) -> None:
+        while True:
+            try:
+                frames = self._router.recv_multipart(zmq.NOBLOCK, copy=False)
+            except zmq.Again:
+                return
+            if len(frames) != 2:
+                log.warning("dropped a controller message of %d frames (expected 2)", len(frames))
+                continue
+            self._on_message(frames[0].bytes, frames[1])
 
     def _send_unix(self, identity: bytes, frame: bytes, fds: tuple[int, ...]) -> bool:
         return self._unix is not None and self._unix.send(identity, frame, fds)
