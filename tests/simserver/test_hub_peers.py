@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from controller_helpers import kinematic_project, sr1_body
 
+from hrpsim import tick as proto
 from hrpsim.controllers import Controller
 from hrpsim.controllers.command import Command, answer_fields
 from hrpsim.controllers.state import JointIndex
@@ -106,6 +107,12 @@ def _nan_at_1(n):
     return torque, r"command field torque\[1\] \(joint \w+\) is nan: values must be finite"
 
 
+def _infinite_at_0(n):
+    torque = np.zeros(n)
+    torque[0] = -np.inf
+    return torque, r"command field torque\[0\] \(joint \w+\) is -inf: values must be finite"
+
+
 def _one_short(n):
     return np.zeros(n - 1), f"command field 'torque' has {n - 1} values, expected {n}"
 
@@ -114,7 +121,7 @@ def _two_dimensional(n):
     return np.zeros((n, 1)), "command field 'torque' must be a 1-D numeric array"
 
 
-@pytest.mark.parametrize("bad", [_nan_at_1, _one_short, _two_dimensional])
+@pytest.mark.parametrize("bad", [_nan_at_1, _infinite_at_0, _one_short, _two_dimensional])
 def test_an_in_process_torque_array_gets_the_checks_of_a_wire_command(tmp_path, bad):
     engine, hub = _hub(tmp_path, [{"name": "bad", "policy": "hold"}])
     try:
@@ -145,3 +152,11 @@ def test_an_in_process_torque_array_is_recorded_as_the_command_it_stands_for(tmp
         np.testing.assert_array_equal(applied.torque, torque.astype(np.float64))
     finally:
         hub.close()
+
+
+def test_an_in_process_torque_answer_keeps_huge_finite_values_and_names_a_bad_one():
+    names = ["a", "b", "c"]
+    cmd = proto.torque_answer(7, np.array([1e200, -1e300, 0.0]), joint_names=names)
+    assert cmd.tick == 7 and cmd.torque.tolist() == [1e200, -1e300, 0.0]
+    with pytest.raises(RequestError, match=r"torque\[2\] \(joint c\) is nan"):
+        proto.torque_answer(7, np.array([1e200, -1e300, np.nan]), joint_names=names)
