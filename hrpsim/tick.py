@@ -393,6 +393,15 @@ def parse_command(
     return Command(tick, indices, torque, q_ref, dq_ref, modes=dict(modes), sensors=sensors, received=received)
 
 
+def torque_answer(tick: int, torque: np.ndarray, *, joint_names: list[str]) -> Command:
+    """What :func:`parse_command` makes of ``{"tick": tick, "torque": torque}`` for the tick it
+    answers: an in-process controller's answer of one torque per joint, with the same checks of
+    its values (and the same errors), without the message's own (this process made its fields)."""
+    every = _every_joint(len(joint_names))
+    checked = _values("torque", torque, every, joint_names)
+    return Command(tick, every, checked, received={"tick": tick, "torque": torque})
+
+
 def _sensor_switches(value: Any) -> dict[str, bool]:
     """The command's ``sensors`` field: range or vision sensor name -> true (on) / false (off).
     Whether the robot has such a sensor is the simulator's check."""

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
+import numpy as np
+
 from hrpsim import tick as proto
 from hrpsim.controllers.base import Controller
 from hrpsim.controllers.command import answer_fields
@@ -91,7 +93,10 @@ class InProcessPeer:
         ``control()`` raised, or RequestError for a malformed answer."""
         state = State(seen.to_wire(), self.controller.joints)
         self.controller.sees(state)  # its robot model (self.model) follows this state when next read
-        fields = proto.command_fields(tick, **answer_fields(self.controller.control(state)))
+        result = self.controller.control(state)
+        if type(result) is np.ndarray:  # the usual answer, one torque per joint: its values' checks only
+            return proto.torque_answer(tick, np.asarray(result, dtype=np.float64), joint_names=joint_names)
+        fields = proto.command_fields(tick, **answer_fields(result))
         return proto.parse_command(fields, joint_names=joint_names, index_of=index_of, expected_tick=tick)
 
     def stop(self) -> None:

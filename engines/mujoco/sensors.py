@@ -80,7 +80,7 @@ class SensorSet:
         self._now = self._values[:n]
         index: list[int] = []
         sign: list[float] = []
-        self._slices: list[tuple[str, int, int]] = []  # each reading's name and place in a read
+        self._slices: list[tuple[str, slice]] = []  # each reading's name and place in a read
         for cls in dict.fromkeys(MEASURED.values()):
             for sensor in info.sensors:
                 if sensor.type not in cls.types or sensor.name not in sites:
@@ -92,7 +92,7 @@ class SensorSet:
                 else:
                     index += [a + n if cls.after_step else a for a in columns]
                     sign += [cls.sign] * len(columns)
-                self._slices.append((sensor.name, len(index) - len(columns), len(index)))
+                self._slices.append((sensor.name, slice(len(index) - len(columns), len(index))))
         self._index = np.array(index, dtype=np.intp)
         self._sign = np.array(sign)
 
@@ -106,7 +106,7 @@ class SensorSet:
         self._now[:] = self.d.sensordata
         values = self._values[self._index]
         values *= self._sign
-        return {name: values[start:stop] for name, start, stop in self._slices}
+        return {name: values[place] for name, place in self._slices}
 
 
 def _columns(model: mujoco.MjModel, site: str, elements: int) -> list[int]:

@@ -4,10 +4,13 @@ command, for the runner and the in-process peer alike."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from controller_helpers import kinematic_project, sr1_body
 
+from hrpsim import tick as proto
 from hrpsim.controllers import Controller
 from hrpsim.controllers.command import Command, answer_fields
 from hrpsim.controllers.state import JointIndex
@@ -85,3 +88,75 @@ def test_an_in_process_controller_that_raises_gets_its_policy(tmp_path):
         assert "raised ValueError: a bug in the controller" in report["events"][-1]
     finally:
         hub.close()
+
+
+class _Answers(Controller):
+    """Answers each tick with the torque array it is given."""
+
+    def __init__(self, torque) -> None:
+        super().__init__()
+        self.torque = torque
+
+    def control(self, state):
+        return self.torque
+
+
+def _nan_at_1(n):
+    torque = np.zeros(n)
+    torque[1] = np.nan
+    return torque, r"command field torque\[1\] \(joint \w+\) is nan: values must be finite"
+
+
+def _infinite_at_0(n):
+    torque = np.zeros(n)
+    torque[0] = -np.inf
+    return torque, r"command field torque\[0\] \(joint \w+\) is -inf: values must be finite"
+
+
+def _one_short(n):
+    return np.zeros(n - 1), f"command field 'torque' has {n - 1} values, expected {n}"
+
+
+def _two_dimensional(n):
+    return np.zeros((n, 1)), "command field 'torque' must be a 1-D numeric array"
+
+
+@pytest.mark.parametrize("bad", [_nan_at_1, _infinite_at_0, _one_short, _two_dimensional])
+def test_an_in_process_torque_array_gets_the_checks_of_a_wire_command(tmp_path, bad):
+    engine, hub = _hub(tmp_path, [{"name": "bad", "policy": "hold"}])
+    try:
+        names, _ = hub.actuation.joint_table("robot")
+        torque, text = bad(len(names))
+        hub.attach_local(_Answers(torque), name="bad", robot="robot")
+        TickLoop(engine, hub).tick_once()
+        report = hub.summary()["bad"]
+        assert report["errors"] == 1 and report["ticks"] == 0 and not report["attached"]
+        assert re.search(text, report["events"][-1]), report["events"][-1]
+    finally:
+        hub.close()
+
+
+def test_an_in_process_torque_array_is_recorded_as_the_command_it_stands_for(tmp_path):
+    engine, hub = _hub(tmp_path, [{"name": "pd", "policy": "hold"}])
+    try:
+        names, _ = hub.actuation.joint_table("robot")
+        torque = np.arange(len(names), dtype=np.int64)  # integers: taken as float torques
+        hub.attach_local(_Answers(torque), name="pd", robot="robot")
+        loop = TickLoop(engine, hub)
+        seen = []
+        loop.observers.append(type("Keep", (), {"observe": lambda self, record: seen.append(record)})())
+        loop.tick_once()
+        (applied,) = seen[0].commands
+        assert sorted(applied.received) == ["tick", "torque"] and applied.received["tick"] == 0
+        assert applied.received["torque"].dtype == np.float64
+        np.testing.assert_array_equal(applied.torque, torque.astype(np.float64))
+    finally:
+        hub.close()
+
+
+def test_an_in_process_torque_answer_keeps_huge_finite_values_and_names_a_bad_one():
+    names = ["a", "b", "c"]
+    cmd = proto.torque_answer(7, np.array([1e200, -1e300, 0.0]), joint_names=names)
+    assert cmd.tick == 7 and cmd.torque.tolist() == [1e200, -1e300, 0.0]
+    with pytest.raises(RequestError, match=r"torque\[2\] \(joint c\) is nan"):
+        proto.torque_answer(7, np.array([1e200, -1e300, np.nan]), joint_names=names)
