@@ -451,10 +451,12 @@ def test_the_live_view_follows_a_running_simulator(tmp_path: Path, models_dir: P
             line = _wait_for_line(view, "following simserver from t=")
             assert float(line.split("t=")[1].split()[0]) >= 0.0
         finally:
-            os.killpg(view.pid, signal.SIGINT)
-            view.wait(60)  # the view ends within its STOP_GRACE_S of Ctrl-C
-            client.close()
-            sim.stop()
+            try:
+                os.killpg(view.pid, signal.SIGINT)
+                view.wait(60)  # the view ends within its STOP_GRACE_S of Ctrl-C
+            finally:
+                client.close()
+                sim.stop()  # whatever the view did: a simulator left behind would outlive the suite
     finally:
         ns.stop()
 
