@@ -23,17 +23,20 @@ class Controller:
     arrays follow ``body.joint_names``), ``control(state)`` at each of the controller's ticks,
     and ``stop()`` when the run ends or the controller is interrupted. ``control`` returns a
     :class:`Command`, a numpy array (the torque of every joint), or None (keep the last command).
-    ``self.period``, ``self.timestep`` and ``self.joints`` are set before ``start``;
+    ``self.period``, ``self.timestep``, ``self.gravity`` (the world's, m/s^2) and ``self.joints`` are
+    set before ``start``;
     ``self.services.call(name, op, **args)`` reaches the stack's services by name (the simulator's
     operations, the collision service's ray and scan queries), with a deadline.
 
     ``self.model`` is the robot's kinematics and dynamics (:class:`hrpsim.controllers.model.RobotModel`,
-    on Pinocchio), built on first use and set to the current tick's state whenever it is read in
-    ``control``: a controller that never reads it pays nothing. ``self.body`` is the BodyInfo.
+    on Pinocchio, under the world's gravity), built on first use and set to the current tick's state
+    whenever it is read in ``control``: a controller that never reads it pays nothing. ``self.body``
+    is the BodyInfo.
     """
 
     period: float = 0.0
     timestep: float = 0.0
+    gravity: tuple[float, float, float] = (0.0, 0.0, -9.8)  # a simulator that does not say: OpenHRP's
     body: Body | None = None
     _model: RobotModel | None = None
     _state: State | None = None  # this tick's, for the model
@@ -62,7 +65,7 @@ class Controller:
                 raise ConfigError(f"{type(self).__name__}: self.model is there from start() on, once attached")
             from hrpsim.controllers.model import RobotModel  # Pinocchio loads only for a controller that asks
 
-            self._model = RobotModel(self.body)
+            self._model = RobotModel(self.body, gravity=self.gravity)
         state = self._state
         if state is not None and state is not self._model_state:
             self._model.update(state)

@@ -11,7 +11,8 @@ free root and ``n`` for a fixed one; mass matrices are ``nv x nv``, Jacobians ``
 rows first) and ``inverse_dynamics`` returns ``nv`` generalised forces (for a free root the first 6
 are the wrench the root would need, in its own frame).
 
-Gravity is (0, 0, -9.8) m/s^2 unless given (``gravity=``), as in OpenHRP's samples.
+Gravity is (0, 0, -9.8) m/s^2 unless given (``gravity=``), as in OpenHRP's samples; a controller's
+``self.model`` is given the world's.
 """
 
 from __future__ import annotations

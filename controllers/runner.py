@@ -307,6 +307,8 @@ class ControllerRunner:
         self.controller.services = Services(self.options.nameserver)
         self.controller.period = welcome.period
         self.controller.timestep = welcome.timestep
+        if welcome.gravity is not None:
+            self.controller.gravity = (welcome.gravity[0], welcome.gravity[1], welcome.gravity[2])
         try:
             body = Body.from_wire(welcome.body)
         except Exception:  # a peer's garbage, not this controller's fault

@@ -185,6 +185,7 @@ class Welcome:
     sensors: list[dict[str, Any]]
     body: dict[str, Any] = field(repr=False)
     end_time: float | None = None  # simulated time at which the run ends (a bye follows)
+    gravity: list[float] | None = None  # the world's gravity (m/s^2); older simulators do not say
 
 
 def _is_number(value: Any) -> bool:
@@ -205,13 +206,18 @@ _WELCOME_FIELDS: dict[str, tuple[Any, str]] = {
     "sensors": (lambda v: isinstance(v, list) and all(isinstance(s, dict) for s in v), "a list of maps"),
     "body": (lambda v: isinstance(v, dict), "a map (the robot's BodyInfo)"),
     "end_time": (lambda v: v is None or _is_number(v), "a number of seconds or nil"),
+    "gravity": (
+        lambda v: v is None or (isinstance(v, list) and len(v) == 3 and all(_is_number(g) for g in v)),
+        "a list of three numbers (m/s^2) or nil",
+    ),
 }
+OPTIONAL_WELCOME_FIELDS = ("end_time", "gravity")
 
 
 def parse_welcome(msg: dict[str, Any]) -> Welcome:
     """A checked welcome; ProtocolError naming the first field that is missing or of the wrong kind."""
     for key, (valid, what) in _WELCOME_FIELDS.items():
-        if key not in msg and key != "end_time":
+        if key not in msg and key not in OPTIONAL_WELCOME_FIELDS:
             raise ProtocolError(f"welcome message lacks field {key!r}", field=key)
         if not valid(msg.get(key)):
             raise ProtocolError(f"welcome field {key!r} must be {what}, got {msg.get(key)!r:.80}", field=key)

@@ -73,6 +73,7 @@ def welcome(
         deadline=ctl.deadline,
         joints=joints,
         end_time=end_time,
+        gravity=[float(g) for g in project.world.gravity],
         sensors=[{"name": s.name, "type": s.type, "id": s.id} for s in body.sensors],
         body=body.to_wire(),
         **transport,

@@ -211,6 +211,7 @@ class ControllerHub:
         names, _ = self.actuation.joint_table(robot)
         controller.joints = JointIndex(names)
         controller.period, controller.timestep = ctl.period, self.project.world.timestep
+        controller.gravity = tuple(float(g) for g in self.project.world.gravity)
         controller.attached(self.engine.body(robot))
         controller.start(self.engine.body(robot))
         self.policies.event(ctl, "attach", f"in process, every {ctl.every} ticks")

@@ -131,6 +131,8 @@ def _ends_with_an_error_naming(proc, field: str) -> str:
         ("timestep", -1.0),
         ("every", "2"),
         ("sensors", [1, 2]),
+        ("gravity", [0.0, -9.8]),
+        ("gravity", [0.0, 0.0, float("inf")]),
     ],
 )
 def test_a_bad_welcome_is_refused_naming_the_field(tmp_path: Path, nameserver: str, simulator, field, value) -> None:
