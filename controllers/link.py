@@ -15,13 +15,12 @@ import time
 from typing import Any
 
 import zmq
-from zmq.utils.monitor import parse_monitor_message
 
 from hrpsim import shared_state, unix_channel
 from hrpsim import tick as proto
 from hrpsim.errors import AccessDenied, PeerGone, ProtocolError, Timeout
 from hrpsim.security import connect_securely
-from hrpsim.sockets import readable
+from hrpsim.sockets import monitor_event, readable
 
 MONITOR_SLICE_S = 0.1  # a waiting receive looks at the connection monitor this often
 HEARTBEAT_MS = 1000  # zmq heartbeats find a peer that vanished without closing (a host gone)
@@ -171,7 +170,7 @@ class SimulatorLink(Link):
 
     def _check_monitor(self) -> None:
         while readable(self._monitor):
-            event = parse_monitor_message(self._monitor.recv_multipart())["event"]
+            event = monitor_event(self._monitor.recv_multipart())["event"]
             if event == zmq.EVENT_CONNECTED:
                 self._connected = True
             elif event == zmq.EVENT_DISCONNECTED and self._connected:

@@ -14,12 +14,11 @@ import time
 from typing import Any
 
 import zmq
-from zmq.utils.monitor import parse_monitor_message
 
 from hrpsim.codec import CODEC, MAX_MESSAGE_BYTES, Codec
 from hrpsim.errors import AccessDenied, PeerGone, ProtocolError, RemoteError, Timeout, error_from_wire
 from hrpsim.security import connect_securely
-from hrpsim.sockets import poller_for, readable
+from hrpsim.sockets import monitor_event, poller_for, readable
 
 DEFAULT_TIMEOUT = 5.0
 
@@ -154,12 +153,12 @@ class Client:
 
     def _drain_monitor(self) -> None:
         while readable(self._monitor):
-            self._note_event(parse_monitor_message(self._monitor.recv_multipart()))
+            self._note_event(monitor_event(self._monitor.recv_multipart()))
 
     def _disconnected(self) -> bool:
         gone = False
         while readable(self._monitor):
-            event = parse_monitor_message(self._monitor.recv_multipart())
+            event = monitor_event(self._monitor.recv_multipart())
             gone = self._note_event(event) or gone
         return gone
 

@@ -17,9 +17,8 @@ import time
 from collections import OrderedDict
 
 import zmq
-from zmq.utils.monitor import parse_monitor_message
 
-from hrpsim.sockets import readable
+from hrpsim.sockets import monitor_event, readable
 
 ENV_MAX_CONNECTIONS = "HRPSIM_MAX_CONNECTIONS"
 DEFAULT_MAX_CONNECTIONS = 256
@@ -132,7 +131,7 @@ class ConnectionBound:
 
     def _drain(self) -> None:
         while readable(self._monitor):
-            event = parse_monitor_message(self._monitor.recv_multipart())
+            event = monitor_event(self._monitor.recv_multipart())
             fd = int(event["value"])
             if event["event"] == zmq.EVENT_ACCEPTED:
                 self._used.setdefault(fd, None)  # already there when its first request came first

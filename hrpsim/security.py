@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import zmq
-from zmq.auth.thread import ThreadAuthenticator
 from zmq.utils import z85
 
 from hrpsim.errors import AccessDenied, ConfigError, RequestError
@@ -199,26 +198,34 @@ class _Gate:
         return ok
 
 
-class _Authenticator(ThreadAuthenticator):
-    def __init__(self, context: zmq.Context, folder: Path) -> None:
-        super().__init__(context, log=logging.getLogger("hrpsim.security.zap"))
-        self.allowed = _AllowList(folder)
+@lru_cache(maxsize=1)
+def _authenticator_class() -> type:
+    """The ZAP handler's class, made on first use: pyzmq's authenticator module loads asyncio, which
+    a process without keys never needs."""
+    from zmq.auth.thread import ThreadAuthenticator
 
-    def curve_user_id(self, client_public_key: bytes) -> str:
-        grant = self.allowed.get(z85.encode(client_public_key))
-        return grant.user_id if grant is not None else "observer:unknown"
+    class Authenticator(ThreadAuthenticator):
+        def __init__(self, context: zmq.Context, folder: Path) -> None:
+            super().__init__(context, log=logging.getLogger("hrpsim.security.zap"))
+            self.allowed = _AllowList(folder)
+
+        def curve_user_id(self, client_public_key: bytes) -> str:
+            grant = self.allowed.get(z85.encode(client_public_key))
+            return grant.user_id if grant is not None else "observer:unknown"
+
+    return Authenticator
 
 
-_AUTHENTICATORS: dict[int, _Authenticator] = {}
+_AUTHENTICATORS: dict[int, Any] = {}  # context id -> its started Authenticator
 _LOCK = threading.Lock()
 
 
-def _authenticator(context: zmq.Context, folder: Path) -> _Authenticator:
+def _authenticator(context: zmq.Context, folder: Path) -> Any:
     """The ZAP handler of ``context`` (one per context, started before its first CURVE server)."""
     with _LOCK:
         auth = _AUTHENTICATORS.get(id(context))
         if auth is None:
-            auth = _Authenticator(context, folder)
+            auth = _authenticator_class()(context, folder)
             auth.start()
             allowed = auth.allowed
             for domain in DOMAIN_ROLES:

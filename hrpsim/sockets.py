@@ -1,8 +1,12 @@
 """Socket checks for hot paths: pyzmq's ``Socket.poll`` builds a Poller per call and its enum-typed
 ``getsockopt`` converts flags through Python's enum machinery; a request/reply round trip made
-several of each. These do the same with plain integers."""
+several of each. These do the same with plain integers. And a socket monitor's events, read
+without pyzmq's helper module, which loads asyncio into every process that imports it."""
 
 from __future__ import annotations
+
+import struct
+from typing import Any
 
 import zmq
 
@@ -20,3 +24,12 @@ def poller_for(sock: zmq.Socket) -> zmq.Poller:
     poller = zmq.Poller()
     poller.register(sock, zmq.POLLIN)
     return poller
+
+
+def monitor_event(frames: list[bytes]) -> dict[str, Any]:
+    """A socket monitor's event: libzmq sends a 16-bit event and a 32-bit value (a file descriptor
+    for connections), then the endpoint. ``{event, value, endpoint}``, as integers and bytes."""
+    if len(frames) != 2 or len(frames[0]) != 6:
+        raise ValueError(f"not a socket monitor event: {frames!r:.120}")
+    event, value = struct.unpack("=Hi", frames[0])
+    return {"event": event, "value": value, "endpoint": frames[1]}

@@ -17,14 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import zmq
-from zmq.utils.monitor import parse_monitor_message
 
 from hrpsim import shared_state, unix_channel
 from hrpsim.security import identity as host_key
 from hrpsim.service import bind_router
 from hrpsim.simserver.shm_peers import CommandHandler, SharedMemoryPeer, SharedMemoryPeers
 from hrpsim.simserver.unix_peers import UNIX_PREFIX, UnixPeers
-from hrpsim.sockets import readable
+from hrpsim.sockets import monitor_event, readable
 
 log = logging.getLogger("hrpsim.simserver.hub")
 
@@ -125,7 +124,7 @@ class WireTransport:
 
     def handle_disconnects(self) -> None:
         while readable(self._monitor):
-            event = parse_monitor_message(self._monitor.recv_multipart())
+            event = monitor_event(self._monitor.recv_multipart())
             fd = int(event["value"])
             if self._stale_disconnects.get(fd):
                 self._stale_disconnects[fd] -= 1
