@@ -26,7 +26,6 @@ from hrpsim.bodyinfo import Body
 from hrpsim.engines.base import Engine, make_engine
 from hrpsim.errors import SimulationError
 from hrpsim.project import Project
-from hrpsim.recording.writer import recorders
 from hrpsim.runsummary import empty_summary
 from hrpsim.simserver.bodies import STARTUP_PATIENCE_S, load_bodies
 from hrpsim.simserver.hub import ControllerHub, attach_in_process
@@ -195,6 +194,8 @@ class World:
 
 
 def _recorders(project: Project, record: str | Path | bool | None) -> list[Observer]:
-    if record is False:
+    if record is False or (record in (None, True) and project.record is None):
         return []
+    from hrpsim.recording.writer import recorders  # here: a world that records nothing starts without MCAP
+
     return list(recorders(project, None if record in (None, True) else str(record)))
