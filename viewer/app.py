@@ -229,13 +229,15 @@ def foxglove_url(server: Any) -> str:
 def serve(server: Any, worker: Any, args: argparse.Namespace, *, url: str | None = None) -> int:
     started = time.monotonic()
     stop = threading.Event()
+    _stop_on_signals(stop)
     thread = threading.Thread(target=worker, args=(stop,), name="viewer", daemon=True)
     thread.start()
     url = url or f"http://{args.host}:{server.get_port()}/"
     print(f"hrpsim view: open {url} (Ctrl-C stops)", flush=True)
     try:
         while thread.is_alive() and (args.duration is None or time.monotonic() - started < args.duration):
-            time.sleep(0.2)
+            if stop.wait(0.2):
+                break
     except KeyboardInterrupt:
         pass
     finally:
@@ -246,6 +248,16 @@ def serve(server: Any, worker: Any, args: argparse.Namespace, *, url: str | None
         thread.join(2.0)
         server.stop()
     return 0
+
+
+def _stop_on_signals(stop: threading.Event) -> None:
+    """Ctrl-C and SIGTERM stop serving, the way the end of --duration does. Set here rather than left
+    to Python's default: a process started in the background of a script inherits SIGINT ignored,
+    and a server that Ctrl-C cannot reach through its process group would serve on."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

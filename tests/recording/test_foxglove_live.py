@@ -12,6 +12,7 @@ import time
 from itertools import pairwise
 from pathlib import Path
 
+import pytest
 from foxglove_helpers import FoxgloveClient, stand_project
 from foxglove_helpers import launch as launch_and_record
 from process_helpers import HRPSIM, REPO
@@ -118,3 +119,30 @@ def test_foxglove_beyond_loopback_without_keys_or_insecure_is_refused(tmp_path: 
     )
     assert run.returncode == 2
     assert "refusing to bind" in run.stderr and "--insecure" in run.stderr and "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_view_started_with_ctrl_c_ignored_still_stops_on_it(tmp_path: Path, models_dir: Path, signum: int) -> None:
+    """A server started in the background of a script inherits SIGINT ignored; hrpsim view stops on
+    Ctrl-C (and SIGTERM) all the same, as at the end of --duration."""
+    launch_and_record(stand_project(tmp_path, models_dir), tmp_path)
+    argv = [*HRPSIM, "view", str(tmp_path / "stand.mcap"), "--foxglove", "127.0.0.1:0", "--duration", "600"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    with open(tmp_path / "view.log", "wb") as log:
+        view = subprocess.Popen(
+            argv,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+            env=env,
+            start_new_session=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+        )
+    try:
+        _served_at(tmp_path / "view.log", view)
+        view.send_signal(signum)
+        assert view.wait(120) == 0, (tmp_path / "view.log").read_text()
+    finally:
+        if view.poll() is None:
+            view.kill()
+            view.wait(30)
