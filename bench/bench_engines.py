@@ -10,14 +10,15 @@ adjacent blocks; `ENGINE_engine_only_rt` (median over blocks too) leaves out the
 controller's own Python (the pattern interpolation and PD law, the same on both engines).
 External: `hrpsim launch` of the same project (nameserver, model loader, simulator and the
 controller as separate processes, lockstep over ZeroMQ), one engine after the other;
-`ENGINE_external_rt` is the run's real-time factor from its summary, `ENGINE_external_ratio` =
-external / in-process ticks/s of that engine. `mujoco_external_floor_ratio`: the same launch on
-MuJoCo with bench/walk_floor_controller.py, a controller process that only answers each state with
-the torques the in-process walk's controller gave at that tick (no state check, no pattern, no PD
-law; the SDK's link, shared memory on this host), over the in-process walk: the floor of an external
-tick, what the transport and the two processes cost with nothing computed. Lockstep is deterministic,
-so the replay walks the same path: `mujoco_external_floor_z` and `mujoco_inprocess_z`, the root's
-height at the end of each, are the same number.
+`ENGINE_external_rt` is the run's real-time factor from its summary (the median of LAUNCHES launches,
+the engines and the floors below taking turns), `ENGINE_external_ratio` = external / in-process
+ticks/s of that engine. `ENGINE_external_floor_ratio`: the same launch with
+bench/walk_floor_controller.py, a controller process that only answers each state with the torques
+the in-process walk's controller gave at that tick (no state check, no pattern, no PD law; the SDK's
+link, shared memory on this host), over the in-process walk: the floor of an external tick, what
+the transport and the two processes cost with nothing computed. Lockstep is deterministic, so the
+replay walks the same path: `ENGINE_external_floor_z` and `ENGINE_inprocess_z`, the root's height at
+the end of each, are the same number.
 `raw_mujoco_ratio`: sample1 of the same project standing for 4 s under the PD law of
 bench/tick_pd_controller.py (P 8000, D 100, holding the initial pose, every joint in torque mode),
 hrpsim in process (hrpsim.Simulation, the controller attached in process) over a bare loop of
@@ -60,6 +61,7 @@ PROJECT = REPO / "examples" / "sample_walk.yaml"
 FLOOR_CONTROLLER = Path(__file__).resolve().parent / "walk_floor_controller.py"
 ENGINES = ("ode", "mujoco")
 BLOCK = 500
+LAUNCHES = 3
 
 
 class TimedWalk(SampleWalk):
@@ -106,8 +108,8 @@ class InProcessWalk:
         return ticks / elapsed, ticks / (elapsed - (self.controller.seconds - spent_before))
 
 
-def _in_process() -> tuple[dict[str, float], np.ndarray]:
-    """The in-process figures, and the torques the MuJoCo walk's controller gave (one row a tick)."""
+def _in_process() -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """The in-process figures, and per engine the torques its walk's controller gave (one row a tick)."""
     project = load_project(PROJECT)
     bodies = {m.name: load_body(m.file) for m in project.models}
     walks = {engine: InProcessWalk(engine, bodies) for engine in ENGINES}
@@ -126,9 +128,9 @@ def _in_process() -> tuple[dict[str, float], np.ndarray]:
         out[f"{e}_inprocess_ticks_per_s"] = statistics.median(rates[e])
         out[f"{e}_inprocess_rt"] = out[f"{e}_inprocess_ticks_per_s"] * timestep
         out[f"{e}_engine_only_rt"] = statistics.median(engine_only[e]) * timestep
+        out[f"{e}_inprocess_z"] = float(walks[e].sim.engine.read("robot").root_position[2])
     out["mujoco_over_ode_inprocess"] = statistics.median(rates["mujoco"][i] / rates["ode"][i] for i in range(pairs))
-    out["mujoco_inprocess_z"] = float(walks["mujoco"].sim.engine.read("robot").root_position[2])
-    return out, np.array(walks["mujoco"].controller.torques)
+    return out, {e: np.array(walks[e].controller.torques) for e in ENGINES}
 
 
 def _external(engine: str, folder: Path) -> float:
@@ -136,14 +138,27 @@ def _external(engine: str, folder: Path) -> float:
     return float(launch_summary(walk_project(folder, f"walk-{engine}", engine=engine), folder)["real_time_factor"])
 
 
-def _external_floor(torques: np.ndarray, folder: Path) -> tuple[float, float]:
-    """The walk launched on MuJoCo with bench/walk_floor_controller.py replaying ``torques``:
+def _external_floor(engine: str, torques: np.ndarray, folder: Path) -> tuple[float, float]:
+    """The walk launched on ``engine`` with bench/walk_floor_controller.py replaying ``torques``:
     (real-time factor, the root's height at the end)."""
-    replay = folder / "walk-torques.npy"
+    replay = folder / f"walk-torques-{engine}.npy"
     np.save(replay, torques)
     command = f"python {FLOOR_CONTROLLER} {replay}"
-    summary = launch_summary(walk_project(folder, "walk-floor", command=command, engine="mujoco"), folder)
+    summary = launch_summary(walk_project(folder, f"walk-floor-{engine}", command=command, engine=engine), folder)
     return float(summary["real_time_factor"]), float(summary["robots"]["robot"]["root_end"][2])
+
+
+def _launched(torques: dict[str, np.ndarray], folder: Path) -> dict[str, float]:
+    """Each engine's external walk and its floor, LAUNCHES times in turn: the medians (the height at
+    the end is the same in every floor launch: lockstep is deterministic)."""
+    rts: dict[str, list[float]] = {}
+    heights: dict[str, float] = {}
+    for _ in range(LAUNCHES):
+        for engine in ENGINES:
+            rts.setdefault(f"{engine}_external_rt", []).append(_external(engine, folder))
+            rt, heights[f"{engine}_external_floor_z"] = _external_floor(engine, torques[engine], folder)
+            rts.setdefault(f"{engine}_external_floor_rt", []).append(rt)
+    return {**{name: statistics.median(values) for name, values in rts.items()}, **heights}
 
 
 class BareMujoco:
@@ -231,14 +246,10 @@ def run() -> dict[str, float]:
     in_process, torques = _in_process()
     figures.update(in_process)
     with tempfile.TemporaryDirectory() as tmp:
-        for engine in ENGINES:
-            rt = _external(engine, Path(tmp))
-            figures[f"{engine}_external_rt"] = rt
-            figures[f"{engine}_external_ratio"] = rt / figures[f"{engine}_inprocess_rt"]
-        rt, z = _external_floor(torques, Path(tmp))
-        figures["mujoco_external_floor_rt"] = rt
-        figures["mujoco_external_floor_ratio"] = rt / figures["mujoco_inprocess_rt"]
-        figures["mujoco_external_floor_z"] = z
+        figures.update(_launched(torques, Path(tmp)))
+    for engine in ENGINES:
+        for kind in ("external", "external_floor"):
+            figures[f"{engine}_{kind}_ratio"] = figures[f"{engine}_{kind}_rt"] / figures[f"{engine}_inprocess_rt"]
     return figures
 
 
