@@ -47,12 +47,11 @@ class SensorFrame:
         rotation = np.asarray(sensor.rotation, float)
         self.rotation_t = None if np.allclose(rotation, np.eye(3), atol=1e-12) else rotation.T.copy()
 
-    def output(self, values: list[float]) -> np.ndarray:
-        """Link-frame values (triples) turned into the sensor frame."""
+    def output(self, values: Vec) -> np.ndarray:
+        """A link-frame triple turned into the sensor frame (one matrix-vector product: the same
+        BLAS call as a (3, 1) column would make, without the reshapes around it)."""
         out = np.array(values)
-        if self.rotation_t is not None:
-            out = (self.rotation_t @ out.reshape(-1, 3).T).T.reshape(-1)
-        return out
+        return out if self.rotation_t is None else self.rotation_t @ out
 
 
 class InertialSensors:
@@ -77,9 +76,7 @@ class InertialSensors:
     def read(self, out: dict[str, np.ndarray]) -> None:
         motion = self.motion
         for frame in self.gyro:
-            out[frame.name] = frame.output(
-                list(to_link(motion.rotation(frame.link), *motion.angular_velocity(frame.link)))
-            )
+            out[frame.name] = frame.output(to_link(motion.rotation(frame.link), *motion.angular_velocity(frame.link)))
         inv_dt, (gx, gy, gz) = 1.0 / self.dt, self.gravity
         for k, frame in enumerate(self.accel):
             vx, vy, vz = motion.point_velocity(frame.link, frame.point)
@@ -87,4 +84,4 @@ class InertialSensors:
             acceleration = to_link(
                 motion.rotation(frame.link), (vx - px) * inv_dt - gx, (vy - py) * inv_dt - gy, (vz - pz) * inv_dt - gz
             )
-            out[frame.name] = frame.output(list(acceleration))
+            out[frame.name] = frame.output(acceleration)

@@ -30,7 +30,7 @@ _DOUBLE = ctypes.sizeof(ctypes.c_double)
 _MAX_SPAN = 1 << 34  # doubles: bodies further apart than 128 GiB are read through pyode
 # Per body, in the gathered row: position 3, linear 3, angular 3 (together: the guard's motion),
 # rotation 3x3, quaternion 4.
-_ROW = 3 + 3 + 3 + 9 + 4
+ROW = 3 + 3 + 3 + 9 + 4
 _JOINT_TYPES = {"hinge": JOINT_TYPE_HINGE, "slider": JOINT_TYPE_SLIDER, "fixed": JOINT_TYPE_FIXED}
 
 
@@ -108,7 +108,7 @@ class BodyTable:
     def read(self) -> GatheredReading:
         if self._view is not None:
             return GatheredReading(self._view[self._index])
-        return GatheredReading(np.array([_pyode_row(b) for b in self.bodies]).reshape(len(self.bodies), _ROW))
+        return GatheredReading(np.array([_pyode_row(b) for b in self.bodies]).reshape(len(self.bodies), ROW))
 
     def rotation_index(self, rows: np.ndarray) -> np.ndarray | None:
         """Indices that :meth:`gather` turns into the rotations of ``rows`` (None: no direct access)."""
@@ -131,7 +131,7 @@ class BodyTable:
             log.info("ODE bodies are too far apart in memory to read at once: reading them through pyode")
             return
         self._view, base = mapped
-        self._index = np.concatenate([_row_index(row - base) for row in addresses]).reshape(len(self.bodies), _ROW)
+        self._index = np.concatenate([_row_index(row - base) for row in addresses]).reshape(len(self.bodies), ROW)
         if not _agrees(self.read(), self.bodies):  # a libode whose layout is not what pyode reads
             log.warning("ODE's body memory does not read back as pyode reports it: reading through pyode")
             self._view = self._index = None

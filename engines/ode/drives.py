@@ -104,17 +104,23 @@ class Drives:
         torque_group = [
             i for i, js in enumerate(joints) if self.modes[i] == "torque" and js.kind in ("hinge", "slider")
         ]
-        self._torque_columns = np.array(torque_group, dtype=np.intp)
+        self._torque_columns = slice_if_contiguous(torque_group)
         self._torque_adders = [
             joints[i].joint.addTorque if joints[i].kind == "hinge" else joints[i].joint.addForce for i in torque_group
         ]
         rotors = [i for i in torque_group if joints[i].link.reflected_inertia > 0.0]
-        self._rotor_columns = np.array(rotors, dtype=np.intp)
+        self._rotor_columns = rotors
         self._rotor_setters = [joints[i].joint.setParam for i in rotors]
         held = [i for i, js in enumerate(joints) if self.modes[i] == "high_gain" and js.kind in ("hinge", "slider")]
         hinges = [i for i in held if joints[i].kind == "hinge"]
         self._held_columns = slice_if_contiguous(hinges)
-        self._held_rows = slice_if_contiguous([self.model.hinges.row[joints[i].index] for i in hinges])
+        rows = [self.model.hinges.row[joints[i].index] for i in hinges]
+        # None: every hinge row, in order (no slicing of the values per step)
+        self._held_rows = None if rows == list(range(len(self.model.hinges.offsets))) else slice_if_contiguous(rows)
+        # Views of the held columns' commands (set_arrays writes into the arrays in place), when a
+        # slice gives them; fancy indexing would copy, so those are taken per step.
+        columns = self._held_columns
+        self._held_refs = (self.q_ref[columns], self.dq_ref[columns]) if isinstance(columns, slice) else None
         self._held_setters = [joints[i].joint.setParam for i in hinges]
         self._held_sliders = [(i, joints[i]) for i in held if joints[i].kind == "slider"]
 
@@ -126,20 +132,30 @@ class Drives:
             for add, value in zip(self._torque_adders, self.torque[self._torque_columns].tolist(), strict=True):
                 add(value)
         if self._rotor_setters:
-            rates = self.model.joint_rates()[self._rotor_columns].tolist()
-            for set_param, rate in zip(self._rotor_setters, rates, strict=True):
-                set_param(odeparams.VEL, rate)
+            rates = self.model.rate_list()
+            for set_param, column in zip(self._rotor_setters, self._rotor_columns, strict=True):
+                set_param(odeparams.VEL, rates[column])
         inv_dt, q_ref, dq_ref = 1.0 / self.dt, self.q_ref, self.dq_ref
         if self._held_setters:
-            columns = self._held_columns
-            q = self.model.hinges.values[self._held_rows]
-            velocities = ((q_ref[columns] - q) * inv_dt + dq_ref[columns]).tolist()
-            for set_param, velocity in zip(self._held_setters, velocities, strict=True):
-                set_param(odeparams.VEL, velocity)
+            self._hold(inv_dt)
         for i, sim in self._held_sliders:
             q = sim.joint.getPosition() + sim.offset
             sim.joint.setParam(odeparams.VEL, (q_ref[i] - q) * inv_dt + dq_ref[i])
         self.mimics.apply()
+
+    def _hold(self, inv_dt: float) -> None:
+        """The high-gain hinges' motor targets: onto q_ref within the step, plus dq_ref. In plain
+        floats (the same IEEE operations as numpy's, one by one): three array operations on
+        thirty numbers cost more than the loop that hands each result to ODE anyway."""
+        values = self.model.hinges.values
+        q = (values if self._held_rows is None else values[self._held_rows]).tolist()
+        if self._held_refs is None:
+            q_ref, dq_ref = self.q_ref[self._held_columns], self.dq_ref[self._held_columns]
+        else:
+            q_ref, dq_ref = self._held_refs
+        vel = odeparams.VEL
+        for set_param, value, target, rate in zip(self._held_setters, q, q_ref.tolist(), dq_ref.tolist(), strict=True):
+            set_param(vel, (target - value) * inv_dt + rate)
 
     def crawler_speed(self, i: int) -> float:
         return float(self.torque[i] if self.modes[i] == "torque" else self.dq_ref[i])

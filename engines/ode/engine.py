@@ -22,8 +22,10 @@ from hrpsim.bodyinfo import Body
 from hrpsim.conventions import MAX_DISTANCE
 from hrpsim.engines.base import MAX_ANGULAR_SPEED, MAX_LINEAR_SPEED, Engine, LinkStates, RobotState
 from hrpsim.engines.checks import command_array, rotation, vector
+from hrpsim.engines.ode.body_table import ROW
 from hrpsim.engines.ode.contacts import ContactGenerator
 from hrpsim.engines.ode.drives import Drives
+from hrpsim.engines.ode.einsum import einsum
 from hrpsim.engines.ode.extrajoints import build_extra_joint, build_joint_between
 from hrpsim.engines.ode.model import OdeModel
 from hrpsim.engines.ode.placement import current_link_values, place
@@ -35,7 +37,11 @@ from hrpsim.project import Project
 
 CONTACT_SURFACE_LAYER = 1e-4  # m of allowed penetration: keeps resting contacts from chattering
 _GUARD_LIMITS = np.array([MAX_DISTANCE**2, MAX_LINEAR_SPEED**2, MAX_ANGULAR_SPEED**2])
-_INVERSE_LIMITS = np.repeat(1.0 / _GUARD_LIMITS, 3)  # per component of a body's motion row
+# Per column of a gathered body row (engines/ode/body_table.py): each component of the motion
+# over its limit, the rotation and quaternion columns weighted 0. The guard's sum runs over whole
+# contiguous rows, which costs less than slicing the motion out of them; a non-finite rotation
+# still makes the sum NaN, which sends it to the per-body test.
+_ROW_WEIGHTS = np.concatenate([np.repeat(1.0 / _GUARD_LIMITS, 3), np.zeros(ROW - 9)])
 
 log = logging.getLogger("hrpsim.simserver")
 
@@ -209,7 +215,7 @@ class OdeEngine(Engine):
         for model in self._moving:
             reading = model.reading()  # the one the last state read took, if any: no new gather
             # Every squared distance and speed over its limit, summed: below 1, each one is; NaN fails.
-            if np.einsum("ij,ij,j->", reading.rows[:, :9], reading.rows[:, :9], _INVERSE_LIMITS) < 1.0:
+            if einsum("ij,ij,j->", reading.rows, reading.rows, _ROW_WEIGHTS) < 1.0:
                 continue
             motion = reading.motion
             fine = np.einsum("ijk,ijk->ij", motion, motion) < _GUARD_LIMITS

@@ -86,8 +86,8 @@ class Patch:
         # sticks and takes ODE's own direction.
         plain = not near_limit and (before is None or before.force is None)
         params = [contact.getContactGeomParams() for contact in contacts]
-        self.positions.extend(p[0] for p in params)
-        self.normals.extend(p[1] for p in params)
+        self.positions.extend([p[0] for p in params])  # lists: cheaper than generators here
+        self.normals.extend([p[1] for p in params])
         self.landing = landing = self.landing or self._landing(params)
         for contact, (position, normal, _, _, _) in zip(contacts, params, strict=True):
             # Velocity of body 1's point at the contact relative to body 2's (inline: this loop is

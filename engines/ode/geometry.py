@@ -226,6 +226,9 @@ def make_geoms(
                 geom.exact_mesh.place(geom, shape_frame.translation, shape_frame.rotation)
             geoms.append(geom)
         geoms[-1].shape_index = index
+        # Looked up at every collision (trimesh.collide): on a geom without it, each lookup would
+        # raise and catch an AttributeError.
+        geoms[-1].exact_mesh = getattr(geoms[-1], "exact_mesh", None)
     return geoms
 
 

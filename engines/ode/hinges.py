@@ -39,7 +39,7 @@ class HingeTurns:
         self._angle = [sim.joint.getAngle for sim in hinges]
         self.offsets = np.array([sim.offset for sim in hinges], dtype=float)
         self.turns = np.zeros(len(hinges))
-        self.angles = self._read()  # ODE's readings at the last count
+        self.angles: np.ndarray | list[float] = self._read()  # ODE's readings at the last count
         self._near_wrap = True  # whether one of them lies beyond a quarter turn (checked at the next count)
         self._base = self.offsets + self.turns
         self.values = self.angles + self._base  # what the joints' values are now
@@ -54,15 +54,14 @@ class HingeTurns:
         readings = [angle() for angle in self._angle]
         # Only a reading beyond a quarter turn, now or at the last count, can have wrapped.
         near_wrap = max(readings) > _QUARTER or min(readings) < -_QUARTER
-        raw = np.array(readings)
         if near_wrap or self._near_wrap:
-            jump = raw - self.angles
+            jump = np.subtract(readings, self.angles)
             self.turns[jump > np.pi] -= TURN
             self.turns[jump < -np.pi] += TURN
             self._base = self.offsets + self.turns
         self._near_wrap = near_wrap
-        self.angles = raw
-        self.values = raw + self._base
+        self.angles = readings  # kept as floats: an array only near the wrap, where jumps are looked at
+        self.values = np.add(readings, self._base)
 
     def sync(self, values: np.ndarray) -> None:
         """After the links were moved by hand: the turns that make each hinge read ``values``

@@ -19,6 +19,7 @@ import ode
 from hrpsim.bodyinfo import Body, Link
 from hrpsim.engines.ode import params as odeparams
 from hrpsim.engines.ode.body_table import BodyReading, BodyTable, GatheredReading
+from hrpsim.engines.ode.einsum import einsum
 from hrpsim.engines.ode.geometry import Frame, make_geoms, ode_rotation
 from hrpsim.engines.ode.hinges import HingeTurns
 from hrpsim.engines.ode.wrenches import JointWrenches
@@ -109,8 +110,10 @@ class OdeModel:
         self._other_values = [
             (column, *_value_reader(js)) for column, js in enumerate(self.joints) if js.kind != "hinge"
         ]
+        # every row of the hinges' values is a controller joint, in order: q is a copy of them
+        self._hinges_only = not self._other_values and len(self.hinges.columns) == len(self.hinges.offsets)
         self._rate_readers = [_rate_reader(js) for js in self.joints]
-        self._rates: np.ndarray | None = None
+        self._rates: list[float] | None = None
         self._reading: GatheredReading | None = None
         self._frames: BodyReading | None = None
         self.moving_links = [sim for sim in self.links if sim.body is not None]
@@ -123,6 +126,8 @@ class OdeModel:
     def joint_values(self) -> np.ndarray:
         """Joint values in controller order."""
         hinges = self.hinges
+        if self._hinges_only:
+            return hinges.values.copy()
         if not self._other_values:
             return hinges.values[: len(hinges.columns)].copy()
         q = np.empty(len(self.joints))
@@ -132,11 +137,15 @@ class OdeModel:
         return q
 
     def joint_rates(self) -> np.ndarray:
-        """Joint rates in controller order (read once per state of the bodies: the drives and the
-        state read both need them between two steps)."""
+        """Joint rates in controller order (a new array)."""
+        return np.array(self.rate_list(), dtype=float)
+
+    def rate_list(self) -> list[float]:
+        """Joint rates in controller order, read once per state of the bodies (the drives and the
+        state read both need them between two steps); callers must not change the list."""
         if self._rates is None:
-            self._rates = np.array([read() for read in self._rate_readers])
-        return self._rates.copy()
+            self._rates = [read() for read in self._rate_readers]
+        return self._rates
 
     def track_turns(self) -> None:
         """After a step: forget what was read of the bodies before it, count hinge turns."""
@@ -307,7 +316,7 @@ class OdeModel:
 
     def _compute_frames(self) -> BodyReading:
         reading = self.reading()
-        offset = np.einsum("nij,nj->ni", reading.rotations, self._coms)  # centre of mass from the origin
+        offset = einsum("nij,nj->ni", reading.rotations, self._coms)  # centre of mass from the origin
         return BodyReading(
             positions=reading.positions - offset,
             rotations=reading.rotations,
@@ -344,7 +353,7 @@ def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Row-wise cross products of (n, 3) arrays: one einsum with the permutation symbol (np.cross
     and column-wise sums cost two to three times as much for a robot's 30 rows)."""
-    return np.einsum("ijk,nj,nk->ni", _LEVI_CIVITA, a, b)
+    return einsum("ijk,nj,nk->ni", _LEVI_CIVITA, a, b)
 
 
 class _Efforts:
@@ -371,8 +380,10 @@ class _Efforts:
     def compute(self, frames: BodyReading) -> np.ndarray:
         if not len(self.columns):
             return np.zeros(self.size)
-        wrenches = self.wrenches.link_frame(frames)[: len(self.columns)]
-        efforts = np.einsum("kb,kb->k", wrenches, self.weights)
+        wrenches = self.wrenches.link_frame(frames)
+        if len(wrenches) > len(self.columns):  # rows of other readers' joints follow the efforts'
+            wrenches = wrenches[: len(self.columns)]
+        efforts = einsum("kb,kb->k", wrenches, self.weights)
         if self.every_joint:
             return efforts
         out = np.zeros(self.size)

@@ -14,7 +14,8 @@ import logging
 import numpy as np
 
 from hrpsim.bodyinfo import Sensor
-from hrpsim.engines.ode.model import LinkSim, OdeModel
+from hrpsim.engines.ode.einsum import einsum
+from hrpsim.engines.ode.model import LinkSim, OdeModel, slice_if_contiguous
 from hrpsim.inertial import InertialSensors, SensorFrame, Vec
 
 log = logging.getLogger("hrpsim.engines.ode")
@@ -64,7 +65,7 @@ class OdeForce:
                 continue
             self._order.append((sensor.name, len(self.force)))
             self.force.append((SensorFrame(sensor), sim))
-        self._rows = np.array([model.wrenches.add(sim) for _, sim in self.force], dtype=np.intp)
+        self._rows = slice_if_contiguous([model.wrenches.add(sim) for _, sim in self.force])
         self._maps = np.array([_wrench_map(frame, sim) for frame, sim in self.force]).reshape(-1, 6, 6)
 
     def before_step(self) -> None:
@@ -75,7 +76,7 @@ class OdeForce:
         so until then it is uninitialised memory and force sensors read zeros instead."""
         if stepped and self.force:
             wrenches = self.model.wrenches.link_frame(self.model.reading())[self._rows]
-            values = np.einsum("kab,kb->ka", self._maps, wrenches)
+            values = einsum("kab,kb->ka", self._maps, wrenches)
         for name, row in self._order:
             out[name] = values[row] if stepped and row >= 0 else np.zeros(6)
 
