@@ -167,13 +167,18 @@ def write_project(folder: Path, text: str, name: str = "project.yaml") -> Path:
 class Stack:
     """modelloader + simserver for a project, controllers on demand; every process stopped at the end."""
 
-    def __init__(self, folder: Path, nameserver: str, project: Path, *, until: float | None = None) -> None:
+    def __init__(
+        self, folder: Path, nameserver: str, project: Path, *, until: float | None = None, loader: bool = True
+    ) -> None:
+        """``loader=False``: no modelloader process, for a project that loads its models in the
+        simulator (``services: {loader: local}``)."""
         from hrpsim.client import Client
 
         self.folder, self.nameserver, self.project = folder, nameserver, project
         self.procs: list[ManagedProcess] = []
-        loader = self._spawn(["run", "modelloader", "--nameserver", nameserver], "modelloader")
-        wait_registered(nameserver, "modelloader", loader)
+        if loader:
+            loader_proc = self._spawn(["run", "modelloader", "--nameserver", nameserver], "modelloader")
+            wait_registered(nameserver, "modelloader", loader_proc)
         extra = ["--until", str(until)] if until is not None else []
         self.sim_proc = self._spawn(
             ["run", "simserver", "--project", str(project), "--nameserver", nameserver, *extra], "simserver"

@@ -13,18 +13,21 @@ from pathlib import Path
 
 import psutil
 import pytest
-import yaml
 from controller_helpers import Stack, write_project
-from process_helpers import HRPSIM, REPO, spawn, wait_registered, wait_unregistered
+from launched_walks import walk_project
+from process_helpers import HRPSIM, REPO, spawn, start_nameserver, wait_registered, wait_unregistered
 
 from hrpsim.client import Client
 from hrpsim.errors import HrpsimError, RequestError
 from hrpsim.naming import NameClient
 
-EXAMPLE_WALK = REPO / "examples" / "sample_walk.yaml"
-END_TIME = 3.0  # s of the walk: feet lift and land, contacts come and go
-KILL_AT_TICK = 300  # well into the run, well before its end (1500 ticks)
+KILL_AT_TICK = 300  # well into the run, well before the walk's end (1500 ticks)
 SERVICE = "collision service 'collision'"
+# s of standing: some 990 ticks, each a round trip to the service, between tick 10, when the test
+# kills the service, and the end, which the run must not reach before the test sees it waiting
+STANDING_END_TIME = 2.0
+SHORT_TTL = 1.0  # s: a dead service's entry expires this soon (the suite's nameservers keep them 3 s)
+WAIT_NOT_MET = 1  # s a tick waits for a service that never comes back
 
 STANDING = """
 world: {{timestep: 0.002, end_time: {end_time}, sync: lockstep, collision: service{extra}}}
@@ -35,19 +38,6 @@ models:
 collisions:
   - {{a: floor, b: robot}}
 """
-
-
-def walk_project(folder: Path) -> Path:
-    """The walking example, its paths made absolute, with its contacts from the collision service."""
-    project = yaml.safe_load(EXAMPLE_WALK.read_text())
-    project["world"].update(collision="service", end_time=END_TIME)
-    for model in project["models"]:
-        model["file"] = str((EXAMPLE_WALK.parent / model["file"]).resolve())
-    for controller in project["controllers"]:
-        controller["cwd"] = str((EXAMPLE_WALK.parent / controller.get("cwd", ".")).resolve())
-    path = folder / "walk.yaml"
-    path.write_text(yaml.safe_dump(project))
-    return path
 
 
 class LaunchedRun:
@@ -111,12 +101,9 @@ def outcome(summary: dict) -> dict:
     return {k: summary[k] for k in ("sim_time", "ticks", "robots", "error")} | {"controllers": controllers}
 
 
-def test_a_run_whose_collision_service_is_killed_and_restarted_ends_as_an_undisturbed_one(tmp_path):
-    project = walk_project(tmp_path)
-    undisturbed = LaunchedRun(tmp_path / "undisturbed", project)
-    code, output, calm = undisturbed.finish()
-    assert code == 0, output
-    disturbed = LaunchedRun(tmp_path / "disturbed", project)
+def test_a_run_whose_collision_service_is_killed_and_restarted_ends_as_an_undisturbed_one(tmp_path, service_walk):
+    calm, _ = service_walk  # the same project, launched and left alone
+    disturbed = LaunchedRun(tmp_path / "disturbed", walk_project(tmp_path, "service"))
     try:
         disturbed.wait_for_tick(KILL_AT_TICK)
         disturbed.kill_collision_service()
@@ -130,16 +117,27 @@ def test_a_run_whose_collision_service_is_killed_and_restarted_ends_as_an_undist
     assert outcome(summary) == outcome(calm), "bit for bit the same run"
 
 
-def test_the_simulator_answers_while_a_tick_waits_for_the_collision_service(nameserver, tmp_path):
-    project = write_project(tmp_path, STANDING.format(end_time=2.0, extra="", services=""))
-    first = spawn(["run", "collision", "--nameserver", nameserver], tmp_path / "collision-1.log")
+@pytest.fixture
+def short_ttl_nameserver(tmp_path):
+    """A nameserver whose entries expire soon (the test below waits for a dead service's to go)."""
+    proc = start_nameserver(tmp_path, ttl=SHORT_TTL)
     try:
-        wait_registered(nameserver, "collision", first)
+        yield proc.address
+    finally:
+        proc.stop()
+
+
+def test_the_simulator_answers_while_a_tick_waits_for_the_collision_service(short_ttl_nameserver, tmp_path):
+    nameserver = short_ttl_nameserver
+    project = write_project(tmp_path, STANDING.format(end_time=STANDING_END_TIME, extra="", services=""))
+    services = [spawn(["run", "collision", "--nameserver", nameserver], tmp_path / "collision-1.log")]
+    try:
+        wait_registered(nameserver, "collision", services[0])
         with Stack(tmp_path, nameserver, project) as stack:
             stack.sim.call("start")
             while stack.sim.call("status")["tick"] < 10:
                 time.sleep(0.01)
-            first.kill()
+            services[0].kill()
             waiting: list[str] = []
             while SERVICE not in waiting:  # a tick already under way may still have had its contacts
                 status = stack.sim.call("status", timeout=5.0)
@@ -151,31 +149,33 @@ def test_the_simulator_answers_while_a_tick_waits_for_the_collision_service(name
                 stack.sim.call("set_link_data", robot="robot", root_position=[0, 0, 2.0], timeout=5.0)
             assert stack.sim.call("status", timeout=5.0)["tick"] == tick, "the tick waits for its contacts"
             wait_unregistered(nameserver, "collision")  # a service registers only once the dead one's entry has expired
-            second = spawn(["run", "collision", "--nameserver", nameserver], tmp_path / "collision-2.log")
-            stack.procs.append(second)
+            services.append(spawn(["run", "collision", "--nameserver", nameserver], tmp_path / "collision-2.log"))
             summary = stack.wait_finished()
             log = stack.sim_proc.log_text()
-    finally:
-        first.stop()
-    assert summary["error"] is None and summary["sim_time"] == pytest.approx(2.0), log
+    finally:  # after the simulator, which takes its world's bodies away from the service as it stops
+        for service in services:
+            service.stop()
+    assert summary["error"] is None and summary["sim_time"] == pytest.approx(STANDING_END_TIME), log
     assert "the collision service is back" in log
 
 
 def test_a_run_whose_collision_service_does_not_come_back_stops_with_an_error_naming_it(tmp_path):
     project = write_project(
         tmp_path,
-        STANDING.format(end_time=60.0, extra=", collision_wait: 2", services="services: {collision: {restart: never}}"),
+        STANDING.format(
+            end_time=60.0, extra=f", collision_wait: {WAIT_NOT_MET}", services="services: {collision: {restart: never}}"
+        ),
     )
     launched = LaunchedRun(tmp_path, project)
     try:
-        launched.wait_for_tick(KILL_AT_TICK)
+        launched.wait_for_tick(50)  # under way, the robot on its feet (tick 300 is for the walk)
         launched.kill_collision_service()
     finally:
         code, output, summary = launched.finish()
     nameserver = (launched.run_dir / "nameserver.endpoint").read_text().strip()
     error = summary["error"]
     assert code == 1, output
-    assert SERVICE in error and nameserver in error and "within 2 s" in error, error
+    assert SERVICE in error and nameserver in error and f"within {WAIT_NOT_MET} s" in error, error
     assert 0 < summary["sim_time"] < 60.0, output
     assert "internal error" not in error, "a lost service is a fault of the run, not a bug"
     assert summary["launch"]["components"]["collision"]["lost"], output

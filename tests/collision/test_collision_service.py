@@ -4,21 +4,34 @@ and bad input answered with errors that name it while the service keeps serving.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 from collision_helpers import box, box_mesh, chain_body, collision_service, one_link_body, pose, rot_z
-from process_helpers import spawn
+from process_helpers import spawn, start_nameserver
 
 from hrpsim.bodyinfo import Shape
 from hrpsim.errors import ModelError, NotFound, RequestError
 
 
+@pytest.fixture(scope="module")
+def running_service(tmp_path_factory: pytest.TempPathFactory):
+    """One collision service process (and its nameserver) for the module's tests."""
+    folder = tmp_path_factory.mktemp("collision-service")
+    nameserver = start_nameserver(folder)
+    try:
+        with collision_service(nameserver.address, folder) as client:
+            yield client
+    finally:
+        nameserver.stop()
+
+
 @pytest.fixture
-def service(nameserver: str, tmp_path: Path):
-    with collision_service(nameserver, tmp_path) as client:
-        yield client
+def service(running_service):
+    """The module's collision service, emptied: each test starts with no bodies and no pairs."""
+    assert running_service.call("clear") is True
+    assert running_service.call("bodies") == [] and running_service.call("pairs") == []
+    return running_service
 
 
 @pytest.fixture
@@ -33,7 +46,7 @@ def at(a: np.ndarray, b: np.ndarray) -> dict:
     return {"a": a[None], "b": b[None]}
 
 
-def test_the_service_registers_under_its_kind(nameserver, service):
+def test_the_service_registers_under_its_kind(service):
     assert service.call("ping")["kind"] == "collision"
 
 

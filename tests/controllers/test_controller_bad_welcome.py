@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 import zmq
-from process_helpers import spawn
+from process_helpers import spawn, start_nameserver
 from sim_helpers import pendulum_body
 
 from hrpsim import tick as proto
@@ -100,6 +100,26 @@ def simulator(nameserver: str) -> Iterator[FakeSimulator]:
         fake.close()
 
 
+@pytest.fixture(scope="module")
+def shared_nameserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    proc = start_nameserver(tmp_path_factory.mktemp("nameserver"))
+    try:
+        yield proc.address
+    finally:
+        proc.stop()
+
+
+@pytest.fixture(scope="module")
+def shared_simulator(shared_nameserver: str) -> Iterator[FakeSimulator]:
+    """One fake simulator for the tests whose controller is refused at the welcome: each test's
+    controller says hello on a connection of its own and exits before it registers anything."""
+    fake = FakeSimulator(shared_nameserver)
+    try:
+        yield fake
+    finally:
+        fake.close()
+
+
 def _controller(tmp_path: Path, nameserver: str):  # -> ManagedProcess
     (tmp_path / "idle.py").write_text(IDLE_CONTROLLER)
     return spawn(
@@ -135,12 +155,14 @@ def _ends_with_an_error_naming(proc, field: str) -> str:
         ("gravity", [0.0, 0.0, float("inf")]),
     ],
 )
-def test_a_bad_welcome_is_refused_naming_the_field(tmp_path: Path, nameserver: str, simulator, field, value) -> None:
-    proc = _controller(tmp_path, nameserver)
+def test_a_bad_welcome_is_refused_naming_the_field(
+    tmp_path: Path, shared_nameserver: str, shared_simulator: FakeSimulator, field, value
+) -> None:
+    proc = _controller(tmp_path, shared_nameserver)
     try:
-        identity, hello = simulator.receive(proto.HELLO)
+        identity, hello = shared_simulator.receive(proto.HELLO)
         assert hello["robot"] == "robot"
-        simulator.send(identity, proto.WELCOME, **{**good_welcome(), field: value})
+        shared_simulator.send(identity, proto.WELCOME, **{**good_welcome(), field: value})
         _ends_with_an_error_naming(proc, field)
     finally:
         proc.stop()

@@ -13,8 +13,10 @@ from process_helpers import wait_unregistered
 HOLD_POSE = EXAMPLES / "controllers" / "hold_pose.py"
 PA10_FOLLOW = EXAMPLES / "controllers" / "pa10_follow.py"
 
+# The model loads in the simulator: no modelloader process, which none of these faults involves.
 PA10_PROJECT = """
 world: {{timestep: 0.001, end_time: 30.0, sync: {sync}}}
+services: {{loader: local}}
 models:
   - name: pa10
     file: {{models}}/PA10/pa10.main.wrl
@@ -43,7 +45,7 @@ def test_a_controller_killed_mid_run_gets_its_policy(nameserver, tmp_path, polic
     project = pa10_project(
         tmp_path, f"  - {{name: arm, robot: pa10, command: external, policy: {policy}, deadline: 5.0}}"
     )
-    with Stack(tmp_path, nameserver, project) as stack:
+    with Stack(tmp_path, nameserver, project, loader=False) as stack:
         ctl = stack.controller(PA10_FOLLOW, name="arm", robot="pa10")
         stack.sim.call("start", until=0.6)
         wait_sim_time(stack, 0.15)
@@ -67,7 +69,7 @@ def test_a_controller_killed_mid_run_gets_its_policy(nameserver, tmp_path, polic
 
 def test_a_stalled_controller_misses_its_deadline_and_the_run_goes_on(nameserver, tmp_path):
     project = pa10_project(tmp_path, "  - {name: arm, robot: pa10, command: external, policy: hold, deadline: 0.5}")
-    with Stack(tmp_path, nameserver, project) as stack:
+    with Stack(tmp_path, nameserver, project, loader=False) as stack:
         ctl = stack.controller(PA10_FOLLOW, name="arm", robot="pa10", extra=["--reconnect-wait", "0"])
         stack.sim.call("start", until=0.6)
         wait_sim_time(stack, 0.1)
@@ -85,7 +87,7 @@ def test_a_stalled_controller_misses_its_deadline_and_the_run_goes_on(nameserver
 def test_a_controller_started_late_joins_at_the_next_tick(nameserver, tmp_path):
     # no controller in the project: the run starts at once; realtime, so it lasts long enough to join
     project = pa10_project(tmp_path, sync="realtime", drive="high_gain")  # holds its pose until then
-    with Stack(tmp_path, nameserver, project) as stack:
+    with Stack(tmp_path, nameserver, project, loader=False) as stack:
         stack.sim.call("start", until=5.0)
         wait_sim_time(stack, 0.2)
         # targets, not PD torques: a realtime run on a loaded machine holds a late torque for a tick,
@@ -113,7 +115,7 @@ def test_wrong_length_commands_from_a_controller_process(nameserver, tmp_path):
     """,
     )
     project = pa10_project(tmp_path, "  - {name: short, robot: pa10, command: external, policy: hold}")
-    with Stack(tmp_path, nameserver, project) as stack:
+    with Stack(tmp_path, nameserver, project, loader=False) as stack:
         ctl = stack.controller(bad, name="short", robot="pa10")
         summary = stack.run(until=0.05)
         ctl.stop()
@@ -126,7 +128,7 @@ def test_wrong_length_commands_from_a_controller_process(nameserver, tmp_path):
 def test_the_simulator_killed_under_a_controller(nameserver, tmp_path):
     """Documented: the runner reports the simulator gone, waits --reconnect-wait seconds, exits 3."""
     project = pa10_project(tmp_path, "  - {name: arm, robot: pa10, command: external}")
-    with Stack(tmp_path, nameserver, project) as stack:
+    with Stack(tmp_path, nameserver, project, loader=False) as stack:
         ctl = stack.controller(PA10_FOLLOW, name="arm", robot="pa10", extra=["--reconnect-wait", "1"])
         stack.sim.call("start", until=30.0)
         wait_sim_time(stack, 0.1)
@@ -139,7 +141,7 @@ def test_the_simulator_killed_under_a_controller(nameserver, tmp_path):
 
 def test_a_controller_reattaches_to_a_restarted_simulator(nameserver, tmp_path):
     project = pa10_project(tmp_path, "  - {name: arm, robot: pa10, command: external}")
-    with Stack(tmp_path, nameserver, project) as first:
+    with Stack(tmp_path, nameserver, project, loader=False) as first:
         ctl = first.controller(PA10_FOLLOW, name="arm", robot="pa10", extra=["--reconnect-wait", "30"])
         first.sim.call("start", until=30.0)
         wait_sim_time(first, 0.1)
@@ -147,7 +149,7 @@ def test_a_controller_reattaches_to_a_restarted_simulator(nameserver, tmp_path):
         first.procs.remove(ctl)  # the controller outlives this stack
     wait_unregistered(nameserver, "simserver")  # a killed process's entry lives until its ttl ends
     try:
-        with Stack(tmp_path, nameserver, project) as second:
+        with Stack(tmp_path, nameserver, project, loader=False) as second:
             summary = second.run(until=0.2)
     finally:
         ctl.stop()
@@ -157,7 +159,7 @@ def test_a_controller_reattaches_to_a_restarted_simulator(nameserver, tmp_path):
 
 def test_a_controller_stopped_with_sigterm_says_bye(nameserver, tmp_path):
     project = pa10_project(tmp_path, "  - {name: arm, robot: pa10, command: external, policy: hold}")
-    with Stack(tmp_path, nameserver, project) as stack:
+    with Stack(tmp_path, nameserver, project, loader=False) as stack:
         ctl = stack.controller(PA10_FOLLOW, name="arm", robot="pa10")
         stack.sim.call("start", until=0.6)
         wait_sim_time(stack, 0.15)

@@ -3,6 +3,7 @@ are in test_multihost.py). Real processes and real CURVE sockets."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -31,11 +32,11 @@ def hrpsim_keys(*args: str) -> subprocess.CompletedProcess:
     )
 
 
-@pytest.fixture
-def keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A key folder (server, admin, an observer, a controller limited to robot 'box'); this
-    test process uses the admin key."""
-    folder = tmp_path / "keys"
+@pytest.fixture(scope="module")
+def made_keys(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A key folder made once by ``hrpsim keys new`` (server, admin, an observer, a controller
+    limited to robot 'box'); the tests get copies, so one that revokes or adds a key changes its own."""
+    folder = tmp_path_factory.mktemp("made") / "keys"
     for args in (
         [folder],
         [folder, "--name", "eye", "--role", "observer"],
@@ -43,6 +44,15 @@ def keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     ):
         done = hrpsim_keys(*args)
         assert done.returncode == 0, done.stderr
+    return folder
+
+
+@pytest.fixture
+def keys(made_keys: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """This test's copy of the key folder (files and their modes as made); this test process uses
+    the admin key."""
+    folder = tmp_path / "keys"
+    shutil.copytree(made_keys, folder)
     monkeypatch.setenv("HRPSIM_KEYS", str(folder))
     monkeypatch.setenv("HRPSIM_KEY", "admin")
     yield folder

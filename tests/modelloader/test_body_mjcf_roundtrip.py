@@ -1,4 +1,5 @@
-"""Choreonoid body files through ``hrpsim model convert`` to MJCF and back (real processes): the
+"""Choreonoid body files through ``hrpsim model convert`` to MJCF and back (the command's own entry
+point, and for the refusals and the static bodies the command as a process): the
 BodyInfo read again is the one read from the body file, to the six significant digits MuJoCo writes,
 but for what MJCF has no place for (docs/models.md "Choreonoid body files", "Converting"): drawn-only
 shapes, velocity limits, the joint fields of a fixed joint, cameras and range sensors, sensors'
@@ -18,6 +19,7 @@ from modelloader_helpers import MODELS, REPO
 
 from hrpsim.bodyinfo import Body, Link, bodies_equal
 from hrpsim.modelloader import load_body
+from hrpsim.modelloader.convert import main as convert_command
 
 pytest.importorskip("mujoco")
 
@@ -58,6 +60,7 @@ CRAWLERS = ["Tank/Tank.body", "Tank/SimpleTank.body", "misc/crawler.body", "misc
 
 
 def convert(source: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    """``hrpsim model convert SOURCE OUT`` as a user types it, in a process of its own."""
     return subprocess.run(
         [sys.executable, "-m", "hrpsim", "model", "convert", str(source), str(out)],
         cwd=REPO,
@@ -65,6 +68,13 @@ def convert(source: Path, out: Path) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=300,
     )
+
+
+def convert_here(source: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The same command by its entry point in this process: the corpus's bodies need not each pay
+    for starting an interpreter (the tests below run the command itself in a process)."""
+    code = convert_command([str(source), str(out)])
+    assert code == 0, capsys.readouterr().err
 
 
 def what_mjcf_keeps(body: Body, unbalanced: set[str]) -> Body:
@@ -90,11 +100,10 @@ def what_mjcf_keeps(body: Body, unbalanced: set[str]) -> Body:
 
 
 @pytest.mark.parametrize("rel", BODIES)
-def test_body_to_mjcf_reads_back_the_same_body(rel: str, tmp_path: Path) -> None:
+def test_body_to_mjcf_reads_back_the_same_body(rel: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source = MODELS / "choreonoid-body" / rel
     out = tmp_path / "body.xml"
-    done = convert(source, out)
-    assert done.returncode == 0, done.stderr
+    convert_here(source, out, capsys)
     first, again = load_body(source), load_body(out)
     assert again.format == "mjcf"
     unbalanced = {lk.name for lk in first.links if not obeys_triangle_inequality(lk.inertia)}

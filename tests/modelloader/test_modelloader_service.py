@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 from modelloader_helpers import MODELS, modelloader_process
+from process_helpers import start_nameserver
 
 from hrpsim.bodyinfo import bodies_equal
 from hrpsim.client import Client
@@ -17,11 +19,35 @@ from hrpsim.models import fetch_body
 
 @pytest.fixture
 def loader(nameserver: str, tmp_path: Path):
+    """A modelloader process of the test's own (its cache counts from zero)."""
     with (
         modelloader_process(nameserver, tmp_path) as proc,
         Client(proc.address, peer="modelloader", timeout=60.0) as client,
     ):
         yield nameserver, client
+
+
+@pytest.fixture(scope="module")
+def shared_loader(tmp_path_factory: pytest.TempPathFactory):
+    """One modelloader process (and its nameserver) for the tests that do not count its cache's
+    hits and misses: (nameserver, client, a folder it may read)."""
+    folder = tmp_path_factory.mktemp("shared-loader")
+    nameserver = start_nameserver(folder)
+    try:
+        with (
+            modelloader_process(nameserver.address, folder) as proc,
+            Client(proc.address, peer="modelloader", timeout=60.0) as client,
+        ):
+            yield nameserver.address, client, folder
+    finally:
+        nameserver.stop()
+
+
+@pytest.fixture
+def shared(shared_loader) -> tuple[str, Client, Path]:
+    """The shared modelloader, and a folder of the test's own that it may read."""
+    nameserver, client, folder = shared_loader
+    return nameserver, client, Path(tempfile.mkdtemp(dir=folder))
 
 
 @pytest.mark.parametrize(
@@ -33,8 +59,8 @@ def loader(nameserver: str, tmp_path: Path):
         "openhrp3/model/house/house.main.wrl",
     ],
 )
-def test_body_through_the_service_equals_the_local_load(loader, rel: str) -> None:
-    nameserver, _ = loader
+def test_body_through_the_service_equals_the_local_load(shared, rel: str) -> None:
+    nameserver, _, _ = shared
     remote = fetch_body(MODELS / rel, nameserver=nameserver)
     assert bodies_equal(remote, load_body(MODELS / rel))
     again = fetch_body(MODELS / rel, nameserver=nameserver)  # from the cache this time
@@ -70,15 +96,15 @@ def test_a_changed_inline_is_noticed(loader, tmp_path: Path) -> None:
     assert client.call("stats")["misses"] == 2
 
 
-def test_a_broken_model_is_an_error_reply_and_the_service_goes_on(loader, tmp_path: Path) -> None:
-    nameserver, client = loader
-    broken = tmp_path / "broken.wrl"
+def test_a_broken_model_is_an_error_reply_and_the_service_goes_on(shared) -> None:
+    nameserver, client, folder = shared
+    broken = folder / "broken.wrl"
     broken.write_text("#VRML V2.0 utf8\nDEF X Transform {\n  children [ Shape { geometry Box { size 1 1 } ]\n")
     with pytest.raises(ModelError) as caught:
         fetch_body(broken, nameserver=nameserver)
     assert str(broken) in str(caught.value)
     with pytest.raises(ModelError, match="no such file"):
-        client.call("load", path=str(tmp_path / "missing.wrl"))
+        client.call("load", path=str(folder / "missing.wrl"))
     with pytest.raises(RequestError, match="unknown option"):
         client.call("load", path=str(broken), options={"strict": True})
     with pytest.raises(RequestError, match="path must be"):
@@ -87,9 +113,9 @@ def test_a_broken_model_is_an_error_reply_and_the_service_goes_on(loader, tmp_pa
     assert fetch_body(MODELS / "openhrp3/model/floor.wrl", nameserver=nameserver).name == "floor"
 
 
-def test_a_model_error_crosses_the_wire_with_every_problem_and_its_place(loader, tmp_path: Path) -> None:
-    _, client = loader
-    broken = tmp_path / "two_problems.urdf"
+def test_a_model_error_crosses_the_wire_with_every_problem_and_its_place(shared) -> None:
+    _, client, folder = shared
+    broken = folder / "two_problems.urdf"
     broken.write_text(
         '<robot name="r">\n  <link name="a"/>\n  <link name="b"/>\n'
         '  <joint name="j" type="revolving">\n    <parent link="a"/><child link="b"/>\n  </joint>\n'
@@ -108,9 +134,9 @@ def test_a_model_error_crosses_the_wire_with_every_problem_and_its_place(loader,
     assert "modelloader" in str(remote.value)  # names the peer that failed
 
 
-def test_lenient_option_reaches_the_loader(loader, tmp_path: Path) -> None:
-    _, client = loader
-    odd = tmp_path / "odd.wrl"
+def test_lenient_option_reaches_the_loader(shared) -> None:
+    _, client, folder = shared
+    odd = folder / "odd.wrl"
     odd.write_text((MODELS / "openhrp3/model/box2.wrl").read_text().replace('jointType "free"', 'jointType "hover"'))
     with pytest.raises(ModelError, match="unknown jointType 'hover'"):
         client.call("load", path=str(odd))

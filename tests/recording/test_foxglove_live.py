@@ -80,9 +80,16 @@ def test_a_foxglove_client_receives_every_link_at_the_runs_rate(tmp_path: Path, 
     assert min(steps) == period, steps  # frames one stream period apart: the run's rate, not a subsample
 
 
-def test_view_serves_a_recording_to_foxglove(tmp_path: Path, models_dir: Path) -> None:
-    launch_and_record(stand_project(tmp_path, models_dir), tmp_path)
-    argv = [*HRPSIM, "view", str(tmp_path / "stand.mcap"), "--foxglove", "127.0.0.1:0", "--duration", "120"]
+@pytest.fixture(scope="module")
+def stand_recording(tmp_path_factory: pytest.TempPathFactory, models_dir: Path) -> Path:
+    """The standing humanoid recorded once: the tests that serve it with hrpsim view only read it."""
+    folder = tmp_path_factory.mktemp("stand")
+    launch_and_record(stand_project(folder, models_dir), folder)
+    return folder / "stand.mcap"
+
+
+def test_view_serves_a_recording_to_foxglove(tmp_path: Path, models_dir: Path, stand_recording: Path) -> None:
+    argv = [*HRPSIM, "view", str(stand_recording), "--foxglove", "127.0.0.1:0", "--duration", "120"]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     with open(tmp_path / "view.log", "wb") as log:
         view = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=REPO, env=env, start_new_session=True)
@@ -122,11 +129,12 @@ def test_foxglove_beyond_loopback_without_keys_or_insecure_is_refused(tmp_path: 
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_a_view_started_with_ctrl_c_ignored_still_stops_on_it(tmp_path: Path, models_dir: Path, signum: int) -> None:
+def test_a_view_started_with_ctrl_c_ignored_still_stops_on_it(
+    tmp_path: Path, stand_recording: Path, signum: int
+) -> None:
     """A server started in the background of a script inherits SIGINT ignored; hrpsim view stops on
     Ctrl-C (and SIGTERM) all the same, as at the end of --duration."""
-    launch_and_record(stand_project(tmp_path, models_dir), tmp_path)
-    argv = [*HRPSIM, "view", str(tmp_path / "stand.mcap"), "--foxglove", "127.0.0.1:0", "--duration", "600"]
+    argv = [*HRPSIM, "view", str(stand_recording), "--foxglove", "127.0.0.1:0", "--duration", "600"]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     with open(tmp_path / "view.log", "wb") as log:
         view = subprocess.Popen(

@@ -6,11 +6,23 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from controller_helpers import SR1_URDF, HubUnderTest, sr1_body
+from process_helpers import start_nameserver
 
 from hrpsim.controllers import Controller
 from hrpsim.engines.base import JointCommand
 from hrpsim.errors import ConfigError
 from hrpsim.project import parse_project
+
+
+@pytest.fixture(scope="module")
+def shared_nameserver(tmp_path_factory):
+    """One nameserver for the module: each test's hub registers there and unregisters when it closes
+    (as a test that runs several hubs one after another always did)."""
+    proc = start_nameserver(tmp_path_factory.mktemp("nameserver"))
+    try:
+        yield proc.address
+    finally:
+        proc.stop()
 
 
 def _project(tmp_path, devices: dict, *, joints: dict | None = None):
@@ -33,7 +45,7 @@ class _Probe(Controller):
         return self.targets(np.full(len(self.joints), 0.01 * state.tick))
 
 
-def _run(nameserver, project, ticks: int) -> tuple[_Probe, list[np.ndarray]]:
+def _run(nameserver: str, project, ticks: int) -> tuple[_Probe, list[np.ndarray]]:
     body = sr1_body()
     with HubUnderTest(nameserver, project, body) as sim:
         probe = _Probe()
@@ -45,22 +57,22 @@ def _run(nameserver, project, ticks: int) -> tuple[_Probe, list[np.ndarray]]:
     return probe, true_q
 
 
-def test_encoder_angles_are_whole_multiples_of_the_resolution(nameserver, tmp_path):
+def test_encoder_angles_are_whole_multiples_of_the_resolution(shared_nameserver, tmp_path):
     names = sr1_body().joint_names
     project = _project(
         tmp_path, {"encoder": {"counts_per_rev": 1000, "gear_ratio": 2}}, joints={names[0]: 0.12345, names[1]: -0.4321}
     )
-    probe, _ = _run(nameserver, project, 3)
+    probe, _ = _run(shared_nameserver, project, 3)
     resolution = 2 * np.pi / 2000
     steps = probe.seen[0] / resolution
     np.testing.assert_allclose(steps, np.round(steps), atol=1e-9)
     assert probe.seen[0][0] != 0.12345 and abs(probe.seen[0][0] - 0.12345) <= resolution / 2
 
 
-def test_the_same_seed_gives_the_same_noise_and_another_seed_other_noise(nameserver, tmp_path):
+def test_the_same_seed_gives_the_same_noise_and_another_seed_other_noise(shared_nameserver, tmp_path):
     def seen(seed: int) -> np.ndarray:
         project = _project(tmp_path, {"noise": {"seed": seed, "q": {"std": 0.01, "bias": 0.1}}})
-        return np.array(_run(nameserver, project, 5)[0].seen)
+        return np.array(_run(shared_nameserver, project, 5)[0].seen)
 
     first, again, other = seen(7), seen(7), seen(8)
     assert np.array_equal(first, again)
@@ -69,26 +81,26 @@ def test_the_same_seed_gives_the_same_noise_and_another_seed_other_noise(nameser
 
 
 @pytest.mark.parametrize("latency", [0, 3])
-def test_sensor_latency_shows_the_state_of_n_ticks_before(nameserver, tmp_path, latency):
+def test_sensor_latency_shows_the_state_of_n_ticks_before(shared_nameserver, tmp_path, latency):
     project = _project(tmp_path, {"latency": {"sensor": latency}})
-    probe, true_q = _run(nameserver, project, 10)
+    probe, true_q = _run(shared_nameserver, project, 10)
     for k in range(latency + 1, 10):
         np.testing.assert_array_equal(probe.seen[k], true_q[k - 1 - latency])
 
 
 @pytest.mark.parametrize("latency", [0, 2])
-def test_command_latency_shifts_the_response_by_n_ticks(nameserver, tmp_path, latency):
+def test_command_latency_shifts_the_response_by_n_ticks(shared_nameserver, tmp_path, latency):
     project = _project(tmp_path, {"latency": {"command": latency}})
-    _, true_q = _run(nameserver, project, 10)
+    _, true_q = _run(shared_nameserver, project, 10)
     for k in range(latency, 10):  # the command answering tick k acts from tick k + latency
         np.testing.assert_allclose(true_q[k], 0.01 * (k - latency))
 
 
-def test_the_watchdog_zeroes_torques_when_commands_stop(nameserver, tmp_path):
+def test_the_watchdog_zeroes_torques_when_commands_stop(shared_nameserver, tmp_path):
     project = _project(tmp_path, {"watchdog_ms": 20})
     body = sr1_body()
     n = len(body.joint_names)
-    with HubUnderTest(nameserver, project, body) as sim:
+    with HubUnderTest(shared_nameserver, project, body) as sim:
         sim.world.apply("robot", JointCommand(torque=np.full(n, 5.0), modes=dict.fromkeys(body.joint_names, "torque")))
         sim.run(15)
         assert np.all(sim.world.read("robot").tau == 5.0)  # within 20 ms: the drivers keep the torque
@@ -96,7 +108,7 @@ def test_the_watchdog_zeroes_torques_when_commands_stop(nameserver, tmp_path):
         assert np.all(sim.world.read("robot").tau == 0.0)
 
 
-def test_torque_saturation_and_dropped_commands(nameserver, tmp_path):
+def test_torque_saturation_and_dropped_commands(shared_nameserver, tmp_path):
     class Push(Controller):
         def control(self, state):
             cmd = self.torque(np.full(len(self.joints), 1e6))
@@ -105,7 +117,7 @@ def test_torque_saturation_and_dropped_commands(nameserver, tmp_path):
     project = _project(tmp_path, {"saturate_torque": True, "drop_commands": 0.5, "noise": {"seed": 3}})
     body = sr1_body()
     limits = np.array([lk.torque_upper for lk in body.joints])
-    with HubUnderTest(nameserver, project, body) as sim:
+    with HubUnderTest(shared_nameserver, project, body) as sim:
         sim.hub.attach_local(Push(), name="push", robot="robot")
         sim.run(40)
         tau = sim.world.read("robot").tau

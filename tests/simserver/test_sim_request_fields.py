@@ -4,32 +4,39 @@ with a raw Python exception type; the simulator keeps serving."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from process_helpers import start_nameserver
 from sim_helpers import PENDULUM_URDF, start_simserver
 
 from hrpsim.client import Client
 from hrpsim.errors import RequestError
 
 
-@pytest.fixture
-def sim(tmp_path: Path, nameserver: str) -> Iterator[Client]:
-    (tmp_path / "pendulum.urdf").write_text(PENDULUM_URDF)
-    project = tmp_path / "pendulum.yaml"
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Client]:
+    """One simulator for the module: every request here is refused, so none changes what the next
+    test sees (each still checks that nothing moved)."""
+    folder = tmp_path_factory.mktemp("request_fields")
+    (folder / "pendulum.urdf").write_text(PENDULUM_URDF)
+    project = folder / "pendulum.yaml"
     project.write_text(
         "world: {timestep: 0.001, end_time: 1.0}\n"
         "services: {loader: local}\n"
         "models:\n  - {name: pend, file: pendulum.urdf}\n"
     )
-    proc, client, _ = start_simserver(tmp_path, nameserver, project)
+    nameserver = start_nameserver(folder)
     try:
-        yield client
+        proc, client, _ = start_simserver(folder, nameserver.address, project)
+        try:
+            yield client
+        finally:
+            client.close()
+            proc.stop()
     finally:
-        client.close()
-        proc.stop()
+        nameserver.stop()
 
 
 ZERO_ROTATION = [[0.0, 0.0, 0.0]] * 3

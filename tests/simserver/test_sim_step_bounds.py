@@ -5,10 +5,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from process_helpers import start_nameserver
 from sim_helpers import start_simserver, write_box_drop_project
 
 from hrpsim.client import Client
@@ -18,15 +20,34 @@ from hrpsim.simserver.service import MAX_STEP_TICKS
 DEADLINE_S = 60.0
 
 
-@pytest.fixture
-def sim(tmp_path: Path, nameserver: str) -> Iterator[tuple]:
-    project = write_box_drop_project(tmp_path, end_time=5000.0)
-    proc, client, entry = start_simserver(tmp_path, nameserver, project)
+@contextmanager
+def _served_box_drop(folder: Path, nameserver: str) -> Iterator[tuple]:
+    project = write_box_drop_project(folder, end_time=5000.0)
+    proc, client, entry = start_simserver(folder, nameserver, project)
     try:
         yield proc, client, entry
     finally:
         client.close()
         proc.stop()
+
+
+@pytest.fixture
+def sim(tmp_path: Path, nameserver: str) -> Iterator[tuple]:
+    """A simulator of its own, for a test that steps it or stops it."""
+    with _served_box_drop(tmp_path, nameserver) as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def refusing_sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Client]:
+    """One simulator for the tests whose every request is refused: none of them steps it."""
+    folder = tmp_path_factory.mktemp("step_bounds")
+    nameserver = start_nameserver(folder)
+    try:
+        with _served_box_drop(folder, nameserver.address) as (_, client, _):
+            yield client
+    finally:
+        nameserver.stop()
 
 
 def _step_in_background(endpoint: str, n: int) -> tuple[threading.Thread, dict[str, Any]]:
@@ -56,8 +77,8 @@ def _wait_for_tick_past(client: Client, tick: int) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("n", [MAX_STEP_TICKS + 1, 2**63, 100_000_000])
-def test_a_step_beyond_the_bound_is_refused_naming_n(sim: tuple, n: int) -> None:
-    _, client, _ = sim
+def test_a_step_beyond_the_bound_is_refused_naming_n(refusing_sim: Client, n: int) -> None:
+    client = refusing_sim
     with pytest.raises(RequestError, match=f"step: n must be an integer from 1 to {MAX_STEP_TICKS}") as refused:
         client.call("step", n=n)
     assert refused.value.field == "n"
@@ -65,8 +86,8 @@ def test_a_step_beyond_the_bound_is_refused_naming_n(sim: tuple, n: int) -> None
 
 
 @pytest.mark.parametrize("n", [0, -3, True, 2.5, "7"])
-def test_a_step_of_a_non_count_is_refused_naming_n(sim: tuple, n: Any) -> None:
-    _, client, _ = sim
+def test_a_step_of_a_non_count_is_refused_naming_n(refusing_sim: Client, n: Any) -> None:
+    client = refusing_sim
     with pytest.raises(RequestError, match="step: n must be") as refused:
         client.call("step", n=n)
     assert refused.value.field == "n"

@@ -9,16 +9,28 @@ import msgpack
 import numpy as np
 import pytest
 from controller_helpers import HubUnderTest, attach_by_hand, hub_dealer, kinematic_project, sr1_body
+from process_helpers import start_nameserver
 
 from hrpsim import tick as proto
 from hrpsim.codec import CODEC
 
 
+@pytest.fixture(scope="module")
+def shared_nameserver(tmp_path_factory):
+    """One nameserver for the module: each test's hub registers there and unregisters when it closes;
+    the tests reach the hub by its endpoint, not through the nameserver."""
+    proc = start_nameserver(tmp_path_factory.mktemp("nameserver"))
+    try:
+        yield proc.address
+    finally:
+        proc.stop()
+
+
 @pytest.fixture
-def sim(nameserver, tmp_path):
+def sim(shared_nameserver, tmp_path):
     body = sr1_body()
     project = kinematic_project(tmp_path, [{"name": "raw", "policy": "hold", "deadline": 2.0}])
-    with HubUnderTest(nameserver, project, body) as hub:
+    with HubUnderTest(shared_nameserver, project, body) as hub:
         yield hub
 
 

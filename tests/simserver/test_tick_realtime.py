@@ -3,16 +3,29 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import zmq
 from controller_helpers import HubUnderTest, attach_by_hand, kinematic_project, sr1_body
+from process_helpers import start_nameserver
 
 from hrpsim import tick as proto
 
 
-def test_a_late_answer_is_counted_and_applied_at_the_next_tick(nameserver, tmp_path):
+@pytest.fixture(scope="module")
+def shared_nameserver(tmp_path_factory):
+    """One nameserver for the module: each test's hub registers there and unregisters when it closes
+    (as a test that runs several hubs one after another always did)."""
+    proc = start_nameserver(tmp_path_factory.mktemp("nameserver"))
+    try:
+        yield proc.address
+    finally:
+        proc.stop()
+
+
+def test_a_late_answer_is_counted_and_applied_at_the_next_tick(shared_nameserver, tmp_path):
     body = sr1_body()
     project = kinematic_project(tmp_path, [{"name": "slow", "policy": "hold", "deadline": 5.0}], sync="realtime")
-    with HubUnderTest(nameserver, project, body) as sim:
+    with HubUnderTest(shared_nameserver, project, body) as sim:
         sock, _ = attach_by_hand(sim, "slow")
         n = len(body.joint_names)
 
@@ -33,7 +46,7 @@ def test_a_late_answer_is_counted_and_applied_at_the_next_tick(nameserver, tmp_p
         assert report["ticks"] == 1 and report["errors"] == 0
 
 
-def test_an_answer_inside_its_slot_is_applied_to_that_tick(nameserver, tmp_path):
+def test_an_answer_inside_its_slot_is_applied_to_that_tick(shared_nameserver, tmp_path):
     """Realtime: a controller that answers a while after the state (inside its slot) is still in time; the hub serves
     answers while the tick's wall-clock slot lasts and applies them to that tick."""
     import threading
@@ -47,7 +60,7 @@ def test_an_answer_inside_its_slot_is_applied_to_that_tick(nameserver, tmp_path)
         tmp_path, [{"name": "half", "policy": "hold", "deadline": 5.0, "period": slot}], sync="realtime", timestep=slot
     )
     n = len(body.joint_names)
-    ticks = 6
+    ticks = 3  # each tick lasts its one-second slot; the ticks after the first show each answer applied to its own
 
     def slow_controller(sock: zmq.Socket) -> None:
         for _ in range(ticks):
@@ -57,7 +70,7 @@ def test_an_answer_inside_its_slot_is_applied_to_that_tick(nameserver, tmp_path)
             time.sleep(delay)  # the answer is not there yet when the hub first looks
             sock.send(proto.command(state["tick"], q_ref=np.full(n, 0.01 * state["tick"]), dq_ref=np.zeros(n)))
 
-    with HubUnderTest(nameserver, project, body) as sim:
+    with HubUnderTest(shared_nameserver, project, body) as sim:
         sock, _ = attach_by_hand(sim, "half")
         worker = threading.Thread(target=slow_controller, args=(sock,), daemon=True)
         worker.start()
@@ -71,7 +84,7 @@ def test_an_answer_inside_its_slot_is_applied_to_that_tick(nameserver, tmp_path)
     assert report["missed"] == 0 and report["late_applied"] == 0 and report["ticks"] == ticks
 
 
-def test_a_tick_the_simulator_started_late_still_gives_the_controller_its_time_step(nameserver, tmp_path):
+def test_a_tick_the_simulator_started_late_still_gives_the_controller_its_time_step(shared_nameserver, tmp_path):
     """The slot is already over when the hub looks for answers (the simulator fell behind the wall
     clock): an answer that comes within a time step of the state is the controller's in time, not a miss."""
     import threading
@@ -90,7 +103,7 @@ def test_a_tick_the_simulator_started_late_still_gives_the_controller_its_time_s
             time.sleep(0.05)
             sock.send(proto.command(state["tick"], q_ref=np.full(n, 0.2), dq_ref=np.zeros(n)))
 
-    with HubUnderTest(nameserver, project, body) as sim:
+    with HubUnderTest(shared_nameserver, project, body) as sim:
         sock, _ = attach_by_hand(sim, "quick")
         worker = threading.Thread(target=quick_controller, args=(sock,), daemon=True)
         worker.start()
