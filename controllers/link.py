@@ -23,6 +23,7 @@ from hrpsim.security import connect_securely
 from hrpsim.sockets import monitor_event, readable
 
 MONITOR_SLICE_S = 0.1  # a waiting receive looks at the connection monitor this often
+_NOBLOCK = int(zmq.NOBLOCK)  # a plain integer: pyzmq's enum flags go through Python's enum machinery
 HEARTBEAT_MS = 1000  # zmq heartbeats find a peer that vanished without closing (a host gone)
 MAX_WELCOME_BYTES = 64 * 1024 * 1024  # the welcome carries the robot's body, meshes and all
 
@@ -122,6 +123,9 @@ class SimulatorLink(Link):
         self._sock.setsockopt(zmq.HEARTBEAT_IVL, HEARTBEAT_MS)
         self._sock.setsockopt(zmq.HEARTBEAT_TIMEOUT, 3 * HEARTBEAT_MS)
         self._sock.setsockopt(zmq.MAXMSGSIZE, MAX_WELCOME_BYTES)
+        # A receive that waits one slice at most: cheaper than a poll and then a receive, and the
+        # connection monitor is still read between slices.
+        self._sock.setsockopt(zmq.RCVTIMEO, round(MONITOR_SLICE_S * 1000))
         connect_securely(self._sock)
         self._monitor = self._sock.get_monitor_socket(
             zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
@@ -139,20 +143,26 @@ class SimulatorLink(Link):
             spin_until = time.perf_counter() + min(self.spin_s, timeout)
             while time.perf_counter() < spin_until:  # busy-poll: the next state comes within a tick
                 try:
-                    return proto.decode(sock.recv(zmq.NOBLOCK), expect=proto.TO_CONTROLLER)
+                    return proto.decode(sock.recv(_NOBLOCK), expect=proto.TO_CONTROLLER)
                 except zmq.Again:
                     pass
         deadline = time.monotonic() + timeout
         while True:
-            if sock.poll(max(0.0, min(deadline - time.monotonic(), MONITOR_SLICE_S)) * 1000):
-                return proto.decode(sock.recv(), expect=proto.TO_CONTROLLER)
+            remaining = deadline - time.monotonic()
+            try:
+                if remaining >= MONITOR_SLICE_S:  # waits up to the receive timeout: one slice
+                    return proto.decode(sock.recv(), expect=proto.TO_CONTROLLER)
+                if sock.poll(max(0.0, remaining) * 1000):  # the last, shorter wait
+                    return proto.decode(sock.recv(_NOBLOCK), expect=proto.TO_CONTROLLER)
+            except zmq.Again:
+                pass
             self._check_monitor()
             if time.monotonic() >= deadline:
                 return None
 
     def _send(self, data: bytes) -> None:
         try:
-            self._sock.send(data, zmq.NOBLOCK)
+            self._sock.send(data, _NOBLOCK)
         except zmq.Again:
             raise PeerGone(f"cannot send to the {self.peer} at {self.endpoint}: its queue is full") from None
         except zmq.ZMQError as exc:

@@ -15,12 +15,13 @@ from typing import Any
 
 import zmq
 
-from hrpsim.codec import CODEC, MAX_MESSAGE_BYTES, Codec
+from hrpsim.codec import CODEC, MAX_MESSAGE_BYTES, Codec, Reply
 from hrpsim.errors import AccessDenied, PeerGone, ProtocolError, RemoteError, Timeout, error_from_wire
 from hrpsim.security import connect_securely
 from hrpsim.sockets import monitor_event, poller_for, readable
 
 DEFAULT_TIMEOUT = 5.0
+_NOBLOCK = int(zmq.NOBLOCK)  # a plain integer: pyzmq's enum flags go through Python's enum machinery
 
 
 class Client:
@@ -53,6 +54,7 @@ class Client:
         self._sock = self._ctx.socket(zmq.DEALER)
         self._sock.setsockopt(zmq.LINGER, 0)
         self._sock.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)  # a model's body is the largest reply
+        self._sock.setsockopt(zmq.RCVTIMEO, round(self.SLICE * 1000))  # a receive waits one slice at most
         connect_securely(self._sock)
         self._monitor = self._sock.get_monitor_socket(
             zmq.EVENT_DISCONNECTED
@@ -103,7 +105,7 @@ class Client:
             raise AccessDenied(self._refused)
         self._drain_monitor()
         try:
-            self._sock.send(self._codec.request(req_id, op, args), zmq.NOBLOCK)
+            self._sock.send(self._codec.request(req_id, op, args), _NOBLOCK)
         except zmq.Again:
             raise Timeout(f"{self.peer} at {self.endpoint} cannot take {op!r} now (send queue full)") from None
         while True:
@@ -113,12 +115,12 @@ class Client:
                     f"no answer from {self.peer} at {self.endpoint} to {op!r} within {limit:g} s"
                     + ("" if self._connected_once else " (never connected: is it running?)")
                 )
-            # Poll the one socket in short slices and look at connection events between them:
-            # a single-socket poll is the cheap path every answered call takes (it returns at once
-            # when the answer is already there).
-            if self._poller.poll(min(remaining, self.SLICE) * 1000):
-                reply = self._read_reply()
-                if reply is None or reply.id != req_id:
+            # Wait for the answer in short slices and look at connection events between them. A
+            # receive that waits (the socket's receive timeout is the slice) is the path every
+            # answered call takes: cheaper than a poll and then a receive.
+            reply = self._read_reply(remaining)
+            if reply is not None:
+                if reply.id != req_id:
                     continue  # an answer to an earlier call that gave up
                 if reply.ok:
                     return reply.result
@@ -135,10 +137,19 @@ class Client:
                     f"{self.connect_timeout:g} s for {op!r}): is it running?"
                 )
 
-    def _read_reply(self):
-        frame = self._sock.recv(copy=False)
-        while frame.more:  # the answer is the last frame (a DEALER's reply has one)
-            frame = self._sock.recv(copy=False)
+    def _read_reply(self, remaining: float) -> Reply | None:
+        """The next reply, waiting up to a slice (less when ``remaining`` s is less); None if none came."""
+        try:
+            if remaining >= self.SLICE:
+                frame = self._sock.recv(copy=False)  # waits up to the receive timeout: the slice
+            elif self._poller.poll(remaining * 1000):  # the last, shorter wait
+                frame = self._sock.recv(_NOBLOCK, copy=False)
+            else:
+                return None
+            while frame.more:  # the answer is the last frame (a DEALER's reply has one)
+                frame = self._sock.recv(_NOBLOCK, copy=False)
+        except zmq.Again:
+            return None
         try:
             return self._codec.parse_reply(frame.bytes)
         except ProtocolError as exc:

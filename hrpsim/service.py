@@ -31,7 +31,7 @@ from hrpsim.connections import ConnectionBound, max_connections
 from hrpsim.errors import HrpsimError, ProtocolError, RequestError
 from hrpsim.naming import Registration, advertised
 from hrpsim.security import UNAUTHENTICATED, Peer, peer_of, serve_securely
-from hrpsim.sockets import poller_for, readable
+from hrpsim.sockets import readable
 
 DEFAULT_BIND = "tcp://127.0.0.1:*"
 # Bounds on what a peer can make a service hold: a request's size (fitted per service), the
@@ -84,13 +84,15 @@ def bind_router(
 # Plain integers: pyzmq's enum flags go through Python's enum machinery on every use.
 _NOBLOCK = int(zmq.NOBLOCK)
 _NOBLOCK_MORE = int(zmq.NOBLOCK | zmq.SNDMORE)
+_RCVTIMEO = int(zmq.RCVTIMEO)
 
 
-def _receive(sock: zmq.Socket) -> list[zmq.Frame] | None:
-    """Every frame of the message waiting on ``sock`` (None if it was gone after all)."""
+def _receive(sock: zmq.Socket, flags: int = _NOBLOCK) -> list[zmq.Frame] | None:
+    """Every frame of the next message on ``sock``: waiting up to the socket's receive timeout for
+    its first frame with ``flags`` 0, not at all with NOBLOCK (None when none came)."""
     try:
-        frames = [sock.recv(_NOBLOCK, copy=False)]
-        while frames[-1].more:
+        frames = [sock.recv(flags, copy=False)]
+        while frames[-1].more:  # the rest of a message is there with its first frame
             frames.append(sock.recv(_NOBLOCK, copy=False))
     except zmq.Again:
         return None
@@ -190,7 +192,7 @@ class Service:
             self._ctx, bind, f"{self.kind} {name!r}", max_message=self.max_request_bytes
         )
         self._connections = ConnectionBound(self.socket, max_connections(), f"{self.kind} {name!r}")
-        self._poller = poller_for(self.socket)
+        self._wait_ms = -1  # the socket's receive timeout (ms) as last set: zmq's default, none
         # A socket made without keys carries no key on any request: every peer has every role.
         self._peer_of = peer_of if self.socket.get(zmq.CURVE_SERVER) else _anyone
         self._stopping = threading.Event()
@@ -251,10 +253,16 @@ class Service:
     def _serve_one(self, timeout: float) -> bool:
         """Answer one request, waiting up to ``timeout`` s for it; False when none came."""
         self._connections.enforce()
-        # a poll returns at once when a request is there; without a wait, a look costs less
-        if not (self._poller.poll(timeout * 1000) if timeout > 0 else readable(self.socket)):
-            return False
-        frames = _receive(self.socket)
+        if timeout > 0:
+            # A receive that waits (a receive timeout set only when the wait changes) costs less
+            # than a poll and then a receive: the poll builds and reads its item list every call.
+            wait_ms = max(1, round(timeout * 1000))
+            if wait_ms != self._wait_ms:
+                self.socket.setsockopt(_RCVTIMEO, wait_ms)
+                self._wait_ms = wait_ms
+            frames = _receive(self.socket, 0)
+        else:  # without a wait, a look at the socket's events costs less than a receive that fails
+            frames = _receive(self.socket) if readable(self.socket) else None
         if frames is None:
             return False
         self._handle(frames)
