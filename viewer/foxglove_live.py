@@ -56,6 +56,12 @@ class _SceneOnSubscribe:
             self.wanted.set()
 
 
+# /scene goes out again at least this often (wall-clock seconds): the SDK drops a slow client's
+# oldest messages past its backlog, and a client that lost the scene so would never draw the robot.
+# Its entities replace those of the same id, so a repeat changes nothing for a client that has it.
+SCENE_REPEAT_S = 1.0
+
+
 class FoxgloveServer:
     """A foxglove-sdk WebSocket server with one JSON channel per topic, made on first use."""
 
@@ -89,6 +95,7 @@ class FoxgloveServer:
             raise ConfigError(f"--foxglove: cannot serve on {host}:{port} ({exc}); pick another port") from None
         self.host = host
         self.channels: dict[str, Any] = {}
+        self._scene_due = time.monotonic() + SCENE_REPEAT_S
 
     @property
     def port(self) -> int:
@@ -102,9 +109,13 @@ class FoxgloveServer:
         channel.log(data, log_time=log_time)
 
     def scene_wanted(self) -> bool:
-        wanted = self.listener.wanted.is_set()
+        """Whether /scene should go out again now: a client subscribed to it, or it is due."""
+        now = time.monotonic()
+        if not (self.listener.wanted.is_set() or now >= self._scene_due):
+            return False
         self.listener.wanted.clear()
-        return wanted
+        self._scene_due = now + SCENE_REPEAT_S
+        return True
 
     def stop(self) -> None:
         self.server.stop()
