@@ -30,6 +30,17 @@ def nameserver(tmp_path: Path) -> Iterator[str]:
         proc.stop()
 
 
+@pytest.fixture(scope="module")
+def shared_nameserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One nameserver for a module whose tests each register a service of their own there and
+    unregister it as they close (as a test that runs several hubs one after another does)."""
+    proc = start_nameserver(tmp_path_factory.mktemp("nameserver"))
+    try:
+        yield proc.address
+    finally:
+        proc.stop()
+
+
 @pytest.fixture
 def nameserver_process(tmp_path: Path) -> Iterator[ManagedProcess]:
     """Like ``nameserver`` but yields the process, for tests that kill or restart it."""

@@ -6,23 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from controller_helpers import SR1_URDF, HubUnderTest, sr1_body
-from process_helpers import start_nameserver
 
 from hrpsim.controllers import Controller
 from hrpsim.engines.base import JointCommand
 from hrpsim.errors import ConfigError
 from hrpsim.project import parse_project
-
-
-@pytest.fixture(scope="module")
-def shared_nameserver(tmp_path_factory):
-    """One nameserver for the module: each test's hub registers there and unregisters when it closes
-    (as a test that runs several hubs one after another always did)."""
-    proc = start_nameserver(tmp_path_factory.mktemp("nameserver"))
-    try:
-        yield proc.address
-    finally:
-        proc.stop()
 
 
 def _project(tmp_path, devices: dict, *, joints: dict | None = None):

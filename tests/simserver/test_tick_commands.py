@@ -9,21 +9,9 @@ import msgpack
 import numpy as np
 import pytest
 from controller_helpers import HubUnderTest, attach_by_hand, hub_dealer, kinematic_project, sr1_body
-from process_helpers import start_nameserver
 
 from hrpsim import tick as proto
 from hrpsim.codec import CODEC
-
-
-@pytest.fixture(scope="module")
-def shared_nameserver(tmp_path_factory):
-    """One nameserver for the module: each test's hub registers there and unregisters when it closes;
-    the tests reach the hub by its endpoint, not through the nameserver."""
-    proc = start_nameserver(tmp_path_factory.mktemp("nameserver"))
-    try:
-        yield proc.address
-    finally:
-        proc.stop()
 
 
 @pytest.fixture

@@ -3,23 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 import zmq
 from controller_helpers import HubUnderTest, attach_by_hand, kinematic_project, sr1_body
-from process_helpers import start_nameserver
 
 from hrpsim import tick as proto
-
-
-@pytest.fixture(scope="module")
-def shared_nameserver(tmp_path_factory):
-    """One nameserver for the module: each test's hub registers there and unregisters when it closes
-    (as a test that runs several hubs one after another always did)."""
-    proc = start_nameserver(tmp_path_factory.mktemp("nameserver"))
-    try:
-        yield proc.address
-    finally:
-        proc.stop()
 
 
 def test_a_late_answer_is_counted_and_applied_at_the_next_tick(shared_nameserver, tmp_path):
