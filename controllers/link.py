@@ -20,7 +20,7 @@ from hrpsim import shared_state, unix_channel
 from hrpsim import tick as proto
 from hrpsim.errors import AccessDenied, PeerGone, ProtocolError, Timeout
 from hrpsim.security import connect_securely
-from hrpsim.sockets import monitor_event, readable
+from hrpsim.sockets import monitor_event, readable, receive_within
 
 MONITOR_SLICE_S = 0.1  # a waiting receive looks at the connection monitor this often
 _NOBLOCK = int(zmq.NOBLOCK)  # a plain integer: pyzmq's enum flags go through Python's enum machinery
@@ -148,14 +148,9 @@ class SimulatorLink(Link):
                     pass
         deadline = time.monotonic() + timeout
         while True:
-            remaining = deadline - time.monotonic()
-            try:
-                if remaining >= MONITOR_SLICE_S:  # waits up to the receive timeout: one slice
-                    return proto.decode(sock.recv(), expect=proto.TO_CONTROLLER)
-                if sock.poll(max(0.0, remaining) * 1000):  # the last, shorter wait
-                    return proto.decode(sock.recv(_NOBLOCK), expect=proto.TO_CONTROLLER)
-            except zmq.Again:
-                pass
+            data = receive_within(sock, deadline - time.monotonic(), MONITOR_SLICE_S)
+            if data is not None:
+                return proto.decode(data, expect=proto.TO_CONTROLLER)
             self._check_monitor()
             if time.monotonic() >= deadline:
                 return None

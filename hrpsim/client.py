@@ -18,7 +18,7 @@ import zmq
 from hrpsim.codec import CODEC, MAX_MESSAGE_BYTES, Codec, Reply
 from hrpsim.errors import AccessDenied, PeerGone, ProtocolError, RemoteError, Timeout, error_from_wire
 from hrpsim.security import connect_securely
-from hrpsim.sockets import monitor_event, poller_for, readable
+from hrpsim.sockets import monitor_event, readable, receive_within
 
 DEFAULT_TIMEOUT = 5.0
 _NOBLOCK = int(zmq.NOBLOCK)  # a plain integer: pyzmq's enum flags go through Python's enum machinery
@@ -62,7 +62,6 @@ class Client:
             | zmq.EVENT_HANDSHAKE_FAILED_AUTH
             | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
         )
-        self._poller = poller_for(self._sock)
         self._connected_once = False
         self._up = False  # connected now, as far as the connection events read so far tell
         self._refused: str | None = None  # why the peer refused our key, once it has
@@ -139,17 +138,11 @@ class Client:
 
     def _read_reply(self, remaining: float) -> Reply | None:
         """The next reply, waiting up to a slice (less when ``remaining`` s is less); None if none came."""
-        try:
-            if remaining >= self.SLICE:
-                frame = self._sock.recv(copy=False)  # waits up to the receive timeout: the slice
-            elif self._poller.poll(remaining * 1000):  # the last, shorter wait
-                frame = self._sock.recv(_NOBLOCK, copy=False)
-            else:
-                return None
-            while frame.more:  # the answer is the last frame (a DEALER's reply has one)
-                frame = self._sock.recv(_NOBLOCK, copy=False)
-        except zmq.Again:
+        frame = receive_within(self._sock, remaining, self.SLICE, copy=False)
+        if frame is None:
             return None
+        while frame.more:  # the answer is the last frame (a DEALER's reply has one)
+            frame = self._sock.recv(_NOBLOCK, copy=False)
         try:
             return self._codec.parse_reply(frame.bytes)
         except ProtocolError as exc:

@@ -12,6 +12,7 @@ import zmq
 
 _EVENTS = int(zmq.EVENTS)
 _POLLIN = int(zmq.POLLIN)
+_NOBLOCK = int(zmq.NOBLOCK)
 
 
 def readable(sock: zmq.Socket) -> bool:
@@ -19,11 +20,19 @@ def readable(sock: zmq.Socket) -> bool:
     return bool(sock.get(_EVENTS) & _POLLIN)
 
 
-def poller_for(sock: zmq.Socket) -> zmq.Poller:
-    """A Poller watching ``sock`` for input, to keep and reuse."""
-    poller = zmq.Poller()
-    poller.register(sock, zmq.POLLIN)
-    return poller
+def receive_within(sock: zmq.Socket, remaining_s: float, slice_s: float, *, copy: bool = True) -> Any:
+    """The next frame on ``sock`` (bytes, or a Frame with ``copy=False``), waiting up to one slice,
+    or ``remaining_s`` when that is less; None when none came. The socket's receive timeout must be
+    the slice: a receive that waits costs less than a poll and then a receive (a poll builds and
+    reads its item list every call), so only the last, shorter wait polls."""
+    try:
+        if remaining_s >= slice_s:
+            return sock.recv(0, copy=copy)
+        if sock.poll(max(0.0, remaining_s) * 1000):
+            return sock.recv(_NOBLOCK, copy=copy)
+    except zmq.Again:
+        pass
+    return None
 
 
 def monitor_event(frames: list[bytes]) -> dict[str, Any]:
