@@ -7,12 +7,26 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
+import yaml
 from process_helpers import MODELS, ManagedProcess, spawn  # noqa: F401  (tests import MODELS from here)
 from process_helpers import wait_registered as registered_entry
 
 from hrpsim.bodyinfo import Body, Link, Shape
 from hrpsim.client import Client
 from hrpsim.transforms import pose  # noqa: F401  (tests import it from here)
+
+
+def example_project(example: Path, path: Path, **world: object) -> Path:
+    """``example`` (a project in examples/) written to ``path`` with ``world`` settings changed and
+    its models' files and controllers' folders made absolute, so it runs from any folder."""
+    project = yaml.safe_load(example.read_text())
+    project["world"].update(world)
+    for model in project["models"]:
+        model["file"] = str((example.parent / model["file"]).resolve())
+    for controller in project.get("controllers", []):
+        controller["cwd"] = str((example.parent / controller.get("cwd", ".")).resolve())
+    path.write_text(yaml.safe_dump(project))
+    return path
 
 
 def wait_registered(nameserver: str, name: str, proc: ManagedProcess, timeout: float = 20.0) -> str:

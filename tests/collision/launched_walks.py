@@ -8,7 +8,7 @@ import json
 import subprocess
 from pathlib import Path
 
-import yaml
+from collision_helpers import example_project
 from process_helpers import HRPSIM, REPO
 
 EXAMPLE_WALK = REPO / "examples" / "sample_walk.yaml"
@@ -17,15 +17,7 @@ WALK_END_TIME = 3.0  # s: the robot stands, then walks; feet lift and land, cont
 
 def walk_project(folder: Path, mode: str) -> Path:
     """The walking example, its paths made absolute, with ``world.collision: mode``, until ``WALK_END_TIME``."""
-    project = yaml.safe_load(EXAMPLE_WALK.read_text())
-    project["world"].update(collision=mode, end_time=WALK_END_TIME)
-    for model in project["models"]:
-        model["file"] = str((EXAMPLE_WALK.parent / model["file"]).resolve())
-    for controller in project["controllers"]:
-        controller["cwd"] = str((EXAMPLE_WALK.parent / controller.get("cwd", ".")).resolve())
-    path = folder / f"walk_{mode}.yaml"
-    path.write_text(yaml.safe_dump(project))
-    return path
+    return example_project(EXAMPLE_WALK, folder / f"walk_{mode}.yaml", collision=mode, end_time=WALK_END_TIME)
 
 
 def launch_walk(folder: Path, mode: str) -> dict:

@@ -8,23 +8,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
+from collision_helpers import example_project
 from process_helpers import REPO, launch_summary
 
 EXAMPLE = REPO / "examples" / "tank_drive.yaml"
 
 
 def launch(tmp_path: Path, mode: str, until: float) -> dict:
-    project = yaml.safe_load(EXAMPLE.read_text())
-    project["world"].update(collision=mode, end_time=until)
-    for model in project["models"]:
-        model["file"] = str((EXAMPLE.parent / model["file"]).resolve())
-    for controller in project["controllers"]:
-        controller["cwd"] = str((EXAMPLE.parent / controller.get("cwd", ".")).resolve())
     folder = tmp_path / mode
     folder.mkdir()
-    path = folder / "tank.yaml"
-    path.write_text(yaml.safe_dump(project))
+    path = example_project(EXAMPLE, folder / "tank.yaml", collision=mode, end_time=until)
     return launch_summary(path, folder, timeout=600).summary
 
 
