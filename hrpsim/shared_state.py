@@ -189,7 +189,7 @@ class Segment:
 
     def read_command(self) -> dict[str, Any]:
         """The command last written, as the fields of a ``command`` message (copied out)."""
-        tick, mask = (int(v) for v in self._command_head)
+        tick, mask = self._command_head.tolist()
         fields: dict[str, Any] = {"tick": tick}
         for i, key in enumerate(COMMAND_ARRAYS):
             if mask & (1 << i):

@@ -374,13 +374,7 @@ def parse_command(
             f"(known: {', '.join(sorted(COMMAND_FIELDS - {'v', 'type'}))})",
             field=sorted(extra)[0],
         )
-    tick = msg.get("tick")
-    if not isinstance(tick, int) or isinstance(tick, bool):
-        raise RequestError(f"command field 'tick' must be an integer, got {tick!r}", field="tick")
-    if expected_tick is not None and tick != expected_tick:
-        raise RequestError(
-            f"command field 'tick' is {tick}, expected {expected_tick} (answer the latest state)", field="tick"
-        )
+    tick = _checked_tick(msg.get("tick"), expected_tick)
     indices = _joint_indices(msg, joint_names, index_of)
     torque, q_ref, dq_ref = (
         None if msg.get(key) is None else _values(key, msg[key], indices, joint_names) for key in COMMAND_ARRAYS
@@ -397,6 +391,29 @@ def parse_command(
     received = {k: v for k, v in msg.items() if k not in ("v", "type")}
     sensors = _sensor_switches(msg.get("sensors"))
     return Command(tick, indices, torque, q_ref, dq_ref, modes=dict(modes), sensors=sensors, received=received)
+
+
+def _checked_tick(tick: Any, expected_tick: int | None) -> int:
+    if not isinstance(tick, int) or isinstance(tick, bool):
+        raise RequestError(f"command field 'tick' must be an integer, got {tick!r}", field="tick")
+    if expected_tick is not None and tick != expected_tick:
+        raise RequestError(
+            f"command field 'tick' is {tick}, expected {expected_tick} (answer the latest state)", field="tick"
+        )
+    return tick
+
+
+def parse_full_command(
+    msg: dict[str, Any], *, joint_names: list[str], index_of: dict[str, int], expected_tick: int | None
+) -> Command:
+    """:func:`parse_command` of a command whose fields are its tick and full-length arrays of the
+    command's numbers, nothing else (one read from a shared memory segment, whose layout fixes their
+    kinds and lengths): the same checks of the tick and of the values, with the same errors. ``msg``
+    becomes the command's ``received``."""
+    tick = _checked_tick(msg["tick"], expected_tick)
+    every = _every_joint(len(joint_names))
+    arrays = [None if msg.get(key) is None else _values(key, msg[key], every, joint_names) for key in COMMAND_ARRAYS]
+    return Command(tick, every, *arrays, received=msg)
 
 
 def torque_answer(tick: int, torque: np.ndarray, *, joint_names: list[str]) -> Command:

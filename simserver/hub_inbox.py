@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from hrpsim import tick as proto
@@ -45,10 +46,11 @@ class Inbox:
             self._hub.detach(ctl)
             self._hub.policies.apply(ctl, f"left ({reason})", level=logging.INFO)  # a clean goodbye is no fault
 
-    def command(self, identity: bytes, msg: dict[str, Any]) -> None:
-        """A command that came without a message (read from a shared memory segment): checked and
-        taken as one that came on the wire."""
-        self._on_command(identity, self._hub.attachments.with_identity(identity), msg)
+    def command(self, identity: bytes, fields: dict[str, Any]) -> None:
+        """A command that came without a message (read from a shared memory segment: its tick and
+        full-length arrays): checked and taken as one that came on the wire."""
+        ctl = self._hub.attachments.with_identity(identity)
+        self._on_command(identity, ctl, fields, parse=proto.parse_full_command)
 
     def dropped(self, identity: bytes) -> None:
         ctl = self._hub.attachments.with_identity(identity)
@@ -91,7 +93,13 @@ class Inbox:
             log.warning("controller %s: no shared memory (%s); its states go as messages", ctl.name, exc)
             return None
 
-    def _on_command(self, identity: bytes, ctl: AttachedController | None, msg: dict[str, Any]) -> None:
+    def _on_command(
+        self,
+        identity: bytes,
+        ctl: AttachedController | None,
+        msg: dict[str, Any],
+        parse: Callable[..., proto.Command] = proto.parse_command,
+    ) -> None:
         if ctl is None:
             text = "not attached: send hello first (or again, after a missed deadline)"
             WirePeer(self._hub.wire, identity).send(
@@ -101,7 +109,7 @@ class Inbox:
         names, index_of = self._hub.actuation.joint_table(ctl.robot)
         expected = ctl.outstanding
         try:
-            cmd = proto.parse_command(msg, joint_names=names, index_of=index_of, expected_tick=expected)
+            cmd = parse(msg, joint_names=names, index_of=index_of, expected_tick=expected)
         except RequestError as exc:
             self.bad_message(ctl.peer, ctl, str(exc), exc.field)
             return

@@ -55,13 +55,14 @@ class SharedMemoryPeer:
         return int(self.segment.header[shared_state.COMMAND_SEQ]) != self._commands_read
 
     def take_command(self) -> dict[str, Any] | None:
-        """The command the controller wrote since the last one taken, or None (a ring already served)."""
+        """The command the controller wrote since the last one taken (its tick and full-length
+        arrays: hrpsim.tick.parse_full_command reads it), or None (a ring already served)."""
         self.from_controller.clear()
         written = int(self.segment.header[shared_state.COMMAND_SEQ])
         if written == self._commands_read:
             return None
         self._commands_read = written
-        return {"v": 1, "type": "command", **self.segment.read_command()}
+        return self.segment.read_command()
 
     def stop(self) -> None:
         self._peers.forget(self)

@@ -160,3 +160,23 @@ def test_an_in_process_torque_answer_keeps_huge_finite_values_and_names_a_bad_on
     assert cmd.tick == 7 and cmd.torque.tolist() == [1e200, -1e300, 0.0]
     with pytest.raises(RequestError, match=r"torque\[2\] \(joint c\) is nan"):
         proto.torque_answer(7, np.array([1e200, -1e300, np.nan]), joint_names=names)
+
+
+def test_a_full_command_from_shared_memory_gets_the_checks_and_errors_of_a_wire_command():
+    names = ["a", "b", "c"]
+    index_of = {n: i for i, n in enumerate(names)}
+    fields = {"tick": 4, "torque": np.array([1.0, -2.0, 0.5]), "dq_ref": np.zeros(3)}
+    full = proto.parse_full_command(dict(fields), joint_names=names, index_of=index_of, expected_tick=4)
+    wire = proto.parse_command(dict(fields), joint_names=names, index_of=index_of, expected_tick=4)
+    for key in ("torque", "q_ref", "dq_ref"):
+        assert (getattr(full, key) is None) == (getattr(wire, key) is None), key
+        if getattr(wire, key) is not None:
+            np.testing.assert_array_equal(getattr(full, key), getattr(wire, key))
+    assert full.tick == 4 and full.indices.tolist() == [0, 1, 2] and sorted(full.received) == sorted(wire.received)
+    for bad, expected in (
+        ({**fields, "tick": 3}, "command field 'tick' is 3, expected 4"),
+        ({**fields, "dq_ref": np.array([0.0, np.inf, 0.0])}, r"dq_ref\[1\] \(joint b\) is inf"),
+    ):
+        for parse in (proto.parse_full_command, proto.parse_command):
+            with pytest.raises(RequestError, match=expected):
+                parse(bad, joint_names=names, index_of=index_of, expected_tick=4)
