@@ -422,7 +422,7 @@ def torque_answer(tick: int, torque: np.ndarray, *, joint_names: list[str]) -> C
     its values (and the same errors), without the message's own (this process made its fields)."""
     every = _every_joint(len(joint_names))
     checked = _values("torque", torque, every, joint_names)
-    return Command(tick, every, checked, received={"tick": tick, "torque": torque})
+    return Command(tick, every, checked, received={"tick": tick, "torque": checked})
 
 
 def _sensor_switches(value: Any) -> dict[str, bool]:

@@ -95,7 +95,7 @@ class InProcessPeer:
         self.controller.sees(state)  # its robot model (self.model) follows this state when next read
         result = self.controller.control(state)
         if type(result) is np.ndarray:  # the usual answer, one torque per joint: its values' checks only
-            return proto.torque_answer(tick, np.asarray(result, dtype=np.float64), joint_names=joint_names)
+            return proto.torque_answer(tick, result, joint_names=joint_names)  # its values' kind is checked there
         fields = proto.command_fields(tick, **answer_fields(result))
         return proto.parse_command(fields, joint_names=joint_names, index_of=index_of, expected_tick=tick)
 

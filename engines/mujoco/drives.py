@@ -101,6 +101,7 @@ class Drives:
         configured: str | dict[str, str],
     ) -> None:
         self.m, self.d, self.robot = model, data, robot
+        self._ctrl = data.ctrl  # (a view kept: each attribute of an MjData makes a new array)
         self.dt = float(model.opt.timestep)
         self.names = joint_names
         self.mujoco_joints = mujoco_joints
@@ -190,11 +191,11 @@ class Drives:
 
     def apply(self) -> None:
         """This step's actuator controls and hold targets (before the step)."""
-        d = self.d
         if self._torque.size:
-            d.ctrl[self._torque_actuators] = self.torque[self._torque_only]
+            self._ctrl[self._torque_actuators] = self.torque[self._torque_only]
         velocity = self._velocity
         if velocity.size:
+            d = self.d
             d.qpos[self.rotor_qpos[velocity]] = 0.0  # only the rotor's speed matters to the drag
             d.qvel[self.rotor_dof[velocity]] = self.dq_ref[velocity]
         hold = self._hold

@@ -194,7 +194,9 @@ class MujocoEngine(Engine):
 
     def _on_new_data(self) -> None:
         """Views and helpers of a new MjData (a build or a recompile)."""
-        self._rotations = self.d.xmat.reshape(-1, 3, 3)  # a view: each body's rotation matrix
+        # Views of the arrays read every tick, kept: each attribute of an MjData makes a new array.
+        self._rotations = self.d.xmat.reshape(-1, 3, 3)  # each body's rotation matrix
+        self._qpos, self._qvel, self._xpos = self.d.qpos, self.d.qvel, self.d.xpos
         self._stepping = SplitStep(self.m, self.d)
 
     def _drives_changed(self) -> None:
@@ -248,15 +250,14 @@ class MujocoEngine(Engine):
         self._stepping.after_step(controls_only=self._controls_only)
 
     def _guard(self) -> None:
-        d = self.d
         # MuJoCo restarts its clock when it resets a bad state (after the first step the clock cannot
         # tell); otherwise check the numbers ourselves. On the hot path one dot product each: a sum
         # of squares under the square of a bound puts every coordinate under it and NaN fails the
         # comparison (MuJoCo resets coordinates beyond 1e10 itself, so the squares do not overflow);
         # otherwise the exact bounds, per dof for speeds. (The array's own dot: np.dot's dispatch
         # costs half as much again on arrays this small.)
-        qpos, qvel = d.qpos, d.qvel
-        clock_kept = self.tick > 1 and abs(d.time - self.time) < self._half_step
+        qpos, qvel = self._qpos, self._qvel
+        clock_kept = self.tick > 1 and abs(self.d.time - self.time) < self._half_step
         if clock_kept and qpos.dot(qpos) < MAX_DISTANCE**2 and qvel.dot(qvel) < MAX_LINEAR_SPEED**2:
             return
         if (
@@ -308,8 +309,8 @@ class MujocoEngine(Engine):
         model = self.models.get(robot)
         if model is None or model.drives is None:  # not a robot: the error that says so
             model = self._robot(robot)
-        d, body = self.d, model.root
-        q, dq = d.qpos[model.joint_qpos], d.qvel[model.joint_dofs]  # copies (indexed by arrays)
+        body = model.root
+        q, dq = self._qpos[model.joint_qpos], self._qvel[model.joint_dofs]  # copies (indexed by arrays)
         if model.jointless.size:  # controller joints without a MuJoCo joint (fixed) read 0
             q[model.jointless] = dq[model.jointless] = 0.0
         return RobotState(
@@ -318,7 +319,7 @@ class MujocoEngine(Engine):
             q=q,
             dq=dq,
             tau=model.drives.applied(),
-            root_position=d.xpos[body].copy(),
+            root_position=self._xpos[body].copy(),
             root_rotation=self._rotations[body].copy(),
             root_velocity=self._velocity(body),
             sensors=model.sensors.read(),

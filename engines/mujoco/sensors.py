@@ -71,8 +71,8 @@ class SensorSet:
     first, then gyros, then accelerometers; each type in the model's order)."""
 
     def __init__(self, model: mujoco.MjModel, data: mujoco.MjData, info: Body, sites: dict[str, str]) -> None:
-        self.d = data
-        n = data.sensordata.size
+        self._sensordata = data.sensordata  # (a view kept: each attribute of an MjData makes a new array)
+        n = self._sensordata.size
         # [the values now | those of the last step | 0.0]: every reading is gathered from here
         self._values = np.zeros(2 * n + 1)
         self._values[n : 2 * n] = data.sensordata
@@ -98,12 +98,12 @@ class SensorSet:
 
     def snapshot(self) -> None:
         """Keep the acceleration-stage readings of the step just taken."""
-        self.after_step[:] = self.d.sensordata
+        self.after_step[:] = self._sensordata
 
     def read(self) -> dict[str, np.ndarray]:
         if not self._slices:
             return {}
-        self._now[:] = self.d.sensordata
+        self._now[:] = self._sensordata
         values = self._values[self._index]
         values *= self._sign
         return {name: values[place] for name, place in self._slices}

@@ -121,7 +121,11 @@ def _two_dimensional(n):
     return np.zeros((n, 1)), "command field 'torque' must be a 1-D numeric array"
 
 
-@pytest.mark.parametrize("bad", [_nan_at_1, _infinite_at_0, _one_short, _two_dimensional])
+def _booleans(n):
+    return np.ones(n, dtype=bool), "command field 'torque' must be a 1-D numeric array, got bool"
+
+
+@pytest.mark.parametrize("bad", [_nan_at_1, _infinite_at_0, _one_short, _two_dimensional, _booleans])
 def test_an_in_process_torque_array_gets_the_checks_of_a_wire_command(tmp_path, bad):
     engine, hub = _hub(tmp_path, [{"name": "bad", "policy": "hold"}])
     try:
