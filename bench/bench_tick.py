@@ -58,7 +58,7 @@ from hrpsim.simserver.shm_peers import SharedMemoryPeer  # noqa: E402
 
 TIMESTEP = 0.001
 BLOCK = 250
-ROUNDS = 8
+ROUNDS = 16  # pairs of blocks per ratio: single blocks on a shared 2-core machine scatter by +-10 %
 SCALE_TICKS = 300
 SPIN_US = os.environ.get("BENCH_TICK_SPIN_US", "0")
 CONTROLLER = Path(__file__).resolve().parent / "tick_pd_controller.py"
