@@ -1,6 +1,6 @@
 """``hrpsim launch PROJECT.yaml``: start the stack a project needs, supervise it, stop it cleanly.
 
-Order: the nameserver, then the services (modelloader, simserver, collision), then the
+Order: the nameserver, then the services (modelloader, collision, simserver), then the
 controllers; each must register with the nameserver before the next starts, within a deadline
 that names what did not come up and shows its log. Then the simulation runs, with a progress
 line, and the run summary is printed (and written with ``--summary``), whatever ended the run:
@@ -253,9 +253,9 @@ class Launch:
         # The project is the operator's: its folder and its models' folders are where files come from.
         roots = dict.fromkeys([str(Path(p.path).parent), *(str(Path(m.file).parent) for m in p.models)])
         root_args = [arg for root in roots for arg in ("--model-root", root)]
-        if p.models and not self._joined_service("modelloader"):
+        if self._modelloader_wanted() and not self._joined_service("modelloader"):
             self.start_service("modelloader", root_args)
-        if p.world.collision == "service" or p.services.get("collision"):
+        if self._collision_service_wanted():
             self.start_service("collision")
         if p.models:
             record = ["--record", str(self.args.record.resolve())] if self.args.record else []
@@ -269,6 +269,18 @@ class Launch:
             self.start_viewer()
         if self.args.foxglove and p.models:
             self.start_foxglove()
+
+    def _collision_service_wanted(self) -> bool:
+        p = self.project
+        return p.world.collision == "service" or bool(p.services.get("collision"))
+
+    def _modelloader_wanted(self) -> bool:
+        """Whether anything started here asks the modelloader for models: the simulator, unless it
+        loads them itself (``services: {loader: local}``), and the collision service, which reads a
+        body a client names by model file through it."""
+        p = self.project
+        simulator_asks = p.services.get("loader") != "local"
+        return bool(p.models) and (simulator_asks or self._collision_service_wanted())
 
     def start_viewer(self) -> None:
         """The browser view beside the run; a viewer that fails does not stop the run."""

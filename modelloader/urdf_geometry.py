@@ -28,6 +28,15 @@ class GeometryContext:
     problems: Problems
     materials: dict[str, Appearance] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
+    meshes: dict[tuple[str, tuple[float, ...] | None], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+
+    def mesh(self, path: Path, scale: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """The arrays of a mesh file at ``scale``, read once per URDF read: a link's <visual> and
+        <collision> usually name the same file. Shapes share the arrays; nothing writes into them."""
+        key = (str(path), None if scale is None else tuple(float(s) for s in scale))
+        if key not in self.meshes:
+            self.meshes[key] = load_mesh(path, scale)
+        return self.meshes[key]
 
 
 def read_origin(element: etree._Element | None, problems: Problems) -> tuple[np.ndarray, np.ndarray]:
@@ -155,7 +164,7 @@ def _mesh(element: etree._Element, ctx: GeometryContext, visual: bool) -> Shape 
     try:
         if found is None:
             raise MeshError(f"mesh {filename!r} not found; tried: {', '.join(str(p) for p in tried)}")
-        vertices, triangles = load_mesh(found, scale)
+        vertices, triangles = ctx.mesh(found, scale)
     except MeshError as exc:
         if visual and ctx.problems.tolerant:
             ctx.problems.warn(element, f"{exc}; this visual is left out (the physics does not use it)")

@@ -142,6 +142,37 @@ def test_package_and_relative_meshes_are_found_and_scaled(tmp_path: Path, monkey
     assert str((package / "meshes" / "cube.stl").resolve()) in body.metadata["files"]
 
 
+def test_a_mesh_named_by_visual_and_collision_is_read_once(tmp_path: Path, monkeypatch):
+    """As in PyBullet's random objects: both elements name one file at one scale. A second link
+    naming it at another scale needs its own read."""
+    from hrpsim.modelloader import urdf_geometry
+
+    trimesh.creation.box(extents=(1, 1, 1)).export(tmp_path / "cube.obj")
+    reads: list[tuple[float, ...]] = []
+    real_load_mesh = urdf_geometry.load_mesh
+
+    def counting_load_mesh(path: Path, scale=None):
+        reads.append(tuple(float(s) for s in scale))
+        return real_load_mesh(path, scale)
+
+    monkeypatch.setattr(urdf_geometry, "load_mesh", counting_load_mesh)
+    geometry = '<geometry><mesh filename="cube.obj" scale="{0}"/></geometry>'
+    link_xml = "<link name='{0}'><visual>{1}</visual><collision>{1}</collision></link>"
+    text = robot(
+        link_xml.format("a", geometry.format("2 1 1"))
+        + link_xml.format("b", geometry.format("1 1 3"))
+        + '<joint name="j" type="fixed"><parent link="a"/><child link="b"/></joint>'
+    )
+    body = load_urdf(write(tmp_path, "object.urdf", text))
+    assert sorted(reads) == [(1.0, 1.0, 3.0), (2.0, 1.0, 1.0)]
+    a, b = body.links
+    for link, half_size in ((a, [1.0, 0.5, 0.5]), (b, [0.5, 0.5, 1.5])):
+        for shape in (link.visuals[0], link.shapes[0]):
+            assert shape.kind == "mesh" and len(shape.triangles) == 12
+            assert np.allclose(shape.vertices.max(axis=0), half_size)
+    assert body.metadata["files"].count(str((tmp_path / "cube.obj").resolve())) == 1
+
+
 def test_ros_package_path_is_searched_first(tmp_path: Path, monkeypatch):
     elsewhere = tmp_path / "ws" / "pkgs" / "parts"
     elsewhere.mkdir(parents=True)
