@@ -45,8 +45,9 @@ class Client:
         self.endpoint = endpoint
         self.peer = peer or endpoint
         self.timeout = timeout
-        # a peer that never accepts the connection within this many seconds is reported gone (None: wait
-        # the whole timeout), so a dead service's stale address does not cost a long call's full timeout
+        # a peer that never accepts the connection within this many seconds, or refuses it outright
+        # (nothing listens at its address), is reported gone (None: wait the whole timeout), so a
+        # dead service's stale address does not cost a long call's full timeout
         self.connect_timeout = connect_timeout
         self._codec = codec
         self._ids = itertools.count(1)
@@ -59,11 +60,13 @@ class Client:
         self._monitor = self._sock.get_monitor_socket(
             zmq.EVENT_DISCONNECTED
             | zmq.EVENT_CONNECTED
+            | zmq.EVENT_CONNECT_RETRIED
             | zmq.EVENT_HANDSHAKE_FAILED_AUTH
             | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
         )
         self._connected_once = False
         self._up = False  # connected now, as far as the connection events read so far tell
+        self._connect_refused = False  # a connection attempt failed before any succeeded
         self._refused: str | None = None  # why the peer refused our key, once it has
         try:
             self._sock.connect(endpoint)
@@ -126,6 +129,13 @@ class Client:
                 raise self._remote_error(reply.error or {"type": reply.error_type, "message": reply.error_message}, op)
             if self._disconnected():
                 raise PeerGone(f"{self.peer} at {self.endpoint} went away while answering {op!r}")
+            if self._connect_refused and not self._connected_once and self.connect_timeout is not None:
+                # Services bind before they register, and a restarted one registers a new address:
+                # a registered address that refuses is a service that has died.
+                raise PeerGone(
+                    f"{self.peer} at {self.endpoint} does not accept connections (refused: nothing "
+                    f"listens there) for {op!r}: is it running?"
+                )
             if (
                 not self._connected_once
                 and self.connect_timeout is not None
@@ -176,6 +186,9 @@ class Client:
             raise AccessDenied(self._refused)
         if event["event"] == zmq.EVENT_CONNECTED:
             self._connected_once = self._up = True
+            return False
+        if event["event"] == zmq.EVENT_CONNECT_RETRIED:
+            self._connect_refused = True
             return False
         if event["event"] == zmq.EVENT_DISCONNECTED:
             self._up = False

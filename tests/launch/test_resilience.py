@@ -16,7 +16,7 @@ from controller_helpers import Stack, write_controller, write_project
 from process_helpers import ManagedProcess, spawn, wait_registered
 
 from hrpsim.client import Client
-from hrpsim.errors import HrpsimError, ModelError, RequestError
+from hrpsim.errors import HrpsimError, ModelError, PeerGone, RequestError
 from hrpsim.runsummary import format_summary
 from hrpsim.simserver.controller_stats import ControllerStats
 
@@ -181,6 +181,16 @@ def test_a_client_gives_up_on_an_address_nobody_serves():
     with (
         Client("tcp://127.0.0.1:9", peer="nobody", timeout=30.0, connect_timeout=0.5) as client,
         pytest.raises(HrpsimError, match="does not accept connections"),
+    ):
+        client.call("ping")
+
+
+def test_a_client_told_that_nothing_listens_gives_up_without_waiting_its_connect_timeout():
+    # A stale registration of a dead service: its port refuses. The call ends on the refusal, not
+    # after the connect timeout (which would give "waited 60 s" instead).
+    with (
+        Client("tcp://127.0.0.1:9", peer="nobody", timeout=60.0, connect_timeout=60.0) as client,
+        pytest.raises(PeerGone, match=r"does not accept connections \(refused: nothing listens there\)"),
     ):
         client.call("ping")
 
