@@ -123,7 +123,8 @@ class External(_Loop):
         sdk_options: tuple[str, ...] = (),
     ) -> None:
         """``name``: the world's registered name (its controllers attach to it); ``sdk_options``:
-        more options for each ``hrpsim controller`` (such as --no-shared-memory)."""
+        more options for each ``hrpsim controller`` (such as --no-shared-memory), after the
+        defaults, which they override (argparse keeps an option's last value)."""
         self.world = _world(project, cache)
         self.hub = ControllerHub(self.world, project, context=ctx)
         self.loop = TickLoop(self.world, self.hub)
@@ -156,13 +157,13 @@ class External(_Loop):
                 nameserver,
                 "--simserver",
                 name,
-                *sdk_options,
                 "--reconnect-wait",
                 "0",
                 "--spin-us",
                 SPIN_US,
                 "-o",
                 f"work_us={work_us}",
+                *sdk_options,  # last: an option given here overrides the defaults above
             ]
 
         self.procs = [
