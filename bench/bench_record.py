@@ -31,6 +31,14 @@ process also writes the ROS 2 bag), after PROFILE_WARMUP_S (the writer process s
 wall time runs to the file (and bag) finished, so a writer that falls behind shows.
 PROFILE_ROUNDS rounds, the order turning each round; medians. `default_ratio` / `ros2_ratio`:
 the median per round of the unrecorded run's ticks/s over the recorded one's (1.0: no cost).
+`ros2_over_default`: the median per round of the ros2 run's ticks/s over the default-profile
+run's (1.0: the bag costs the run nothing more than the recording does). These runs share the
+machine's two cores with the writer process, so on a loaded machine they move with its load.
+`writer_us_default` / `_ros2`: the writer process's own work per tick, in this process: the
+values the recorder hands over for WRITER_TICKS ticks of the walk, kept once, then fed to the
+writer's code (recording/writer_process.py's Batcher) without and with the bag, WRITER_ROUNDS
+rounds in turn, the ticks timed (not the start, not the finish); medians. `writer_ratio`: ros2
+over default, per round, median. It is the CPU time the bag takes from a loaded machine.
 """
 
 from __future__ import annotations
@@ -44,6 +52,8 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+from unittest import mock
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -55,7 +65,10 @@ from procs import nameserver_process  # noqa: E402
 
 import hrpsim  # noqa: E402
 from hrpsim.project import load_project  # noqa: E402
+from hrpsim.recording import writer as recorder_module  # noqa: E402
+from hrpsim.recording.mcap_file import McapFile  # noqa: E402
 from hrpsim.recording.writer import Recorder  # noqa: E402
+from hrpsim.recording.writer_process import Batcher  # noqa: E402
 
 WALK = REPO / "examples" / "sample_walk.yaml"
 UNTIL = 6.0
@@ -66,6 +79,8 @@ PROFILE_UNTIL = 2.0
 PROFILE_WARMUP_S = 0.5  # simulated seconds before the clock starts: the writer process's start-up is no tick's cost
 PROFILE_ROUNDS = 3
 PROFILES = (None, "hrpsim", "ros2")  # not recorded, the default profile, the ros2 profile
+WRITER_TICKS = 1000
+WRITER_ROUNDS = 3
 ENV = {**os.environ, "PYTHONPATH": str(REPO), "HRPSIM_LOG_LEVEL": "WARNING"}
 BASELINE = (
     "import matplotlib; matplotlib.use('Agg'); from matplotlib import pyplot as plt; "
@@ -206,6 +221,63 @@ def _profiles(folder: Path) -> dict[str, float]:
         "ticks_per_s_ros2": statistics.median(rates["ros2"]),
         "default_ratio": statistics.median(a / b for a, b in zip(off, rates["hrpsim"], strict=True)),
         "ros2_ratio": statistics.median(a / b for a, b in zip(off, rates["ros2"], strict=True)),
+        "ros2_over_default": statistics.median(a / b for a, b in zip(rates["ros2"], rates["hrpsim"], strict=True)),
+    }
+
+
+def _handed_over(folder: Path) -> list[Any]:
+    """What the recorder hands its writer process for WRITER_TICKS ticks of the walk."""
+    kept: list[Any] = []
+
+    class KeptValues:
+        """Stands in for the writer process: keeps what the recorder hands it."""
+
+        def __init__(self, path: Path) -> None:
+            pass
+
+        def send(self, value: Any, *, now: bool = False) -> None:
+            kept.append(value)
+
+        def flush(self) -> None:
+            pass
+
+        def close(self) -> None:
+            pass
+
+    recorder = Recorder(folder / "kept.mcap")
+    with (
+        mock.patch.object(recorder_module, "WriterProcess", KeptValues),
+        hrpsim.Simulation(_walk_in_process(), observers=[recorder]) as sim,
+    ):
+        sim.step(WRITER_TICKS)
+    return kept
+
+
+def _writer_us_per_tick(values: list[Any], folder: Path, bag: bool) -> float:
+    """The writer's code on ``values`` in this process: µs per tick, with or without the bag."""
+    (_, begin), *ticks = values
+    batcher = Batcher(McapFile(open(folder / "file.mcap", "wb")))  # noqa: SIM115 (the batcher closes it)
+    batcher.take(["begin", {**begin, "ros2_bag": str(folder / "bag") if bag else None}])
+    start = time.perf_counter()
+    for value in ticks:
+        batcher.take(value)
+    elapsed = time.perf_counter() - start
+    batcher.finish()
+    return elapsed / sum(value[0] == "tick" for value in ticks) * 1e6
+
+
+def _writer_work(folder: Path) -> dict[str, float]:
+    values = _handed_over(folder)
+    default, ros2 = [], []
+    for k in range(WRITER_ROUNDS):
+        for bag in (False, True) if k % 2 == 0 else (True, False):
+            place = folder / f"writer-{k}-{bag}"
+            place.mkdir()
+            (ros2 if bag else default).append(_writer_us_per_tick(values, place, bag))
+    return {
+        "writer_us_default": statistics.median(default),
+        "writer_us_ros2": statistics.median(ros2),
+        "writer_ratio": statistics.median(b / a for a, b in zip(default, ros2, strict=True)),
     }
 
 
@@ -229,6 +301,7 @@ def run() -> dict[str, float]:
         interleaved = _interleaved(folder)
         external = _interleaved_external(folder)
         profiles = _profiles(folder)
+        writer = _writer_work(folder)
         whole = folder / "whole.mcap"
         _launch(folder, None, whole)
         plot = [
@@ -258,4 +331,5 @@ def run() -> dict[str, float]:
         "plot_baseline_s": baseline_s,
         "plot_ratio": plot_s / baseline_s,
         **profiles,
+        **writer,
     }

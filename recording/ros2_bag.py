@@ -1,15 +1,19 @@
 """A recording's messages as a ROS 2 bag (rosbag2: MCAP storage, CDR, ``ros2msg`` schemas,
-``metadata.yaml``), written with the ``rosbags`` library, and each model's URDF beside it.
+``metadata.yaml``), written with the ``rosbags`` library, and each model's URDF beside it. The
+messages of every tick are CDR from templates (recording/ros2_cdr.py), the bytes rosbags would
+serialize for them; scans and images are rosbags messages.
 
 Fed the messages of an hrpsim recording as they are (topic, log time, decoded JSON): by
 ``hrpsim export ros2`` from a file, or by the recording's writer process while a run is recorded
-with ``--record-profile ros2``. docs/recording.md lists the topics.
+with ``--record-profile ros2`` (which hands over the link poses as the simulator sent them, not
+their JSON). docs/recording.md lists the topics.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +22,8 @@ from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, Qo
 
 from hrpsim.bodyinfo import Body, Sensor
 from hrpsim.errors import RecordingError
-from hrpsim.recording import schemas
-from hrpsim.recording.ros2_frames import FrameTree, Transform
+from hrpsim.recording import ros2_cdr, schemas
+from hrpsim.recording.ros2_frames import FrameTree
 from hrpsim.sensor_mounts import sensor_label
 
 # our image kinds' RawImage encodings are ROS's too (rgb8, mono8, 32FC1)
@@ -46,6 +50,10 @@ _LATCHED = Qos(
     avoid_ros_namespace_conventions=False,
 )
 NO_DATA_COVARIANCE = np.array([-1.0, *[0.0] * 8])  # ROS: the first element -1 says "no such data"
+NO_ORIENTATION = np.array([0.0, 0.0, 0.0, 1.0])  # x y z w, with NO_DATA_COVARIANCE
+# messages made together (64 ticks of the sample humanoid): numpy's cost per call, which was most
+# of the time per message, is paid once per batch
+BATCH_MESSAGES = 512
 
 
 def joint_states_topic(robot: str, robots: list[str]) -> str:
@@ -60,7 +68,10 @@ def _ros_sensor_topic(topic: str) -> str:
 
 
 class Ros2Bag:
-    """One bag folder: ``take`` each recorded message in file order, ``close`` at the end."""
+    """One bag folder: ``take`` each recorded message in file order, ``close`` at the end.
+
+    The messages of the ticks are made BATCH_MESSAGES at a time, each topic's with one numpy call
+    per step for the whole batch, and written in the order they came."""
 
     def __init__(self, path: str | Path, bodies: dict[str, Body], robots: list[str]) -> None:
         from rosbags.rosbag2 import StoragePlugin, Writer
@@ -73,134 +84,141 @@ class Ros2Bag:
         self.types = self.store.types
         self.bodies, self.robots = bodies, robots
         self.tree = FrameTree(bodies, robots)
-        self.joints = {r: bodies[r].joint_names for r in robots}
-        self.imus = {r: _imu_pairs(bodies[r]) for r in robots}
-        self.sensor_kinds = {(r, s.name): s.type for r in robots for s in bodies[r].sensors}
+        self.topics = {r: _RobotTopics(r, bodies[r], robots) for r in robots}
         self.ranges = {(r, sensor_label(s)): s for r in robots for s in bodies[r].sensors if s.type == "range"}
+        self.clock = ros2_cdr.clock()
+        self.tf_templates: dict[tuple[tuple[str, str], ...], ros2_cdr.Template] = {}
         self.writer = Writer(self.path, version=8, storage_plugin=StoragePlugin.MCAP)
         self.writer.open()
         self.connections: dict[str, Any] = {}
         self.static_sent = False
         self.messages = 0
+        self._pending: list[tuple[str, str, int, _Batch, int]] = []  # topic, kind, log time, its batch and row
+        self._batches: dict[tuple[str, ros2_cdr.Template], _Batch] = {}
 
     # --- feeding ---
 
     def take(self, topic: str, log_time: int, message: dict[str, Any]) -> None:
         parts = topic.split("/")
         if topic == schemas.TF_TOPIC:
-            self._tf(log_time, message)
+            self.take_poses(log_time, _poses(message))
         elif len(parts) == 4 and parts[1] == "robots" and topic == schemas.state_topic(parts[2]):
             self._state(parts[2], log_time, message)
         elif len(parts) > 4 and parts[1] == "robots" and parts[3] == "sensors":
             self._sensor(topic, parts[2], parts[4], log_time, message)
 
+    def take_link_poses(self, log_time: int, value: list[Any]) -> None:
+        """A tick's link poses as the simulator hands them to the writer process (recording/writer.py,
+        ``_LinkPoses.take``): [time, [[model, positions, quaternions w x y z] ...]], raw float64."""
+        poses: dict[str, np.ndarray] = {}
+        for model, positions, quaternions in value[1]:
+            p = np.frombuffer(positions, dtype=np.float64).reshape(-1, 3)
+            wxyz = np.frombuffer(quaternions, dtype=np.float64).reshape(-1, 4)
+            poses[model] = np.hstack([p, wxyz[:, 1:], wxyz[:, :1]])
+        self.take_poses(log_time, poses)
+
+    def take_poses(self, log_time: int, poses: dict[str, np.ndarray]) -> None:
+        """A tick's link poses in the world, (links, 7) x y z qx qy qz qw per model: /tf (and
+        /tf_static the first time) and /clock."""
+        if not self.static_sent:
+            static = self.tree.static(poses)
+            self._queue("/tf_static", "tf", log_time, self._tf_template(static.frames), static.values.ravel())
+            self.static_sent = True
+        models = self.tree.moving_models(poses)
+        template = self._tf_template(self.tree.moving_frames(models))
+        self._queue("/tf", "tf", log_time, template, poses, partial(self._tf_values, models))
+        self._queue("/clock", "clock", log_time, self.clock, None)
+
     def close(self) -> None:
-        self.writer.close()
+        try:
+            self._flush()
+        finally:
+            self.writer.close()
 
     # --- messages ---
 
-    def _write(self, topic: str, kind: str, log_time: int, message: Any) -> None:
+    def _queue(
+        self,
+        topic: str,
+        kind: str,
+        log_time: int,
+        template: ros2_cdr.Template,
+        row: Any,
+        values: Callable[[list[Any]], np.ndarray] | None = None,
+    ) -> None:
+        """A message to make with the others of its topic at the end of the batch: its template
+        and its row of values (or what ``values`` turns into them)."""
+        batch = self._batches.get((topic, template))
+        if batch is None:
+            batch = self._batches[(topic, template)] = _Batch(template, values)
+        self._pending.append((topic, kind, log_time, batch, batch.add(log_time, row)))
+        if len(self._pending) >= BATCH_MESSAGES:
+            self._flush()
+
+    def _flush(self) -> None:
+        pending, self._pending, self._batches = self._pending, [], {}  # a batch that fails is dropped
+        made: dict[_Batch, list[bytes]] = {}
+        for topic, kind, log_time, batch, row in pending:
+            if batch not in made:
+                made[batch] = batch.messages()
+            self._write(topic, kind, log_time, made[batch][row])
+
+    def _write(self, topic: str, kind: str, log_time: int, data: bytes) -> None:
         connection = self.connections.get(topic)
         if connection is None:
             qos = [_LATCHED] if topic == "/tf_static" else []
             connection = self.connections[topic] = self.writer.add_connection(
                 topic, ROS_TYPES[kind], typestore=self.store, offered_qos_profiles=qos
             )
-        self.writer.write(connection, log_time, self.store.serialize_cdr(message, ROS_TYPES[kind]))
+        self.writer.write(connection, log_time, data)
         self.messages += 1
 
-    def _header(self, log_time: int, frame: str) -> Any:
-        sec, nanosec = divmod(log_time, 1_000_000_000)
+    def _tf_template(self, frames: tuple[tuple[str, str], ...]) -> ros2_cdr.Template:
+        template = self.tf_templates.get(frames)
+        if template is None:
+            template = self.tf_templates[frames] = ros2_cdr.tf_message(frames)
+        return template
+
+    def _tf_values(self, models: tuple[str, ...], poses: list[dict[str, np.ndarray]]) -> np.ndarray:
+        return self.tree.moving(models, poses).reshape(len(poses), -1)
+
+    def _state(self, robot: str, log_time: int, state: dict[str, Any]) -> None:
+        topics = self.topics.get(robot)
+        if topics is None:
+            return
+        q, dq, tau = state["q"], state["dq"], state["tau"]
+        joints = np.array(q + dq + tau, dtype=np.float64)  # here, so that a bad state fails its own take
+        template = topics.joint_state((len(q), len(dq), len(tau)))
+        self._queue(topics.joint_states, "joints", log_time, template, joints)
+        readings = state.get("sensors") or {}
+        for name, reading in readings.items():
+            wrench = topics.wrenches.get(name)
+            if wrench is not None and len(reading) == 6:
+                topic, template = wrench
+                self._queue(topic, "force", log_time, template, np.asarray(reading, dtype=np.float64))
+        for imu in topics.imus:
+            values = imu.values(readings)
+            if values is not None:
+                self._queue(imu.topic, "imu", log_time, imu.template, values)
+
+    def _serialized(self, message: Any, kind: str) -> bytes:
+        return self.store.serialize_cdr(message, ROS_TYPES[kind])
+
+    def _header(self, stamp_ns: int, frame: str) -> Any:
+        sec, nanosec = divmod(stamp_ns, 1_000_000_000)
         stamp = self.types["builtin_interfaces/msg/Time"](sec=sec, nanosec=nanosec)
         return self.types["std_msgs/msg/Header"](stamp=stamp, frame_id=frame)
 
-    def _vector(self, v: Any) -> Any:
-        return self.types["geometry_msgs/msg/Vector3"](x=float(v[0]), y=float(v[1]), z=float(v[2]))
-
-    def _tf(self, log_time: int, message: dict[str, Any]) -> None:
-        poses = _poses(message)
-        if not self.static_sent:
-            self._write("/tf_static", "tf", log_time, self._tf_message(log_time, self.tree.static(poses)))
-            self.static_sent = True
-        self._write("/tf", "tf", log_time, self._tf_message(log_time, self.tree.moving(poses)))
-        self._write(
-            "/clock", "clock", log_time, self.types["rosgraph_msgs/msg/Clock"](clock=self._header(log_time, "").stamp)
-        )
-
-    def _tf_message(self, log_time: int, transforms: list[Transform]) -> Any:
-        stamped = self.types["geometry_msgs/msg/TransformStamped"]
-        transform = self.types["geometry_msgs/msg/Transform"]
-        quaternion = self.types["geometry_msgs/msg/Quaternion"]
-        return self.types["tf2_msgs/msg/TFMessage"](
-            transforms=[
-                stamped(
-                    header=self._header(log_time, t.parent),
-                    child_frame_id=t.child,
-                    transform=transform(
-                        translation=self._vector(t.translation),
-                        rotation=quaternion(*(float(c) for c in t.rotation)),
-                    ),
-                )
-                for t in transforms
-            ]
-        )
-
-    def _state(self, robot: str, log_time: int, state: dict[str, Any]) -> None:
-        if robot not in self.joints:
-            return
-        joint_state = self.types["sensor_msgs/msg/JointState"](
-            header=self._header(log_time, ""),
-            name=list(self.joints[robot]),
-            position=_floats(state["q"]),
-            velocity=_floats(state["dq"]),
-            effort=_floats(state["tau"]),
-        )
-        self._write(joint_states_topic(robot, self.robots), "joints", log_time, joint_state)
-        readings = state.get("sensors") or {}
-        for name, reading in readings.items():
-            if self.sensor_kinds.get((robot, name)) == "force" and len(reading) == 6:
-                self._write(f"/{robot}/{name}", "force", log_time, self._wrench(robot, name, log_time, reading))
-        for link, pair in self.imus[robot].items():
-            if any(s.name in readings for s in pair.values()):
-                self._write(f"/{robot}/imu/{link}", "imu", log_time, self._imu(robot, pair, log_time, readings))
-
-    def _wrench(self, robot: str, name: str, log_time: int, reading: list[float]) -> Any:
-        wrench = self.types["geometry_msgs/msg/Wrench"](
-            force=self._vector(reading[:3]), torque=self._vector(reading[3:])
-        )
-        return self.types["geometry_msgs/msg/WrenchStamped"](
-            header=self._header(log_time, schemas.frame_id(robot, name)), wrench=wrench
-        )
-
-    def _imu(self, robot: str, pair: dict[str, Sensor], log_time: int, readings: dict[str, Any]) -> Any:
-        """A gyro and an accelerometer on one link, in the gyro's frame (the accelerometer's
-        reading turned into it); no orientation."""
-        frame_sensor = pair.get("gyro") or pair["accel"]
-        values, covariances = {}, {}
-        for kind in ("gyro", "accel"):
-            sensor = pair.get(kind)
-            reading = readings.get(sensor.name) if sensor is not None else None
-            if reading is None or len(reading) != 3:
-                values[kind], covariances[kind] = np.zeros(3), NO_DATA_COVARIANCE
-                continue
-            turn = np.asarray(frame_sensor.rotation, float).T @ np.asarray(sensor.rotation, float)
-            values[kind], covariances[kind] = turn @ np.asarray(reading, float), UNKNOWN_COVARIANCE
-        return self.types["sensor_msgs/msg/Imu"](
-            header=self._header(log_time, schemas.frame_id(robot, frame_sensor.name)),
-            orientation=self.types["geometry_msgs/msg/Quaternion"](x=0.0, y=0.0, z=0.0, w=1.0),
-            orientation_covariance=NO_DATA_COVARIANCE,
-            angular_velocity=self._vector(values["gyro"]),
-            angular_velocity_covariance=covariances["gyro"],
-            linear_acceleration=self._vector(values["accel"]),
-            linear_acceleration_covariance=covariances["accel"],
-        )
-
     def _sensor(self, topic: str, robot: str, label: str, log_time: int, message: dict[str, Any]) -> None:
+        """A scan or an image, a few a second: a rosbags message, written after the batch so far
+        (the batch holds no image)."""
         frame = self.tree.sensor_frames.get((robot, label), message.get("frame_id", ""))
         stamp = message.get("timestamp", {})
         taken = int(stamp.get("sec", 0)) * 1_000_000_000 + int(stamp.get("nsec", 0))
         if "ranges" in message:
-            self._write(_ros_sensor_topic(topic), "scan", log_time, self._scan(robot, label, frame, taken, message))
+            scan = self._serialized(self._scan(robot, label, frame, taken, message), "scan")
+            self._flush()
+            self._write(_ros_sensor_topic(topic), "scan", log_time, scan)
         elif "encoding" in message:
             image = self.types["sensor_msgs/msg/Image"](
                 header=self._header(taken, frame),
@@ -211,7 +229,9 @@ class Ros2Bag:
                 step=int(message["step"]),
                 data=np.frombuffer(base64.b64decode(message["data"]), dtype=np.uint8),
             )
-            self._write(_ros_sensor_topic(topic), "image", log_time, image)
+            data = self._serialized(image, "image")
+            self._flush()
+            self._write(_ros_sensor_topic(topic), "image", log_time, data)
 
     def _scan(self, robot: str, label: str, frame: str, taken: int, message: dict[str, Any]) -> Any:
         ranges = np.asarray([np.nan if r is None else r for r in message["ranges"]], dtype=np.float32)
@@ -232,8 +252,75 @@ class Ros2Bag:
         )
 
 
-def _floats(values: list[Any]) -> np.ndarray:
-    return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+class _Batch:
+    """One topic's messages of a batch, of one template: their stamps and rows of values, made
+    together. ``values``, if given, turns the rows into values then (the link poses into /tf)."""
+
+    def __init__(self, template: ros2_cdr.Template, values: Callable[[list[Any]], np.ndarray] | None) -> None:
+        self.template, self.values = template, values
+        self.stamps: list[int] = []
+        self.rows: list[Any] = []
+
+    def add(self, stamp: int, row: Any) -> int:
+        self.stamps.append(stamp)
+        self.rows.append(row)
+        return len(self.rows) - 1
+
+    def messages(self) -> list[bytes]:
+        if not self.template.values:
+            return self.template.fill(self.stamps)
+        return self.template.fill(self.stamps, self.values(self.rows) if self.values else self.rows)
+
+
+class _RobotTopics:
+    """A robot's per-state topics, their frames and templates, worked out once."""
+
+    def __init__(self, robot: str, body: Body, robots: list[str]) -> None:
+        self.joint_states = joint_states_topic(robot, robots)
+        self.joint_names = tuple(body.joint_names)
+        self.joint_templates: dict[tuple[int, int, int], ros2_cdr.Template] = {}
+        kinds = {s.name: s.type for s in body.sensors}  # a name given twice is its last sensor's
+        self.wrenches = {
+            name: (f"/{robot}/{name}", ros2_cdr.wrench_stamped(schemas.frame_id(robot, name)))
+            for name, kind in kinds.items()
+            if kind == "force"
+        }
+        self.imus = [_ImuLink(robot, link, pair) for link, pair in _imu_pairs(body).items()]
+
+    def joint_state(self, lengths: tuple[int, int, int]) -> ros2_cdr.Template:
+        """The JointState template for positions, velocities and efforts of these lengths."""
+        template = self.joint_templates.get(lengths)
+        if template is None:
+            template = self.joint_templates[lengths] = ros2_cdr.joint_state(self.joint_names, lengths)
+        return template
+
+
+class _ImuLink:
+    """A gyro and an accelerometer on one link as sensor_msgs/Imu, in the gyro's frame (the
+    accelerometer's reading turned into it); no orientation."""
+
+    def __init__(self, robot: str, link: str, pair: dict[str, Sensor]) -> None:
+        self.topic = f"/{robot}/imu/{link}"
+        frame_sensor = pair.get("gyro") or pair["accel"]
+        self.template = ros2_cdr.imu(schemas.frame_id(robot, frame_sensor.name))
+        into_frame = np.asarray(frame_sensor.rotation, float).T
+        # (kind, sensor name, its reading turned into the frame sensor's axes), gyro first
+        self.sensors = [
+            (kind, pair[kind].name, into_frame @ np.asarray(pair[kind].rotation, float))
+            for kind in ("gyro", "accel")
+            if kind in pair
+        ]
+
+    def values(self, readings: dict[str, Any]) -> np.ndarray | None:
+        """The message's float64 values (ros2_cdr.imu), or None if neither sensor has a reading."""
+        if not any(name in readings for _, name, _ in self.sensors):
+            return None
+        measured = {kind: (np.zeros(3), NO_DATA_COVARIANCE) for kind in ("gyro", "accel")}
+        for kind, name, turn in self.sensors:
+            reading = readings.get(name)
+            if reading is not None and len(reading) == 3:
+                measured[kind] = (turn @ np.asarray(reading, float), UNKNOWN_COVARIANCE)
+        return np.concatenate([NO_ORIENTATION, NO_DATA_COVARIANCE, *measured["gyro"], *measured["accel"]])
 
 
 def _poses(message: dict[str, Any]) -> dict[str, np.ndarray]:

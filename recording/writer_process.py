@@ -110,8 +110,8 @@ class Batcher:
                 self.batch.append((topic, *payload))
                 self._foxglove_channel(topic, payload[1])
             elif kind == "tf":
-                self.batch.append((topic, stamp, data := self.tf.encode(payload)))
-                self._to_bag(topic, stamp, data)
+                self.batch.append((topic, stamp, self.tf.encode(payload)))
+                self._to_bag(topic, stamp, payload)
             else:  # JSON made on the tick thread
                 self.batch.append((topic, stamp, payload))
                 self._foxglove_message(topic, time, stamp, payload)
@@ -123,13 +123,17 @@ class Batcher:
             self._write()
             self.flushed_at = time
 
-    def _to_bag(self, topic: str, stamp: int, data: bytes) -> None:
-        """A message into the ROS 2 bag, if there is one. A bag that fails is given up (its error
-        logged); the recording goes on."""
+    def _to_bag(self, topic: str, stamp: int, data: bytes | list[Any]) -> None:
+        """A message into the ROS 2 bag, if there is one: JSON, or the link poses as the simulator
+        sent them (decoding their FrameTransforms again took the bag longer than all its other
+        work of the tick). A bag that fails is given up (its error logged); the recording goes on."""
         if self.bag is None:
             return
         try:
-            self.bag.take(topic, stamp, orjson.loads(data))
+            if isinstance(data, bytes):
+                self.bag.take(topic, stamp, orjson.loads(data))
+            else:
+                self.bag.take_link_poses(stamp, data)
         except Exception as exc:
             bag, self.bag = self.bag, None
             log.error("recording: the ROS 2 bag %s stopped at %s: %s: %s", bag.path, topic, type(exc).__name__, exc)
