@@ -20,10 +20,9 @@ from hrpsim import shared_state, unix_channel
 from hrpsim import tick as proto
 from hrpsim.errors import AccessDenied, PeerGone, ProtocolError, Timeout
 from hrpsim.security import connect_securely
-from hrpsim.sockets import monitor_event, readable, receive_within
+from hrpsim.sockets import NOBLOCK, monitor_event, readable, receive_within
 
 MONITOR_SLICE_S = 0.1  # a waiting receive looks at the connection monitor this often
-_NOBLOCK = int(zmq.NOBLOCK)  # a plain integer: pyzmq's enum flags go through Python's enum machinery
 HEARTBEAT_MS = 1000  # zmq heartbeats find a peer that vanished without closing (a host gone)
 MAX_WELCOME_BYTES = 64 * 1024 * 1024  # the welcome carries the robot's body, meshes and all
 
@@ -143,7 +142,7 @@ class SimulatorLink(Link):
             spin_until = time.perf_counter() + min(self.spin_s, timeout)
             while time.perf_counter() < spin_until:  # busy-poll: the next state comes within a tick
                 try:
-                    return proto.decode(sock.recv(_NOBLOCK), expect=proto.TO_CONTROLLER)
+                    return proto.decode(sock.recv(NOBLOCK), expect=proto.TO_CONTROLLER)
                 except zmq.Again:
                     pass
         deadline = time.monotonic() + timeout
@@ -157,7 +156,7 @@ class SimulatorLink(Link):
 
     def _send(self, data: bytes) -> None:
         try:
-            self._sock.send(data, _NOBLOCK)
+            self._sock.send(data, NOBLOCK)
         except zmq.Again:
             raise PeerGone(f"cannot send to the {self.peer} at {self.endpoint}: its queue is full") from None
         except zmq.ZMQError as exc:

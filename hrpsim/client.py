@@ -18,10 +18,9 @@ import zmq
 from hrpsim.codec import CODEC, MAX_MESSAGE_BYTES, Codec, Reply
 from hrpsim.errors import AccessDenied, PeerGone, ProtocolError, RemoteError, Timeout, error_from_wire
 from hrpsim.security import connect_securely
-from hrpsim.sockets import monitor_event, readable, receive_within
+from hrpsim.sockets import NOBLOCK, monitor_event, readable, receive_within
 
 DEFAULT_TIMEOUT = 5.0
-_NOBLOCK = int(zmq.NOBLOCK)  # a plain integer: pyzmq's enum flags go through Python's enum machinery
 
 
 class Client:
@@ -107,7 +106,7 @@ class Client:
             raise AccessDenied(self._refused)
         self._drain_monitor()
         try:
-            self._sock.send(self._codec.request(req_id, op, args), _NOBLOCK)
+            self._sock.send(self._codec.request(req_id, op, args), NOBLOCK)
         except zmq.Again:
             raise Timeout(f"{self.peer} at {self.endpoint} cannot take {op!r} now (send queue full)") from None
         while True:
@@ -152,7 +151,7 @@ class Client:
         if frame is None:
             return None
         while frame.more:  # the answer is the last frame (a DEALER's reply has one)
-            frame = self._sock.recv(_NOBLOCK, copy=False)
+            frame = self._sock.recv(NOBLOCK, copy=False)
         try:
             return self._codec.parse_reply(frame.bytes)
         except ProtocolError as exc:

@@ -31,7 +31,7 @@ from hrpsim.connections import ConnectionBound, max_connections
 from hrpsim.errors import HrpsimError, ProtocolError, RequestError
 from hrpsim.naming import Registration, advertised
 from hrpsim.security import UNAUTHENTICATED, Peer, peer_of, serve_securely
-from hrpsim.sockets import readable
+from hrpsim.sockets import NOBLOCK, readable
 
 DEFAULT_BIND = "tcp://127.0.0.1:*"
 # Bounds on what a peer can make a service hold: a request's size (fitted per service), the
@@ -82,18 +82,17 @@ def bind_router(
 
 
 # Plain integers: pyzmq's enum flags go through Python's enum machinery on every use.
-_NOBLOCK = int(zmq.NOBLOCK)
 _NOBLOCK_MORE = int(zmq.NOBLOCK | zmq.SNDMORE)
 _RCVTIMEO = int(zmq.RCVTIMEO)
 
 
-def _receive(sock: zmq.Socket, flags: int = _NOBLOCK) -> list[zmq.Frame] | None:
+def _receive(sock: zmq.Socket, flags: int = NOBLOCK) -> list[zmq.Frame] | None:
     """Every frame of the next message on ``sock``: waiting up to the socket's receive timeout for
     its first frame with ``flags`` 0, not at all with NOBLOCK (None when none came)."""
     try:
         frames = [sock.recv(flags, copy=False)]
         while frames[-1].more:  # the rest of a message is there with its first frame
-            frames.append(sock.recv(_NOBLOCK, copy=False))
+            frames.append(sock.recv(NOBLOCK, copy=False))
     except zmq.Again:
         return None
     return frames
@@ -304,7 +303,7 @@ class Service:
         try:
             for frame in frames[:-1]:  # the routing id(s), then the reply
                 self.socket.send(frame.bytes, _NOBLOCK_MORE)
-            self.socket.send(reply, _NOBLOCK)
+            self.socket.send(reply, NOBLOCK)
         except zmq.ZMQError as exc:
             log.warning("could not send a reply: %s", exc)
 

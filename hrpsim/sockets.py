@@ -12,7 +12,7 @@ import zmq
 
 _EVENTS = int(zmq.EVENTS)
 _POLLIN = int(zmq.POLLIN)
-_NOBLOCK = int(zmq.NOBLOCK)
+NOBLOCK = int(zmq.NOBLOCK)  # the flag as a plain integer, for every hot-path send and receive
 
 
 def readable(sock: zmq.Socket) -> bool:
@@ -29,7 +29,7 @@ def receive_within(sock: zmq.Socket, remaining_s: float, slice_s: float, *, copy
         if remaining_s >= slice_s:
             return sock.recv(0, copy=copy)
         if sock.poll(max(0.0, remaining_s) * 1000):
-            return sock.recv(_NOBLOCK, copy=copy)
+            return sock.recv(NOBLOCK, copy=copy)
     except zmq.Again:
         pass
     return None

@@ -408,21 +408,25 @@ def parse_full_command(
 ) -> Command:
     """:func:`parse_command` of a command whose fields are its tick and full-length arrays of the
     command's numbers, nothing else (one read from a shared memory segment, whose layout fixes their
-    kinds and lengths): the same checks of the tick and of the values, with the same errors. ``msg``
-    becomes the command's ``received``."""
-    tick = _checked_tick(msg["tick"], expected_tick)
-    every = _every_joint(len(joint_names))
-    arrays = [None if msg.get(key) is None else _values(key, msg[key], every, joint_names) for key in COMMAND_ARRAYS]
-    return Command(tick, every, *arrays, received=msg)
+    kinds and lengths): the same checks of the tick and of the values, with the same errors."""
+    return _full_command(_checked_tick(msg["tick"], expected_tick), msg, joint_names)
 
 
 def torque_answer(tick: int, torque: np.ndarray, *, joint_names: list[str]) -> Command:
     """What :func:`parse_command` makes of ``{"tick": tick, "torque": torque}`` for the tick it
     answers: an in-process controller's answer of one torque per joint, with the same checks of
     its values (and the same errors), without the message's own (this process made its fields)."""
+    return _full_command(tick, {"torque": torque}, joint_names)
+
+
+def _full_command(tick: int, arrays: dict[str, Any], joint_names: list[str]) -> Command:
+    """A command of full-length arrays (``COMMAND_ARRAYS`` keys; None or missing: unchanged), its
+    values checked; ``received`` holds the checked arrays (float64)."""
     every = _every_joint(len(joint_names))
-    checked = _values("torque", torque, every, joint_names)
-    return Command(tick, every, checked, received={"tick": tick, "torque": checked})
+    checked = {
+        key: _values(key, arrays[key], every, joint_names) for key in COMMAND_ARRAYS if arrays.get(key) is not None
+    }
+    return Command(tick, every, **checked, received={"tick": tick, **checked})
 
 
 def _sensor_switches(value: Any) -> dict[str, bool]:
