@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hrpsim.errors import NotFound
+
+if TYPE_CHECKING:
+    from hrpsim.engines.base import RobotState
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,18 @@ class State:
         self.root_rotation: np.ndarray = msg["root_rotation"]
         self.root_velocity: np.ndarray = msg["root_velocity"]
         self.sensors: dict[str, Any] = msg.get("sensors") or {}
+
+    @classmethod
+    def of(cls, state: RobotState, joints: JointIndex) -> State:
+        """The state a controller in the simulator's process receives: the engine's reading itself,
+        its arrays shared (no message between, so nothing to decode)."""
+        self = cls.__new__(cls)
+        self._joints = joints
+        self.tick, self.time = state.tick, state.time
+        self.q, self.dq, self.tau = state.q, state.dq, state.tau
+        self.root_position, self.root_rotation = state.root_position, state.root_rotation
+        self.root_velocity, self.sensors = state.root_velocity, state.sensors
+        return self
 
     @property
     def joint_names(self) -> list[str]:

@@ -109,7 +109,7 @@ class Simulation:
 
     def state(self, robot: str) -> State:
         """The robot's state now, as a controller receives it."""
-        return State(self.engine.read(robot).to_wire(), JointIndex(self.engine.body(robot).joint_names))
+        return State.of(self.engine.read(robot), JointIndex(self.engine.body(robot).joint_names))
 
     def command(
         self,

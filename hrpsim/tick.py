@@ -313,8 +313,11 @@ def command_fields(
     return fields
 
 
+_FLOAT64 = np.dtype(np.float64)
+
+
 @functools.cache
-def _every_joint(n: int) -> np.ndarray:
+def every_joint(n: int) -> np.ndarray:
     """The indices of a full command (read only: one array serves every command of that length)."""
     indices = np.arange(n)
     indices.flags.writeable = False
@@ -324,7 +327,7 @@ def _every_joint(n: int) -> np.ndarray:
 def _joint_indices(msg: dict[str, Any], joint_names: list[str], index_of: dict[str, int]) -> np.ndarray:
     names = msg.get("joints")
     if names is None:
-        return _every_joint(len(joint_names))
+        return every_joint(len(joint_names))
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise RequestError("command field 'joints' must be a list of joint names", field="joints")
     unknown = [n for n in names if n not in index_of]
@@ -343,7 +346,7 @@ def _values(key: str, value: Any, indices: np.ndarray, joint_names: list[str]) -
             raise RequestError(
                 f"command field {key!r} must be a 1-D numeric array, got {value.dtype} {value.shape}", field=key
             )
-        arr = value.astype(np.float64, copy=False)
+        arr = value if value.dtype is _FLOAT64 else value.astype(np.float64)  # (astype costs even as a no-op)
     elif isinstance(value, list) and all(isinstance(x, int | float) and not isinstance(x, bool) for x in value):
         arr = np.array(value, dtype=np.float64)
     else:
@@ -416,13 +419,15 @@ def torque_answer(tick: int, torque: np.ndarray, *, joint_names: list[str]) -> C
     """What :func:`parse_command` makes of ``{"tick": tick, "torque": torque}`` for the tick it
     answers: an in-process controller's answer of one torque per joint, with the same checks of
     its values (and the same errors), without the message's own (this process made its fields)."""
-    return _full_command(tick, {"torque": torque}, joint_names)
+    every = every_joint(len(joint_names))
+    checked = _values("torque", torque, every, joint_names)
+    return Command(tick, every, checked, received={"tick": tick, "torque": checked})
 
 
 def _full_command(tick: int, arrays: dict[str, Any], joint_names: list[str]) -> Command:
     """A command of full-length arrays (``COMMAND_ARRAYS`` keys; None or missing: unchanged), its
     values checked; ``received`` holds the checked arrays (float64)."""
-    every = _every_joint(len(joint_names))
+    every = every_joint(len(joint_names))
     checked = {
         key: _values(key, arrays[key], every, joint_names) for key in COMMAND_ARRAYS if arrays.get(key) is not None
     }

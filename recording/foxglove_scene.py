@@ -175,8 +175,8 @@ class JointStatesEncoder:
         self._joints = [{"name": n, "position": 0.0, "velocity": 0.0, "effort": 0.0} for n in names]
         self._message: dict[str, Any] = {"timestamp": {"sec": 0, "nsec": 0}, "joints": self._joints}
 
-    def encode(self, time: float, state_json: bytes) -> bytes:
-        state = orjson.loads(state_json)
+    def encode(self, time: float, state: dict[str, Any]) -> bytes:
+        """The JointStates of a recorded state (decoded from its JSON)."""
         self._message["timestamp"] = timestamp(time)
         for joint, q, dq, tau in zip(self._joints, state["q"], state["dq"], state["tau"], strict=True):
             joint["position"], joint["velocity"], joint["effort"] = q, dq, tau

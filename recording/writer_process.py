@@ -111,29 +111,35 @@ class Batcher:
                 self._foxglove_channel(topic, payload[1])
             elif kind == "tf":
                 self.batch.append((topic, stamp, self.tf.encode(payload)))
-                self._to_bag(topic, stamp, payload)
-            else:  # JSON made on the tick thread
+                self._to_bag(topic, stamp, poses=payload)
+            else:  # JSON made on the tick thread, decoded once for whichever of the two needs it
                 self.batch.append((topic, stamp, payload))
-                self._foxglove_message(topic, time, stamp, payload)
-                if topic.startswith("/robots/"):
-                    self._to_bag(topic, stamp, payload)
+                to_bag = self.bag is not None and topic.startswith("/robots/")
+                if to_bag or topic in self.joints or topic == schemas.CONTACTS_TOPIC:
+                    message = orjson.loads(payload)
+                    self._foxglove_message(topic, time, stamp, message)
+                    if to_bag:
+                        self._to_bag(topic, stamp, message=message)
         if last:
             self._write()
         elif time - self.flushed_at >= self.flush_every_s:
             self._write()
             self.flushed_at = time
 
-    def _to_bag(self, topic: str, stamp: int, data: bytes | list[Any]) -> None:
-        """A message into the ROS 2 bag, if there is one: JSON, or the link poses as the simulator
-        sent them (decoding their FrameTransforms again took the bag longer than all its other
-        work of the tick). A bag that fails is given up (its error logged); the recording goes on."""
+    def _to_bag(
+        self, topic: str, stamp: int, *, message: dict[str, Any] | None = None, poses: list[Any] | None = None
+    ) -> None:
+        """A message into the ROS 2 bag, if there is one: a decoded JSON message, or the link poses
+        as the simulator sent them (decoding their FrameTransforms again took the bag longer than
+        all its other work of the tick). A bag that fails is given up (its error logged); the
+        recording goes on."""
         if self.bag is None:
             return
         try:
-            if isinstance(data, bytes):
-                self.bag.take(topic, stamp, orjson.loads(data))
+            if poses is None:
+                self.bag.take(topic, stamp, message)
             else:
-                self.bag.take_link_poses(stamp, data)
+                self.bag.take_link_poses(stamp, poses)
         except Exception as exc:
             bag, self.bag = self.bag, None
             log.error("recording: the ROS 2 bag %s stopped at %s: %s: %s", bag.path, topic, type(exc).__name__, exc)
@@ -151,13 +157,13 @@ class Batcher:
         elif topic == schemas.CONTACTS_TOPIC:
             self._channel(schemas.CONTACTS_SCENE_TOPIC, schemas.SCENE_UPDATE, {})
 
-    def _foxglove_message(self, topic: str, time: float, stamp: int, payload: bytes) -> None:
+    def _foxglove_message(self, topic: str, time: float, stamp: int, message: dict[str, Any]) -> None:
         encoder = self.joints.get(topic)
         if encoder is not None:
-            self.batch.append((schemas.joint_states_topic(topic.split("/")[2]), stamp, encoder.encode(time, payload)))
+            self.batch.append((schemas.joint_states_topic(topic.split("/")[2]), stamp, encoder.encode(time, message)))
         elif topic == schemas.CONTACTS_TOPIC:
-            message = foxglove_scene.contacts_scene(time, orjson.loads(payload)["contacts"])
-            self.batch.append((schemas.CONTACTS_SCENE_TOPIC, stamp, orjson.dumps(message)))
+            scene = foxglove_scene.contacts_scene(time, message["contacts"])
+            self.batch.append((schemas.CONTACTS_SCENE_TOPIC, stamp, orjson.dumps(scene)))
 
     def _write(self) -> None:
         if self.batch:

@@ -35,6 +35,8 @@ class Actuation:
 
     def sense(self, record: TickRecord) -> dict[str, RobotState]:
         """This tick's states as each robot's devices let controllers see them (robots with devices only)."""
+        if not self.devices:
+            return {}
         return {robot: devices.sense(record.state(robot)) for robot, devices in self.devices.items()}
 
     def command(self, robot: str, cmd: proto.Command, tick: int) -> JointCommand:
@@ -51,7 +53,9 @@ class Actuation:
     def actuate(self, record: TickRecord) -> list[ControllerEvent]:
         """Commands that have come through their robot's device models this tick reach the engine;
         returns the watchdog events."""
-        events = []
+        events: list[ControllerEvent] = []
+        if not self.devices:
+            return events
         for robot, devices in self.devices.items():
             tripped = devices.watchdog_tripped
             for command in devices.due(record.tick, record.time):

@@ -21,6 +21,7 @@ class Attachments:
         self.by_name: dict[str, AttachedController] = {}
         self._by_identity: dict[bytes, AttachedController] = {}
         self.ordered: list[AttachedController] = []
+        self.remote: list[AttachedController] = []  # those at the end of a connection: they answer later
 
     def with_identity(self, identity: bytes) -> AttachedController | None:
         return self._by_identity.get(identity)
@@ -49,10 +50,11 @@ class Attachments:
 
     def waiting_on(self, tick: int) -> list[AttachedController]:
         """Attached controllers whose answer to ``tick`` has not come yet."""
-        return [c for c in self.by_name.values() if c.outstanding == tick]
+        return [c for c in self.remote if c.outstanding == tick]  # an in-process one answers at once
 
     def _reorder(self) -> None:
         self.ordered = sorted(self.by_name.values(), key=lambda c: c.name)
+        self.remote = [c for c in self.ordered if not c.peer.in_process]
 
 
 def welcome(

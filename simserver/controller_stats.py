@@ -20,7 +20,7 @@ class LatencyHistogram:
     """Percentiles of positive durations (µs) within 1 %, in a fixed number of bins."""
 
     def __init__(self) -> None:
-        self.counts = np.zeros(_BINS, dtype=np.int64)
+        self.counts = [0] * _BINS  # a list: added to every tick, and a list's item adds in a third of numpy's time
         self.total = 0
         self.max_us = 0.0
 

@@ -106,7 +106,7 @@ class ControllerHub:
 
     def poll(self) -> None:
         """Handle joining and leaving controllers (hello/bye) without blocking."""
-        self.receive(0.0)
+        self.wire.receive(0.0)
 
     def receive(self, timeout: float) -> None:
         """Handle every waiting message, waiting up to ``timeout`` s for the first."""
@@ -252,18 +252,20 @@ class ControllerHub:
         return self._seen.get(ctl.robot) or record.state(ctl.robot)
 
     def _answer_in_process(self, ctl: AttachedController, record: TickRecord) -> None:
-        seen = with_readings(self._seen_state(ctl, record), self.sensors.take(ctl.name, ctl.robot))
-        names, index_of = self.actuation.joint_table(ctl.robot)
+        seen = self._seen.get(ctl.robot) or record.state(ctl.robot)
+        readings = self.sensors.take(ctl.name, ctl.robot)
+        if readings:
+            seen = with_readings(seen, readings)
         started = time.perf_counter()
         try:
-            ctl.answer = ctl.peer.answer(record.tick, seen, names, index_of)
+            ctl.answer = ctl.peer.answer(record.tick, seen, *self.actuation.joint_table(ctl.robot))
         except Exception as exc:  # a controller's bug is its failure, handled by its policy, not the simulator's
             log.exception("controller %s raised at tick %d", ctl.name, record.tick)
-            self.policies.of(ctl.name).errors += 1
+            ctl.stats.errors += 1
             self.detach(ctl)
             self.policies.apply(ctl, f"raised {type(exc).__name__}: {exc}")
             return
-        self.policies.of(ctl.name).rtt.add((time.perf_counter() - started) * 1e6)
+        ctl.stats.rtt.add((time.perf_counter() - started) * 1e6)
 
     def admit(self, peer: InProcessPeer | WirePeer, hello: proto.Hello) -> AttachedController:
         old = self.attachments.by_name.get(hello.controller)
@@ -274,7 +276,7 @@ class ControllerHub:
             old.peer.send(proto.error(text, field_name="controller", fatal=True))
             self.detach(old)
         self.attachments.add(ctl)
-        stats = self.policies.of(ctl.name)
+        stats = ctl.stats = self.policies.of(ctl.name)
         stats.attached, stats.joined_tick = True, ctl.start_tick
         return ctl
 
@@ -288,7 +290,7 @@ class ControllerHub:
         except RequestError as exc:
             self._refuse(ctl, exc, exc.field, "command refused by the engine")
             return
-        self.policies.of(ctl.name).ticks += 1
+        ctl.stats.ticks += 1
         record.commands.append(
             AppliedCommand(
                 controller=ctl.name,
