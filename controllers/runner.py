@@ -15,7 +15,9 @@ Ending, documented behaviour:
 - the controller raises: the traceback is logged, bye is sent, exit status 1;
 - the simulator detaches it (a missed deadline): it says hello again and goes on;
 - the simulator refuses the controller (unknown robot, bad period ...), or another process attaches
-  under the same name: the message, exit status 2.
+  under the same name: the message, exit status 2;
+- the nameserver still holds the controller's name for another process (the one this controller
+  replaced, until it has stopped): the controller runs, and takes the name once the other lets go.
 """
 
 from __future__ import annotations
@@ -408,7 +410,9 @@ class ControllerRunner:
             nameserver=self.options.nameserver,
             metadata={"robot": self.options.robot, "simserver": sim_name},
         )
-        self._registration.start()
+        # The simulator may have attached this controller in place of another of the same name,
+        # which holds the name until it has stopped: take the name once it lets go.
+        self._registration.start(wait_if_taken=True)
 
     def _unregister(self) -> None:
         if self._registration is not None:

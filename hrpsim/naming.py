@@ -14,7 +14,7 @@ from typing import Any
 import zmq
 
 from hrpsim.client import Client
-from hrpsim.errors import HrpsimError, NotFound
+from hrpsim.errors import AccessDenied, HrpsimError, NotFound
 
 DEFAULT_NAMESERVER = "tcp://127.0.0.1:2809"
 ENV_NAMESERVER = "HRPSIM_NAMESERVER"
@@ -124,6 +124,8 @@ class Registration:
     An unreachable nameserver is logged and retried; it never stops the service.
     """
 
+    TAKEN_RETRY_S = 0.1  # between tries at a name another process still holds (see start(wait_if_taken=True))
+
     def __init__(
         self,
         name: str,
@@ -142,11 +144,23 @@ class Registration:
         self._interval = 1.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self.registered = False
 
-    def start(self) -> None:
-        """Register now (raising if the nameserver refuses), then keep the entry alive."""
+    def start(self, *, wait_if_taken: bool = False) -> None:
+        """Register now (raising if the nameserver refuses), then keep the entry alive.
+
+        ``wait_if_taken``: when another process holds the name, do not raise; take the name as soon
+        as that process lets it go (it unregisters, or its entry expires), trying in the background.
+        For a controller that the simulator attached in place of an older one of the same name: the
+        old one still holds the name until it has stopped."""
         with NameClient(self.address, timeout=self._timeout) as ns:
-            self._note(ns.register(self.name, self.kind, self.endpoint, owner=self.owner, metadata=self.metadata))
+            try:
+                self._register(ns)
+            except AccessDenied as exc:
+                if not wait_if_taken:
+                    raise
+                log.info("%s; taking the name once that process lets it go", exc)
+                self._interval = self.TAKEN_RETRY_S
         self._thread = threading.Thread(target=self._beat, name=f"heartbeat-{self.name}", daemon=True)
         self._thread.start()
 
@@ -154,7 +168,7 @@ class Registration:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=self._timeout + 1.0)
-        if unregister:
+        if unregister and self.registered:
             try:
                 with NameClient(self.address, timeout=min(self._timeout, 1.0)) as ns:
                     ns.unregister(self.name, owner=self.owner)
@@ -164,11 +178,18 @@ class Registration:
     def _note(self, reply: dict[str, Any]) -> None:
         self._interval = max(0.05, float(reply.get("ttl", 3.0)) / 3.0)
 
+    def _register(self, ns: NameClient) -> None:
+        self._note(ns.register(self.name, self.kind, self.endpoint, owner=self.owner, metadata=self.metadata))
+        self.registered = True
+
     def _beat(self) -> None:
         ns = NameClient(self.address, timeout=self._timeout)
         try:
             while not self._stop.wait(self._interval):
                 try:
+                    if not self.registered:
+                        self._take(ns)
+                        continue
                     self._note(ns.heartbeat(self.name, owner=self.owner))
                 except NotFound:
                     log.warning("nameserver at %s forgot %s; registering again", self.address, self.name)
@@ -182,9 +203,21 @@ class Registration:
 
     def _reregister(self, ns: NameClient) -> None:
         try:
-            self._note(ns.register(self.name, self.kind, self.endpoint, owner=self.owner, metadata=self.metadata))
+            self._register(ns)
         except HrpsimError as exc:
             log.warning("re-registering %s failed: %s", self.name, exc)
+
+    def _take(self, ns: NameClient) -> None:
+        """Another try at a name another process held (AccessDenied while it still does)."""
+        try:
+            self._register(ns)
+        except AccessDenied:
+            return
+        log.info(
+            "registered %s with the nameserver at %s (the process that held the name let it go)",
+            self.name,
+            self.address,
+        )
 
 
 def host_identity() -> str:
