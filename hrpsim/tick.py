@@ -419,19 +419,20 @@ def torque_answer(tick: int, torque: np.ndarray, *, joint_names: list[str]) -> C
     """What :func:`parse_command` makes of ``{"tick": tick, "torque": torque}`` for the tick it
     answers: an in-process controller's answer of one torque per joint, with the same checks of
     its values (and the same errors), without the message's own (this process made its fields)."""
-    every = every_joint(len(joint_names))
-    checked = _values("torque", torque, every, joint_names)
-    return Command(tick, every, checked, received={"tick": tick, "torque": checked})
+    return _full_command(tick, {"torque": torque}, joint_names)
 
 
 def _full_command(tick: int, arrays: dict[str, Any], joint_names: list[str]) -> Command:
     """A command of full-length arrays (``COMMAND_ARRAYS`` keys; None or missing: unchanged), its
     values checked; ``received`` holds the checked arrays (float64)."""
     every = every_joint(len(joint_names))
-    checked = {
-        key: _values(key, arrays[key], every, joint_names) for key in COMMAND_ARRAYS if arrays.get(key) is not None
-    }
-    return Command(tick, every, **checked, received={"tick": tick, **checked})
+    received: dict[str, Any] = {"tick": tick}
+    for key in COMMAND_ARRAYS:  # (a loop: a comprehension and keyword expansion cost more than the checks)
+        value = arrays.get(key)
+        if value is not None:
+            received[key] = _values(key, value, every, joint_names)
+    get = received.get
+    return Command(tick, every, get("torque"), get("q_ref"), get("dq_ref"), received=received)
 
 
 def _sensor_switches(value: Any) -> dict[str, bool]:

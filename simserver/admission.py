@@ -42,7 +42,6 @@ class AttachedController:
     answered_late: bool = False
     key: str = ""  # the name of the key it attached with (hrpsim.security)
     rtt_us: float | None = None  # the round trip of its last answer
-    stats: Any = None  # its ControllerStats in the hub's policies (simserver/policies.py), from admission on
 
     @property
     def identity(self) -> bytes | None:

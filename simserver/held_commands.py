@@ -33,9 +33,6 @@ class HeldCommands:
         held = self._of(robot)
         # a command for every joint in order (the usual one) overwrites whole arrays: no gathering
         every = cmd.indices is proto.every_joint(held.torque.size)
-        if every and cmd.q_ref is None and cmd.dq_ref is None and not cmd.modes and cmd.torque is not None:
-            held.torque[:] = cmd.torque  # the commonest of all: one torque per joint
-            return JointCommand(torque=held.torque.copy())
         merged = JointCommand(modes=cmd.modes or None)
         for key in proto.COMMAND_ARRAYS:
             values = getattr(cmd, key)

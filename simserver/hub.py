@@ -252,20 +252,17 @@ class ControllerHub:
         return self._seen.get(ctl.robot) or record.state(ctl.robot)
 
     def _answer_in_process(self, ctl: AttachedController, record: TickRecord) -> None:
-        seen = self._seen.get(ctl.robot) or record.state(ctl.robot)
-        readings = self.sensors.take(ctl.name, ctl.robot)
-        if readings:
-            seen = with_readings(seen, readings)
+        seen = with_readings(self._seen_state(ctl, record), self.sensors.take(ctl.name, ctl.robot))
         started = time.perf_counter()
         try:
             ctl.answer = ctl.peer.answer(record.tick, seen, *self.actuation.joint_table(ctl.robot))
         except Exception as exc:  # a controller's bug is its failure, handled by its policy, not the simulator's
             log.exception("controller %s raised at tick %d", ctl.name, record.tick)
-            ctl.stats.errors += 1
+            self.policies.of(ctl.name).errors += 1
             self.detach(ctl)
             self.policies.apply(ctl, f"raised {type(exc).__name__}: {exc}")
             return
-        ctl.stats.rtt.add((time.perf_counter() - started) * 1e6)
+        self.policies.of(ctl.name).rtt.add((time.perf_counter() - started) * 1e6)
 
     def admit(self, peer: InProcessPeer | WirePeer, hello: proto.Hello) -> AttachedController:
         old = self.attachments.by_name.get(hello.controller)
@@ -276,7 +273,7 @@ class ControllerHub:
             old.peer.send(proto.error(text, field_name="controller", fatal=True))
             self.detach(old)
         self.attachments.add(ctl)
-        stats = ctl.stats = self.policies.of(ctl.name)
+        stats = self.policies.of(ctl.name)
         stats.attached, stats.joined_tick = True, ctl.start_tick
         return ctl
 
@@ -290,7 +287,7 @@ class ControllerHub:
         except RequestError as exc:
             self._refuse(ctl, exc, exc.field, "command refused by the engine")
             return
-        ctl.stats.ticks += 1
+        self.policies.of(ctl.name).ticks += 1
         record.commands.append(
             AppliedCommand(
                 controller=ctl.name,

@@ -112,13 +112,13 @@ class WorldSensors:
 
     def produce(self, record: Any) -> None:
         """The readings due at the record's tick go into ``record.readings``."""
-        delivery = self._delivery if self._delivery is not False else self.delivery()
-        if delivery and delivery.produces:
+        delivery = self.delivery()
+        if delivery is not None and delivery.produces:
             record.readings = delivery.produce(record.tick, record.time, record.links)
 
     def take(self, controller: str, robot: str) -> dict[str, dict[str, Any]]:
-        delivery = self._delivery if self._delivery is not False else self.delivery()
-        return delivery.take(controller, robot) if delivery and delivery.produces else {}
+        delivery = self.delivery()
+        return delivery.take(controller, robot) if delivery is not None and delivery.produces else {}
 
     def switch(self, robot: str, switches: dict[str, bool]) -> None:
         delivery = self.delivery()

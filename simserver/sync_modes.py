@@ -111,8 +111,6 @@ class Realtime(SyncMode):
 def wait_for_answers(hub: ControllerHub, tick: int) -> None:
     """Wait for every answer to ``tick``, each up to its controller's deadline; a wait of a slice or
     more lets the simulator's service answer requests between slices (it may raise RunStopped)."""
-    if not hub.attachments.remote:
-        return  # a controller in this process has answered by now
     started = time.perf_counter()
     while True:
         waiting = hub.attachments.waiting_on(tick)

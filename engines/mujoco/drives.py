@@ -169,9 +169,8 @@ class Drives:
         self._velocity = np.flatnonzero(driven & (modes == "velocity"))
         self._hold = np.flatnonzero(driven & (modes == "high_gain"))
         self._torque_actuators = self.actuators[self._torque]
-        # every joint in torque mode (the commonest case): whole arrays, no gathering, no constraint
-        self._all_torque = self._torque.size == len(self.names)
-        self._torque_only = slice(None) if self._all_torque else self._torque
+        # every joint in torque mode (the commonest case): whole arrays, no gathering
+        self._torque_only = slice(None) if self._torque.size == len(self.names) else self._torque
         groups = (
             (self._hold, mujoco.mjtConstraint.mjCNSTR_EQUALITY, self.equalities, self.m.neq),
             (self._velocity, mujoco.mjtConstraint.mjCNSTR_FRICTION_TENDON, self.tendons, self.m.ntendon),
@@ -192,9 +191,6 @@ class Drives:
 
     def apply(self) -> None:
         """This step's actuator controls and hold targets (before the step)."""
-        if self._all_torque:
-            self._ctrl[self._torque_actuators] = self.torque
-            return  # nothing else to set
         if self._torque.size:
             self._ctrl[self._torque_actuators] = self.torque[self._torque_only]
         velocity = self._velocity
@@ -208,9 +204,6 @@ class Drives:
 
     def record_effort(self) -> None:
         """Each joint's applied torque (force) in the step just taken (after it, before the next)."""
-        if self._all_torque:
-            self.effort[:] = self.torque
-            return  # no joint held by a constraint
         self.effort[self._torque_only] = self.torque[self._torque_only]
         if not self._constrained:
             return
