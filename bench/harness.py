@@ -3,6 +3,10 @@
 A benchmark is a module ``bench/bench_NAME.py`` with ``run() -> dict[str, float]`` whose keys are
 the figure names without the ``NAME.`` prefix, and a docstring whose first line says what it
 measures. Every benchmark measures its own baseline in the same run and reports the ratio.
+
+``--repeat N`` runs the named benchmarks N times, interleaved (all of them once, then all again),
+so that a slow minute of the machine lands on every benchmark alike; each figure is then reported
+as the median of its N readings with their least and greatest beside it. Aims are judged on medians.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import json
 import os
 import platform
 import re
+import statistics
 import sys
 from pathlib import Path
 
@@ -45,7 +50,9 @@ def machine() -> str:
     return f"{system}, {os.cpu_count()} cores, {cpu}, Python {platform.python_version()}"
 
 
-def section(name: str, doc: str, figures: dict[str, float], command: str) -> str:
+def section(name: str, doc: str, readings: dict[str, list[float]], command: str) -> str:
+    """A RESULTS.md section: one reading per figure as a value, several as median and spread."""
+    repeated = any(len(values) > 1 for values in readings.values())
     lines = [
         f"## {name}",
         "",
@@ -55,14 +62,23 @@ def section(name: str, doc: str, figures: dict[str, float], command: str) -> str
         f"- machine: {machine()}",
         f"- command: `{command}`",
         "",
-        "| figure | value |",
-        "|---|---:|",
+        *(
+            ["| figure | median | min - max | runs |", "|---|---:|---:|---:|"]
+            if repeated
+            else ["| figure | value |", "|---|---:|"]
+        ),
     ]
-    lines += [f"| `{name}.{k}` | {v:.4g} |" for k, v in figures.items()]
+    lines += [_row(f"{name}.{k}", values, repeated) for k, values in readings.items()]
     rest = doc.strip().splitlines()[1:]
     if rest:
         lines += ["", *[r.strip() for r in rest if r.strip()]]
     return "\n".join(lines) + "\n"
+
+
+def _row(figure: str, values: list[float], repeated: bool) -> str:
+    if not repeated:
+        return f"| `{figure}` | {values[0]:.4g} |"
+    return f"| `{figure}` | {statistics.median(values):.4g} | {min(values):.4g} - {max(values):.4g} | {len(values)} |"
 
 
 def update_results(name: str, text: str) -> None:
@@ -80,23 +96,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help=f"benchmarks to run (default all: {', '.join(available())})")
     parser.add_argument("--json", action="store_true", help='print {"NAME": {"FIGURE": value}} on stdout')
     parser.add_argument("--no-record", action="store_true", help="do not update bench/RESULTS.md")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run the benchmarks N times, interleaved, and report each figure's median and min-max",
+    )
     args = parser.parse_args(argv)
+    if args.repeat < 1:
+        parser.error(f"--repeat takes a whole number of at least 1, got {args.repeat}")
     names = args.names or available()
     unknown = [n for n in names if n not in available()]
     if unknown:
         parser.error(f"unknown benchmark(s) {', '.join(unknown)}; available: {', '.join(available())}")
     command = "bench/run " + " ".join(argv if argv is not None else sys.argv[1:])
-    out: dict[str, dict[str, float]] = {}
+    readings: dict[str, dict[str, list[float]]] = {name: {} for name in names}
+    for rep in range(args.repeat):
+        for name in names:
+            module = importlib.import_module(f"bench_{name}")
+            print(f"bench {name} ({rep + 1} of {args.repeat}) ...", file=sys.stderr, flush=True)
+            for k, v in module.run().items():
+                readings[name].setdefault(k, []).append(float(v))
+                print(f"  {name}.{k} = {float(v):.4g}", file=sys.stderr)
     for name in names:
-        module = importlib.import_module(f"bench_{name}")
-        print(f"bench {name} ...", file=sys.stderr, flush=True)
-        figures = {k: float(v) for k, v in module.run().items()}
-        out[name] = figures
-        for k, v in figures.items():
-            print(f"  {name}.{k} = {v:.4g}", file=sys.stderr)
         if not args.no_record:
-            update_results(name, section(name, module.__doc__ or "", figures, command.strip()))
+            module = importlib.import_module(f"bench_{name}")
+            update_results(name, section(name, module.__doc__ or "", readings[name], command.strip()))
     if args.json:
+        out = {name: {k: statistics.median(v) for k, v in figures.items()} for name, figures in readings.items()}
         print(json.dumps(out, indent=2))
     return 0
 
