@@ -8,6 +8,9 @@ An engine is built from a project and its bodies (``Engine(project, bodies)``), 
 - ``apply(robot, JointCommand)`` sets the commands and drive modes that hold until changed;
 - ``collide()`` then ``integrate()`` make one tick (``step()`` is both): contacts first, because
   they do not depend on commands and can be found while controllers think;
+- ``get_state()`` gives the whole state of the world at this tick as an :class:`EngineState`,
+  and ``set_state(state)`` puts it back: stepping on from it gives what stepping on from the
+  moment it was taken gave (exactly on MuJoCo and the kinematic stand-in; ODE: docs/python-api.md);
 - ``reset()``, ``rebuild(project, bodies)``, ``set_link_data(...)``, ``link_states(model)``,
   ``link_values(model)`` and ``release()`` complete it.
 
@@ -16,7 +19,8 @@ the failed-state guard (a world that met a non-finite or exploding state refuses
 its last readings until ``reset()``), the speed limits beyond which a state counts as exploding,
 and an engine's settings (``settings()``: its ``world.<name>`` section over the defaults its
 package declares). A subclass fills in the hooks ``_collide``, ``_integrate``, ``_measure``,
-``_joint_names`` and ``_command``, and calls ``start()`` whenever it (re)builds its world.
+``_joint_names``, ``_command``, ``_get_state`` and ``_set_state``, and calls ``start()`` whenever
+it (re)builds its world.
 
 Everything engine-neutral stays above: gyro and accelerometer readings from link motion
 (hrpsim/inertial.py), sensor schedules, device models, controller policies. Engines: ``ode``
@@ -26,6 +30,7 @@ in hrpsim/engine_registry.py.
 
 from __future__ import annotations
 
+import copy
 import importlib
 import inspect
 import logging
@@ -115,6 +120,22 @@ class JointCommand:
     q_ref: np.ndarray | None = None
     dq_ref: np.ndarray | None = None
     modes: dict[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class EngineState:
+    """An engine's whole state at one tick (:meth:`Engine.get_state`), to put back with
+    :meth:`Engine.set_state` into the same world or another built from the same project.
+
+    Plain data (numpy arrays, numbers, strings, lists and dicts of them): it can be kept, copied and
+    pickled. ``layout`` says what world it belongs to (the engine, the models, each robot's joints
+    and the time step); ``data`` is the engine's own and means nothing to anyone else."""
+
+    engine: str
+    layout: tuple[Any, ...]
+    tick: int
+    time: float
+    data: dict[str, Any]
 
 
 class Engine(ABC):
@@ -311,6 +332,44 @@ class Engine(ABC):
         r = r0 if root_rotation is None else checks.rotation("root_rotation", root_rotation)
         return forward_kinematics(body, p, r, values)
 
+    # --- snapshots ---
+
+    def layout(self) -> tuple[Any, ...]:
+        """What a state of this world is made of: the engine, the models, each robot's joints (in
+        controller order) and the time step. A state fits another world when the layouts agree."""
+        joints = tuple((robot, tuple(self._joint_names(robot))) for robot in self.robots)
+        return (self.name, tuple(self.model_names), joints, self.timestep)
+
+    def get_state(self) -> EngineState:
+        """The whole state of the world now: bodies, held commands and drive modes, what sensors keep
+        between steps, external forces. SimulationError for a failed world (reset it first)."""
+        if self.failed is not None:
+            raise SimulationError(f"{self.failed}; a failed world keeps no state to go back to (reset it first)")
+        return EngineState(self.name, self.layout(), self.tick, self.time, self._get_state())
+
+    def set_state(self, state: EngineState) -> None:
+        """Put the world into ``state`` (from :meth:`get_state` of this world or of one built from the
+        same project): stepping on gives what stepping on from where it was taken gave. A failed
+        world is healthy again. RequestError when the state is of another world."""
+        if not isinstance(state, EngineState):
+            raise RequestError(f"set_state: expected an EngineState, got {type(state).__name__}")
+        if state.layout != self.layout():
+            raise RequestError(
+                f"set_state: the state is of another world ({_layout_text(state.layout)}); "
+                f"this one is {_layout_text(self.layout())}"
+            )
+        self._set_state(copy.deepcopy(state.data))  # a copy: a state can be put back any number of times
+        self.tick, self.time, self.failed = state.tick, state.time, None
+        self._last_state = {}
+
+    def _get_state(self) -> dict[str, Any]:
+        """The engine's own part of :meth:`get_state`: new arrays, not views of live ones."""
+        raise RequestError(f"the {self.name} engine keeps no snapshots of its state")
+
+    def _set_state(self, data: dict[str, Any]) -> None:
+        """Put back what :meth:`_get_state` gave (the data is the caller's copy: it may be kept)."""
+        raise RequestError(f"the {self.name} engine keeps no snapshots of its state")
+
     # --- life ---
 
     @abstractmethod
@@ -331,6 +390,15 @@ class Engine(ABC):
     def release(self) -> None:
         """Close and drop every engine object: the end of this world's life."""
         self.close()
+
+
+def _layout_text(layout: tuple[Any, ...]) -> str:
+    try:
+        engine, models, joints, timestep = layout
+        robots = ", ".join(f"{name} ({len(names)} joints)" for name, names in joints)
+        return f"{engine}, models {', '.join(models)}, robots {robots or 'none'}, time step {timestep:g} s"
+    except (TypeError, ValueError):
+        return repr(layout)[:200]
 
 
 def checked_modes(robot: str, modes: Any, names: list[str]) -> dict[str, str]:

@@ -23,7 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "controller": ("hrpsim.controllers.runner", "run a controller program against a simulator"),
     "sim": (
         "hrpsim.simserver.control_cli",
-        "control a running simulator: status, start, pause, step N, reset, push, stop",
+        "control a running simulator: status, start, pause, step N, reset, snapshot, restore, push, stop",
     ),
     "keys": ("hrpsim.keys", "make CurveZMQ keys for a deployment (keys new DIR)"),
     "replay": ("hrpsim.simserver.replay", "re-run a recorded run and check it reproduces (or try another controller)"),

@@ -73,6 +73,13 @@ class InertialSensors:
         for k, frame in enumerate(self.accel):
             previous[k] = velocity(frame.link, frame.point)
 
+    def memory(self) -> list[Vec]:
+        """What the next reading needs from before the last step (each accelerometer point's velocity)."""
+        return list(self._previous)
+
+    def restore(self, memory: list[Vec]) -> None:
+        self._previous[:] = [tuple(v) for v in memory]
+
     def read(self, out: dict[str, np.ndarray]) -> None:
         motion = self.motion
         for frame in self.gyro:

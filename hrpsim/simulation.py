@@ -31,7 +31,7 @@ from hrpsim.simserver.bodies import load_bodies
 from hrpsim.simserver.hub import ControllerHub
 from hrpsim.simserver.loop import TickLoop
 from hrpsim.simserver.record import Observer
-from hrpsim.simserver.world import World
+from hrpsim.simserver.world import Snapshot, World
 
 
 class ExternalControllers(ConfigError):
@@ -137,6 +137,21 @@ class Simulation:
     def set_link_data(self, robot: str, **values: Any) -> None:
         """Put a robot into a configuration: q, dq, root_position, root_rotation, root_velocity."""
         self.engine.set_link_data(robot, **values)
+
+    # --- snapshots ---
+
+    def snapshot(self) -> Snapshot:
+        """The simulation now, to come back to with :meth:`restore`: the engine's state, the commands
+        held, the device models, the pushes, the controllers' statistics and the run's figures
+        (docs/python-api.md). Picklable; it restores into this simulation or another of the same
+        project. SimulationError for a world that has blown up."""
+        return self.world.snapshot()
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Go back to ``snapshot``: stepping on gives the ticks that followed it (exactly on MuJoCo
+        and the kinematic stand-in; ODE: docs/python-api.md). Attached controllers stay attached with
+        their own state. RequestError for another project's snapshot or a recorded run."""
+        self.world.restore(snapshot)
 
     # --- life ---
 

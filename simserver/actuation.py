@@ -6,6 +6,7 @@ decide what a controller sees of its robot's state."""
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from hrpsim import tick as proto
 from hrpsim.engines.base import Engine, JointCommand, RobotState
@@ -69,6 +70,18 @@ class Actuation:
                 )
                 events.append(ControllerEvent("", robot, "watchdog", f"tick {record.tick}"))
         return events
+
+    def memory(self) -> dict[str, Any]:
+        """The held commands and the device models' state, for a snapshot."""
+        return {
+            "held": self._held.memory(),
+            "devices": {robot: devices.memory() for robot, devices in self.devices.items()},
+        }
+
+    def restore(self, memory: dict[str, Any]) -> None:
+        self._held.restore(memory["held"])
+        for robot, devices in self.devices.items():
+            devices.restore(memory["devices"][robot])
 
     def zero(self, robot: str) -> None:
         names, _ = self.joint_table(robot)

@@ -1,4 +1,5 @@
-"""``hrpsim sim status|start|pause|step N|reset|push|stop``: a running simulator, from the command line.
+"""``hrpsim sim status|start|pause|step N|reset|snapshot|restore|push|stop``: a running simulator, from the
+command line.
 
 The simulator is found through the nameserver by its registered name (``--name``, default
 ``simserver``). ``start`` runs until the project's end time (or ``--until``) once the project's
@@ -29,6 +30,8 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_parser("pause", help="stop ticking; the state stays"),
         step := sub.add_parser("step", help="advance N ticks while paused"),
         sub.add_parser("reset", help="back to the project's initial state (while paused)"),
+        snapshot := sub.add_parser("snapshot", help="keep the world as it is now, to go back to (while paused)"),
+        restore := sub.add_parser("restore", help="go back to a snapshot (while paused)"),
         sub.add_parser("summary", help="the run summary so far"),
         push := sub.add_parser("push", help="push a link: a force (N, world) for a time, at a point (m, link frame)"),
         sub.add_parser("stop", help="end the simulator process"),
@@ -41,6 +44,8 @@ def _parser() -> argparse.ArgumentParser:
         help="seconds to wait for the project's controllers (default: as long as it takes)",
     )
     step.add_argument("n", type=int, nargs="?", default=1)
+    for named in (snapshot, restore):
+        named.add_argument("snapshot_name", metavar="NAME", nargs="?", default="default", help="(default: default)")
     push.add_argument("robot")
     push.add_argument("link")
     push.add_argument("force", type=float, nargs=3, metavar=("FX", "FY", "FZ"))
@@ -66,6 +71,8 @@ def _request(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
         return "start", {"until": args.until, "wait": args.wait}
     if args.command == "step":
         return "step", {"n": args.n}
+    if args.command in ("snapshot", "restore"):
+        return args.command, {"name": args.snapshot_name}
     if args.command == "stop":
         return "quit", {}
     if args.command == "push":
@@ -77,6 +84,9 @@ def _request(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
 def _describe(result: Any) -> str:
     if not isinstance(result, dict) or "tick" not in result:
         return json.dumps(result, indent=2, default=str)
+    if "snapshots" in result:
+        kept = ", ".join(result["snapshots"])
+        return f"snapshot {result['name']!r} at t={result['time']:.4f} s, tick {result['tick']} (kept: {kept})"
     state = "running" if result.get("running") else "finished" if result.get("finished") else "paused"
     waiting = result.get("waiting_for") or []
     text = f"t={result['time']:.4f} s, tick {result['tick']}, {state}"

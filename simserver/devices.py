@@ -17,8 +17,10 @@ commands that reach the engine pass through here.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections import deque
+from typing import Any
 
 import numpy as np
 
@@ -45,6 +47,30 @@ class RobotDevices:
         self._last_command_time: float | None = None
         self.watchdog_tripped = False
         self.dropped = 0
+
+    # --- snapshots ---
+
+    def memory(self) -> dict[str, Any]:
+        """Everything the devices carry from tick to tick (the noise generator's state, the delayed
+        readings and commands, the watchdog), for a snapshot: the same noise and delays follow."""
+        return copy.deepcopy(
+            {
+                "rng": self._rng.bit_generator.state,
+                "measured": list(self._measured),
+                "pending": list(self._pending),
+                "last_command_time": self._last_command_time,
+                "watchdog_tripped": self.watchdog_tripped,
+                "dropped": self.dropped,
+            }
+        )
+
+    def restore(self, memory: dict[str, Any]) -> None:
+        memory = copy.deepcopy(memory)
+        self._rng.bit_generator.state = memory["rng"]
+        self._measured = deque(memory["measured"], maxlen=self._measured.maxlen)
+        self._pending = deque(memory["pending"])
+        self._last_command_time = memory["last_command_time"]
+        self.watchdog_tripped, self.dropped = memory["watchdog_tripped"], memory["dropped"]
 
     # --- sensor path ---
 

@@ -75,6 +75,13 @@ class Disturbances:
         )
         return self.add(push)
 
+    def memory(self) -> dict[str, Any]:
+        """The pushes scheduled and the links held, for a snapshot."""
+        return {"pushes": list(self._pushes), "held": set(self._held)}
+
+    def restore(self, memory: dict[str, Any]) -> None:
+        self._pushes, self._held = list(memory["pushes"]), set(memory["held"])
+
     def pending(self) -> list[Push]:
         """Pushes that have not ended yet."""
         return [p for first, ticks, p in self._pushes if first + ticks > self.engine.tick]

@@ -45,6 +45,15 @@ class HeldCommands:
                 setattr(merged, key, target.copy())
         return merged
 
+    def memory(self) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """What each robot holds (copies), for a snapshot."""
+        return {robot: (h.torque.copy(), h.q_ref.copy(), h.dq_ref.copy()) for robot, h in self._held.items()}
+
+    def restore(self, memory: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
+        self._held = {
+            robot: _Held(*(np.array(a, dtype=np.float64) for a in arrays)) for robot, arrays in memory.items()
+        }
+
     def zero_torque(self, robot: str, joints: list[str]) -> JointCommand:
         held = self._of(robot)
         held.torque[:] = 0.0

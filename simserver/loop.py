@@ -21,6 +21,7 @@ and re-anchors its schedule instead of racing to catch up.
 
 from __future__ import annotations
 
+import copy
 import logging
 import time
 from collections.abc import Callable
@@ -173,6 +174,26 @@ class TickLoop:
             self._anchor = (now, tick)
             start = now
         return start + dt
+
+    def memory(self) -> dict[str, Any]:
+        """The run's figures so far and its error, for a snapshot (the pushes are the World's)."""
+        return copy.deepcopy(
+            {
+                "error": self.error,
+                "wall_time": self.elapsed_wall(),
+                "lateness": self.lateness,
+                "overruns": self.overruns,
+                "fell_behind": self.fell_behind,
+            }
+        )
+
+    def restore(self, memory: dict[str, Any]) -> None:
+        memory = copy.deepcopy(memory)
+        self.error, self.wall_time = memory["error"], memory["wall_time"]
+        self.lateness, self.overruns, self.fell_behind = memory["lateness"], memory["overruns"], memory["fell_behind"]
+        if self._wall_start is not None:  # running: the wall clock counts on from the restored figure
+            self._wall_start = time.perf_counter()
+        self._anchor = None  # realtime: the schedule starts again from the restored tick
 
     def fail(self, exc: SimulationError) -> None:
         self.error = str(exc)

@@ -8,6 +8,7 @@ policy applied: ``stop`` ends the run (the hub raises :class:`RunStopped` at the
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -62,6 +63,22 @@ class Policies:
         if self._stop_reason is not None:
             reason, self._stop_reason = self._stop_reason, None
             raise RunStopped(reason)
+
+    def memory(self) -> dict[str, Any]:
+        """Every controller's statistics (copies), for a snapshot."""
+        return copy.deepcopy({"stats": self.stats, "events": self.events})
+
+    def restore(self, memory: dict[str, Any], attached: dict[str, int]) -> None:
+        """The statistics of ``memory``; controllers attached now (name -> the tick they take turns
+        from) are attached in them, whatever they were then."""
+        memory = copy.deepcopy(memory)
+        kept = {name: stats for name, stats in self.stats.items() if name in attached}
+        self.stats, self.events, self._stop_reason = memory["stats"], memory["events"], None
+        for stats in self.stats.values():
+            stats.attached = False
+        for name, tick in attached.items():
+            stats = self.stats.setdefault(name, kept.get(name) or ControllerStats())
+            stats.attached, stats.joined_tick = True, tick
 
     def summary(self) -> dict[str, Any]:
         return {name: stats.public() for name, stats in sorted(self.stats.items())}

@@ -3,6 +3,7 @@ how low it went (``min_root_z``), tick by tick."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,13 @@ class RootTracker:
 
     def end(self, summary: dict[str, Any]) -> None:
         """Nothing to flush: the figures are read by :meth:`robots`."""
+
+    def memory(self) -> dict[str, dict[str, Any]]:
+        """The figures so far, for a snapshot."""
+        return copy.deepcopy(self._roots)
+
+    def restore(self, memory: dict[str, dict[str, Any]]) -> None:
+        self._roots = copy.deepcopy(memory)
 
     def _lowest(self, name: str, entry: dict[str, Any]) -> np.ndarray:
         p, _ = self.engine.root_pose(name)

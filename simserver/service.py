@@ -10,7 +10,8 @@ OpenHRP's DynamicsSimulator:
 
 - run control: ``init(project=None)`` (reload the project, or load another, and rebuild),
   ``start(until=None)`` (run in the background of the serving loop; returns at once),
-  ``pause()``, ``step(n=1)`` (when paused), ``reset()``, ``status()``, ``summary()``;
+  ``pause()``, ``step(n=1)`` (when paused), ``reset()``, ``snapshot(name)`` and ``restore(name)``
+  (when paused), ``status()``, ``summary()``;
 - data: ``models()``, ``state(robot)``, ``sensor_state(robot)``, ``world_state()``,
   ``get_link_data(robot, link)``, ``set_link_data(robot, q, dq, root_position, root_rotation,
   root_velocity)``, ``set_external_force(robot, link, force, torque)``, ``push(robot, link, force,
@@ -51,7 +52,7 @@ from hrpsim.simserver.hub import ControllerHub, RunStopped
 from hrpsim.simserver.loop import TickLoop
 from hrpsim.simserver.publisher import StatePublisher
 from hrpsim.simserver.record import Observer
-from hrpsim.simserver.world import World
+from hrpsim.simserver.world import Snapshot, World
 from hrpsim.transforms import quaternion_matrix
 
 log = logging.getLogger("hrpsim.simserver")
@@ -75,6 +76,7 @@ SERVED_WITHIN_A_TICK = frozenset(
         "forward_kinematics",
     }
 )
+MAX_SNAPSHOTS = 16  # named snapshots a simulator keeps (each holds a copy of the world's state)
 CONTROLLER_WAIT_S = 30.0  # how long start() waits for the project's controllers to attach
 MAX_STEP_TICKS = 1_000_000  # one step request's bound; a longer advance is a run: start(until=...)
 
@@ -130,6 +132,7 @@ class SimServer(Service):
         self._wait_limit: float | None = CONTROLLER_WAIT_S
         self._target = self._end_time(until)
         self.hub.end_time = self._target
+        self._snapshots: dict[str, Snapshot] = {}
         super().__init__(name, bind=bind, nameserver=nameserver, register=register, context=ctx)
 
     # The world's parts, by the names the operations use.
@@ -174,6 +177,8 @@ class SimServer(Service):
             "pause": self.op_pause,
             "step": self.op_step,
             "reset": self.op_reset,
+            "snapshot": self.op_snapshot,
+            "restore": self.op_restore,
             "status": self.op_status,
             "summary": self.op_summary,
             "models": self.op_models,
@@ -408,6 +413,31 @@ class SimServer(Service):
         self.world.reset()
         self.finished = False
         self.hub.end_time = self._target
+        return self.op_status()
+
+    def op_snapshot(self, name: str = "default") -> dict[str, Any]:
+        """Keep the world as it is now under ``name`` (replacing one of that name), to go back to with
+        ``restore``; while paused. What the snapshot holds: docs/python-api.md."""
+        self._require_idle("snapshot")
+        if name not in self._snapshots and len(self._snapshots) >= MAX_SNAPSHOTS:
+            raise RequestError(
+                f"snapshot: this simulator keeps at most {MAX_SNAPSHOTS} snapshots "
+                f"({', '.join(sorted(self._snapshots))}); reuse one of their names",
+                field="name",
+            )
+        snapshot = self.world.snapshot()
+        self._snapshots[name] = snapshot
+        return {"name": name, "tick": snapshot.tick, "time": snapshot.time, "snapshots": sorted(self._snapshots)}
+
+    def op_restore(self, name: str = "default") -> dict[str, Any]:
+        """Go back to the snapshot kept under ``name`` (while paused); the status after it."""
+        self._require_idle("restore")
+        snapshot = self._snapshots.get(name)
+        if snapshot is None:
+            kept = ", ".join(sorted(self._snapshots)) or "none yet: take one with snapshot"
+            raise NotFound(f"restore: no snapshot named {name!r} (snapshots: {kept})")
+        self.world.restore(snapshot)
+        self.finished = False
         return self.op_status()
 
     def _require_idle(self, op: str) -> None:

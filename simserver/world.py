@@ -2,7 +2,8 @@
 
 A :class:`World` owns the engine, the controller hub, the tick loop, the observers (the run
 summary's root tracker, the project's ``record:`` recorder, and whatever the front end adds),
-the run summary, and the life of a run: load, reset, begin, step, end, close. The simulator
+the run summary, and the life of a run: load, reset, begin, step, end, close, and snapshots of it
+to go back to (simserver/snapshot.py). The simulator
 process (simserver/service.py, ``SimServer``) is its RPC front end, the Python API
 (hrpsim/simulation.py, ``Simulation``) its in-process front end, and ``hrpsim replay`` drives one
 with recorded commands; so a project runs, resets, records and sums up the same way through each.
@@ -14,6 +15,7 @@ replay's recorded commands are one; a disturbance applied at a given time would 
 
 from __future__ import annotations
 
+import copy
 import logging
 import math
 from collections.abc import Callable
@@ -24,7 +26,7 @@ import zmq
 
 from hrpsim.bodyinfo import Body
 from hrpsim.engines.base import Engine, make_engine
-from hrpsim.errors import SimulationError
+from hrpsim.errors import RequestError, SimulationError
 from hrpsim.project import Project
 from hrpsim.runsummary import empty_summary
 from hrpsim.simserver.bodies import STARTUP_PATIENCE_S, load_bodies
@@ -32,10 +34,11 @@ from hrpsim.simserver.hub import ControllerHub, attach_in_process
 from hrpsim.simserver.loop import TickAction, TickLoop
 from hrpsim.simserver.record import Observer
 from hrpsim.simserver.run_summary import RootTracker
+from hrpsim.simserver.snapshot import Snapshot, hub_memory, rewind_hub
 
 log = logging.getLogger("hrpsim.simserver")
 
-__all__ = ["TickAction", "World"]
+__all__ = ["Snapshot", "TickAction", "World"]
 
 
 class World:
@@ -75,7 +78,8 @@ class World:
                 engine.release()
             raise
         self.roots = RootTracker()
-        self.loop = TickLoop(engine, self.hub, [self.roots, *(observers or []), *_recorders(project, record)])
+        self.recorders = _recorders(project, record)
+        self.loop = TickLoop(engine, self.hub, [self.roots, *(observers or []), *self.recorders])
 
     @property
     def observers(self) -> list[Observer]:
@@ -141,6 +145,42 @@ class World:
         summary = self.summary()
         for observer in self.loop.observers:
             observer.end(summary)
+
+    # --- snapshots ---
+
+    def snapshot(self) -> Snapshot:
+        """The world now (between ticks), to go back to with :meth:`restore`: the engine's state, the
+        commands held and waiting, the device models, the pushes, the controllers' statistics and
+        the run's figures (simserver/snapshot.py). SimulationError for a world that has failed."""
+        engine = self.engine.get_state()
+        return Snapshot(
+            tick=engine.tick,
+            time=engine.time,
+            engine=engine,
+            hub=hub_memory(self.hub),
+            disturbances=copy.deepcopy(self.loop.disturbances.memory()),
+            run={"loop": self.loop.memory(), "roots": self.roots.memory()},
+        )
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Go back to ``snapshot`` (of this world, or of one built from the same project): the ticks
+        that follow are those that followed it. Attached controllers stay attached. RequestError
+        for a snapshot of another world, or while the world records (a recording is one line of
+        ticks from the project's start; record=False to branch)."""
+        if not isinstance(snapshot, Snapshot):
+            raise RequestError(f"restore: expected a Snapshot (from snapshot()), got {type(snapshot).__name__}")
+        if self.recorders:
+            files = ", ".join(str(getattr(r, "current", None) or getattr(r, "path", "?")) for r in self.recorders)
+            raise RequestError(
+                f"restore: this world records its run ({files}), and a recording holds one line of ticks "
+                "from the project's start; run it without recording (record=False, or no --record and no "
+                "record: in the project) to go back to a snapshot"
+            )
+        self.engine.set_state(snapshot.engine)  # first: it refuses a snapshot of another world
+        rewind_hub(self.hub, snapshot.tick, snapshot.hub)
+        self.loop.disturbances.restore(copy.deepcopy(snapshot.disturbances))
+        self.loop.restore(snapshot.run["loop"])
+        self.roots.restore(snapshot.run["roots"])
 
     # --- the world's life ---
 

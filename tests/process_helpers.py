@@ -164,3 +164,8 @@ def wait_unregistered(nameserver: str, name: str, timeout: float = 60.0) -> None
                 return
             time.sleep(0.05)
     raise AssertionError(f"{name!r} stayed registered for {timeout} s")
+
+
+def run_hrpsim(args: list[str], *, timeout: float = 60.0, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    """``hrpsim ARGS...`` as a shell runs it, to its end: its exit status, stdout and stderr."""
+    return subprocess.run([*HRPSIM, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)

@@ -27,6 +27,8 @@ from hrpsim.transforms import matrix_quaternion
 GRAVITY = 9.8
 DAMPING = 1.0  # N m s/rad on torque-driven joints, so a constant torque gives a bounded speed
 MIN_INERTIA = 1.0  # kg m^2: keeps stiff PD gains stable with the explicit update at a 1 ms step
+# A robot's arrays that make its state (Engine.get_state): joints, commands, modes, root.
+_STATE = ("q", "dq", "tau", "torque", "q_ref", "dq_ref", "modes", "root_position", "root_rotation")
 
 
 class _Robot:
@@ -190,6 +192,17 @@ class KinematicEngine(Engine):
             r.root_position[:] = np.asarray(root_position, float).reshape(3)
         if root_rotation is not None:
             r.root_rotation[:] = np.asarray(root_rotation, float).reshape(3, 3)
+
+    # --- snapshots ---
+
+    def _get_state(self) -> dict[str, Any]:
+        return {name: {key: np.array(getattr(r, key)) for key in _STATE} for name, r in self._robots.items()}
+
+    def _set_state(self, data: dict[str, Any]) -> None:
+        for name, values in data.items():
+            r = self._robots[name]
+            for key in _STATE:
+                getattr(r, key)[...] = values[key]
 
     # --- life ---
 

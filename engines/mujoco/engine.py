@@ -44,6 +44,9 @@ BAD_STATE_WARNINGS = (
 )
 
 _LINEAR_FIRST = np.array([3, 4, 5, 0, 1, 2])
+# What MuJoCo keeps of a state: positions, velocities, the time, controls, applied forces, active
+# equalities and the solver's warm start (everything the next step reads that a step changes).
+_PHYSICS = mujoco.mjtState.mjSTATE_INTEGRATION
 
 log = logging.getLogger("hrpsim.simserver")
 # MuJoCo's warnings go to our log, not to a MUJOCO_LOG.TXT in whatever folder the process runs in.
@@ -424,11 +427,8 @@ class MujocoEngine(Engine):
     def _place_root(self, model: _Model, p: np.ndarray | None, r: np.ndarray | None, v: np.ndarray | None) -> None:
         body = model.bodies[0]
         if model.free_root is None:  # a fixed root: move where the model is welded to the world
-            welded = self.spec.body(model.layout.bodies[0])  # in the spec too, for a recompile
-            if p is not None:
-                self.m.body_pos[body] = welded.pos = p
-            if r is not None:
-                self.m.body_quat[body] = welded.quat = quaternion(r)
+            position, quat = self._welded(model)
+            self._weld(model, position if p is None else p, quat if r is None else quaternion(r))
             return
         qadr, dadr = model.free_root
         if p is not None:
@@ -439,6 +439,74 @@ class MujocoEngine(Engine):
             rotation = self.d.xmat[body].reshape(3, 3) if r is None else r
             self.d.qvel[dadr : dadr + 3] = v[:3]
             self.d.qvel[dadr + 3 : dadr + 6] = rotation.T @ v[3:]  # MuJoCo keeps a free body's spin in its frame
+
+    # --- snapshots ---
+
+    def _get_state(self) -> dict[str, Any]:
+        physics = np.empty(mujoco.mj_stateSize(self.m, _PHYSICS))
+        mujoco.mj_getState(self.m, self.d, physics, _PHYSICS)
+        robots = {}
+        for name in self._robots:
+            model = self.models[name]
+            drives = model.drives
+            robots[name] = {
+                "modes": list(drives.modes),
+                "commands": np.array([drives.torque, drives.q_ref, drives.dq_ref]),
+                "effort": drives.effort.copy(),
+                "after_step": model.sensors.after_step.copy(),
+                "welded": None if model.free_root is not None else self._welded(model),
+            }
+        return {
+            "physics": physics,
+            "joints": self._mujoco_joints(),
+            "robots": robots,
+            "external": {key: (f.copy(), t.copy()) for key, (f, t) in self._external.items()},
+        }
+
+    def _set_state(self, data: dict[str, Any]) -> None:
+        self._take_layout(data["joints"])
+        for name, saved in data["robots"].items():
+            model = self.models[name]
+            model.drives.set_modes(dict(zip(model.joint_names, saved["modes"], strict=True)))
+            model.drives.set_arrays(*saved["commands"])
+            model.drives.effort[:] = saved["effort"]
+            model.sensors.after_step[:] = saved["after_step"]
+            if saved["welded"] is not None:
+                self._weld(model, *saved["welded"])
+        self._external = data["external"]
+        mujoco.mj_setState(self.m, self.d, data["physics"], _PHYSICS)
+        self._drives_changed()
+        self._stepping.after_step(controls_only=self._controls_only)  # what a tick leaves for reading
+
+    def _mujoco_joints(self) -> list[str]:
+        """Every MuJoCo joint's name in id order: the layout of the physics state (rotors included)."""
+        return [mujoco.mj_id2name(self.m, mujoco.mjtObj.mjOBJ_JOINT, j) or "" for j in range(self.m.njnt)]
+
+    def _take_layout(self, joints: list[str]) -> None:
+        """Give the model the velocity drives' rotors the state was taken with, so that its physics
+        state has the same layout (a rotor added since: the model is built again first)."""
+        have = self._mujoco_joints()
+        if have == joints:
+            return
+        if not set(have) <= set(joints):
+            self._build()
+            have = self._mujoco_joints()
+        rotors = [j.removesuffix("/rotor") for j in joints if j.endswith("/rotor") and j not in have]
+        if rotors:
+            self._add_rotors(rotors)
+        if self._mujoco_joints() != joints:
+            raise RequestError(
+                f"set_state: the state's MuJoCo model has joints {joints}, this one {self._mujoco_joints()}"
+            )
+
+    def _welded(self, model: _Model) -> tuple[np.ndarray, np.ndarray]:
+        """Where a fixed root is welded to the world (set_link_data moves it)."""
+        return self.m.body_pos[model.root].copy(), self.m.body_quat[model.root].copy()
+
+    def _weld(self, model: _Model, position: np.ndarray, quat: np.ndarray) -> None:
+        welded = self.spec.body(model.layout.bodies[0])  # in the spec too, for a recompile
+        self.m.body_pos[model.root] = welded.pos = position
+        self.m.body_quat[model.root] = welded.quat = quat
 
     # --- life ---
 

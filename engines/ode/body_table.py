@@ -110,6 +110,14 @@ class BodyTable:
             return GatheredReading(self._view[self._index])
         return GatheredReading(np.array([_pyode_row(b) for b in self.bodies]).reshape(len(self.bodies), ROW))
 
+    def write(self, rows: np.ndarray) -> bool:
+        """Write rows as :meth:`read` gives them back into ODE's memory, every double as it is; False
+        when reads go through pyode (then only pyode's setters can place the bodies)."""
+        if self._view is None:
+            return False
+        self._view[self._index] = rows
+        return True
+
     def rotation_index(self, rows: np.ndarray) -> np.ndarray | None:
         """Indices that :meth:`gather` turns into the rotations of ``rows`` (None: no direct access)."""
         return None if self._index is None else self._index[rows, 9:18].reshape(-1, 3, 3)

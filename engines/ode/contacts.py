@@ -158,6 +158,18 @@ class ContactGenerator:
     def _link_name(self, geom: ode.GeomObject) -> str:
         return f"{geom.model_name}/{self.models[geom.model_name].info.links[geom.link_index].name}"
 
+    def memory(self) -> dict[tuple[LinkKey, LinkKey], tuple]:
+        """What the next step's friction takes from this step's contacts, as plain data (a snapshot)."""
+        return {key: patch.memory() for key, patch in self._patches.items()}
+
+    def restore(self, memory: dict[tuple[LinkKey, LinkKey], tuple]) -> None:
+        """The contacts as a snapshot left them: this step's joints go, and the patches remembered
+        stand in for them when the next step reads back the last one's."""
+        self._drop_feedback()
+        self.group.empty()
+        self._patches = {key: friction.Patch.remembered(patch) for key, patch in memory.items()}
+        self._last_patches, self.found, self.count = {}, [], 0
+
     def begin_step(self) -> None:
         """Remember what last step's contacts did, then destroy their joints."""
         for patch in self._patches.values():

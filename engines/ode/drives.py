@@ -18,6 +18,7 @@ and dq_ref otherwise; the contact code reads it from :meth:`Drives.crawler_speed
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -123,6 +124,16 @@ class Drives:
         self._held_refs = (self.q_ref[columns], self.dq_ref[columns]) if isinstance(columns, slice) else None
         self._held_setters = [joints[i].joint.setParam for i in hinges]
         self._held_sliders = [(i, joints[i]) for i in held if joints[i].kind == "slider"]
+
+    def get_state(self) -> dict[str, Any]:
+        """Modes and held commands, for a snapshot."""
+        return {"modes": list(self.modes), "commands": np.array([self.torque, self.q_ref, self.dq_ref])}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Put back :meth:`get_state`'s modes and commands (after the model's bodies: a switch into
+        high gain reads the joints)."""
+        self.set_modes(dict(zip(self.model.joint_names, state["modes"], strict=True)))
+        self.set_arrays(*state["commands"])
 
     # --- every step ---
 

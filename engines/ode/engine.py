@@ -27,6 +27,7 @@ from hrpsim.engines.ode.contacts import ContactGenerator
 from hrpsim.engines.ode.drives import Drives
 from hrpsim.engines.ode.einsum import einsum
 from hrpsim.engines.ode.extrajoints import build_extra_joint, build_joint_between
+from hrpsim.engines.ode.libode import LIBODE
 from hrpsim.engines.ode.model import OdeModel
 from hrpsim.engines.ode.placement import current_link_values, place
 from hrpsim.engines.ode.sensors import OdeSensors
@@ -169,6 +170,31 @@ class OdeEngine(Engine):
         """Replace the whole world by another project's (keeps this object: the hub holds it)."""
         self.project, self.bodies, self.timestep = project, bodies, float(project.world.timestep)
         self.reset()
+
+    # --- snapshots ---
+
+    def _get_state(self) -> dict[str, Any]:
+        return {
+            "models": {model.name: model.get_state() for model in self._moving},
+            "drives": {name: drives.get_state() for name, drives in self.drives.items()},
+            "sensors": {name: sensors.memory() for name, sensors in self.sensors.items()},
+            "friction": self.contacts.memory(),
+            "external": dict(self._external),
+            # quickstep orders its constraints at random, from ODE's one generator in the process
+            "seed": None if LIBODE is None else int(LIBODE.dRandGetSeed()),
+        }
+
+    def _set_state(self, data: dict[str, Any]) -> None:
+        for model in self._moving:
+            model.set_state(data["models"][model.name])
+        for name, drives in self.drives.items():
+            drives.set_state(data["drives"][name])
+        for name, sensors in self.sensors.items():
+            sensors.restore(data["sensors"][name])
+        self.contacts.restore(data["friction"])
+        self._external = data["external"]
+        if LIBODE is not None and data["seed"] is not None:
+            LIBODE.dRandSetSeed(data["seed"])
 
     # --- lookups ---
 

@@ -180,7 +180,15 @@ class Patch:
     def read_back(self) -> None:
         """Keep the forces the contact joints applied in the step just taken, then free the joints'
         feedback buffers (pyode frees them through the ODE joint, which must still exist) and let
-        go of last step's patch.
+        go of last step's patch. A patch without joints (one put back from a snapshot) was read
+        back when the snapshot was taken."""
+        if self.joints:
+            self.loads, self.used, self.force = self._forces(free=True)
+        self.joints, self.before = [], None
+
+    def _forces(self, *, free: bool) -> tuple[list[float], float, Vec | None]:
+        """Each contact's normal force, the net tangential force over the summed normal force, and
+        that net force if worth following, from the joints' feedback (``free``: then free it).
 
         How a rigid patch's friction splits among its contacts is undetermined: the solver leaves
         forces across the push that cancel out, and a limit along each contact's own force would
@@ -189,10 +197,12 @@ class Patch:
         direction is noise: the contacts keep ODE's own directions then.
         """
         sx = sy = sz = total = 0.0
-        remember_load = self.loads.append
+        loads: list[float] = []
+        remember_load = loads.append
         for joint, (nx, ny, nz) in zip(self.joints, self.normals, strict=True):
             fx, fy, fz = joint.getFeedback()[0]
-            joint.setFeedback(False)
+            if free:
+                joint.setFeedback(False)
             along = fx * nx + fy * ny + fz * nz
             load = abs(along)
             remember_load(load)
@@ -200,10 +210,23 @@ class Patch:
             sy += fy - along * ny
             sz += fz - along * nz
             total += load
-        self.joints, self.before = [], None
         size = math.sqrt(sx * sx + sy * sy + sz * sz)
-        self.used = size / total if total > 0.0 else 0.0
-        self.force = (sx, sy, sz) if self.used > ALIGN_RATIO else None
+        used = size / total if total > 0.0 else 0.0
+        return loads, used, ((sx, sy, sz) if used > ALIGN_RATIO else None)
+
+    def memory(self) -> tuple:
+        """What the next step takes from this patch, as plain data (its joints' feedback read, not
+        freed): for a snapshot, put back with :meth:`remembered`."""
+        loads, used, force = self._forces(free=False) if self.joints else (self.loads, self.used, self.force)
+        return list(self.positions), list(self.normals), loads, used, force, self.sliding, self.landing
+
+    @classmethod
+    def remembered(cls, memory: tuple) -> Patch:
+        """A patch as :meth:`memory` gave it, read back already."""
+        patch = cls(None)
+        positions, normals, loads, patch.used, patch.force, patch.sliding, patch.landing = memory
+        patch.positions, patch.normals, patch.loads = list(positions), list(normals), list(loads)
+        return patch
 
     def drop_feedback(self) -> None:
         """Free the joints' feedback buffers without reading them (before their group is destroyed)."""

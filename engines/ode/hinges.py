@@ -73,3 +73,14 @@ class HingeTurns:
         self.angles, self._near_wrap = raw, True
         self._base = self.offsets + self.turns
         self.values = raw + self._base
+
+    def restore(self, turns: np.ndarray) -> None:
+        """After the bodies were put back as a snapshot had them: the turns counted then, and the
+        readings of now (the same ones, from the same poses)."""
+        if not self._angle:
+            return
+        raw = self._read()
+        self.turns = np.array(turns, dtype=float)
+        self.angles, self._near_wrap = raw, True  # a wrap check more than needed changes nothing
+        self._base = self.offsets + self.turns
+        self.values = raw + self._base

@@ -21,6 +21,8 @@ _SIGNATURES: dict[str, tuple[list, object]] = {
     "dJointGetType": ([ctypes.c_void_p], ctypes.c_int),
     "dJointGetBody": ([ctypes.c_void_p, ctypes.c_int], ctypes.c_void_p),
     "dJointGetFeedback": ([ctypes.c_void_p], ctypes.c_void_p),
+    "dRandGetSeed": ([], ctypes.c_ulong),
+    "dRandSetSeed": ([ctypes.c_ulong], None),
 }
 JOINT_TYPE_HINGE = 2  # ODE's dJointType
 JOINT_TYPE_SLIDER = 3

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import ode
@@ -150,13 +151,38 @@ class OdeModel:
     def track_turns(self) -> None:
         """After a step: forget what was read of the bodies before it, count hinge turns."""
         self._rates = self._reading = self._frames = None
-        self.wrenches.measured = True
+        self.wrenches.stepped()
         self.hinges.track()
 
     def sync_turns(self, values: np.ndarray) -> None:
         """After the links were moved by hand: make each hinge read its value (per link) again."""
         self._rates = self._reading = self._frames = None
         self.hinges.sync(values)
+
+    def get_state(self) -> dict[str, Any]:
+        """What a snapshot keeps of the model: every body's pose and velocity as ODE holds them, the
+        hinges' turns and the joints' feedback of the last step."""
+        return {
+            "bodies": np.array(self.bodies.read().rows),
+            "turns": self.hinges.turns.copy(),
+            "feedback": self.wrenches.feedback(),
+        }
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Put the model back as :meth:`get_state` found it. pyode's setters move each body (and mark
+        its geoms moved for the next collision pass); where ODE's memory is reachable the saved
+        doubles are then written as they were, since setting a quaternion normalises it again."""
+        rows = state["bodies"]
+        for sim, row in zip(self.moving_links, rows, strict=True):
+            body = sim.body
+            body.setPosition(tuple(row[0:3]))
+            body.setQuaternion(tuple(row[18:22]))
+            body.setLinearVel(tuple(row[3:6]))
+            body.setAngularVel(tuple(row[6:9]))
+        self.bodies.write(rows)
+        self._rates = self._reading = self._frames = None
+        self.hinges.restore(state["turns"])
+        self.wrenches.restore(state["feedback"])
 
     def _controller_order(self) -> list[int]:
         by_id = sorted((lk.joint_id, i) for i, lk in enumerate(self.info.links) if lk.joint_id >= 0)

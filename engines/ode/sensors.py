@@ -71,6 +71,12 @@ class OdeForce:
     def before_step(self) -> None:
         """Joint feedback is filled in by the step itself."""
 
+    def memory(self) -> None:
+        """Nothing kept between steps here (the model's wrenches keep the feedback)."""
+
+    def restore(self, memory: None) -> None:
+        """Nothing to put back."""
+
     def read(self, out: dict[str, np.ndarray], stepped: bool) -> None:
         """``stepped`` False before the world's first step: ODE fills joint feedback during a step,
         so until then it is uninitialised memory and force sensors read zeros instead."""
@@ -110,6 +116,12 @@ class OdeInertial:
     def before_step(self) -> None:
         self.inertial.before_step()
 
+    def memory(self) -> list:
+        return self.inertial.memory()
+
+    def restore(self, memory: list) -> None:
+        self.inertial.restore(memory)
+
     def read(self, out: dict[str, np.ndarray], stepped: bool) -> None:
         self.inertial.read(out)
 
@@ -141,6 +153,14 @@ class OdeSensors:
     def before_step(self) -> None:
         for part in self._stepping:
             part.before_step()
+
+    def memory(self) -> list:
+        """What each part keeps between steps (for a snapshot), in part order."""
+        return [part.memory() for part in self.parts]
+
+    def restore(self, memory: list) -> None:
+        for part, kept in zip(self.parts, memory, strict=True):
+            part.restore(kept)
 
     def read(self, stepped: bool = True) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}

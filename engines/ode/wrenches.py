@@ -32,6 +32,7 @@ class JointWrenches:
         # ODE fills a joint's feedback in a step: before its first, the buffer holds whatever the
         # allocator left there (denormals, infinities), so the wrenches read as zero until then.
         self.measured = False
+        self._restored: np.ndarray | None = None  # the feedback a snapshot had, until the next step
 
     def add(self, sim) -> int:
         """Read ``sim``'s joint from now on; returns its row in :meth:`link_frame`."""
@@ -41,6 +42,23 @@ class JointWrenches:
         self._joints.append(sim)
         self._built = False
         return len(self._joints) - 1
+
+    def stepped(self) -> None:
+        """A step filled every joint's feedback."""
+        self.measured, self._restored = True, None
+
+    def feedback(self) -> np.ndarray | None:
+        """The registered joints' feedback of the last step (world frame), None before the first:
+        what a snapshot keeps, since ODE's feedback cannot be written back."""
+        if not self.measured:
+            return None
+        if not self._built:
+            self._build()
+        return (self._feedback.read() if self._restored is None else self._restored).copy()
+
+    def restore(self, feedback: np.ndarray | None) -> None:
+        """Read ``feedback`` (from :meth:`feedback`) instead of ODE's until the next step."""
+        self.measured, self._restored, self._for = feedback is not None, feedback, None
 
     @property
     def direct(self) -> bool:
@@ -70,6 +88,7 @@ class JointWrenches:
         else:  # the same numbers as the reading's, gathered for these joints alone
             rotations = self._bodies.gather(self._rotation_index)
         # rows (f, t) of the world-frame wrench times R: the link-frame vectors, as rows
-        wrenches = (self._feedback.read() @ rotations).reshape(-1, 6)
+        feedback = self._feedback.read() if self._restored is None else self._restored
+        wrenches = (feedback @ rotations).reshape(-1, 6)
         self._for, self._wrenches = reading, wrenches
         return wrenches
