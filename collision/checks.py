@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from hrpsim.bodyinfo import Body
-from hrpsim.engines.ode.geometry import shape_problems
 from hrpsim.errors import ModelError, RequestError
+from hrpsim.shape_checks import shape_problems
 
 
 def number(field: str, value: Any, *, positive: bool = False, minimum: float | None = None) -> float:

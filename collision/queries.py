@@ -1,6 +1,8 @@
 """The collision service's answers, in wire form: plain dicts of names, numbers and numpy arrays.
 
-Each function takes the scene (poses already applied) and the checked arguments of one query.
+Each function takes the scene (poses already applied) and the checked arguments of one query; the
+scene's geometry (ODE's or MuJoCo's: hrpsim.collision.geometry) finds contacts and casts rays, fcl
+measures separations.
 """
 
 from __future__ import annotations
@@ -12,15 +14,14 @@ import numpy as np
 
 from hrpsim.collision.fclgeom import link_separation
 from hrpsim.collision.scene import LinkPair, Scene
-from hrpsim.engines.ode import rays
-from hrpsim.engines.ode import scene as odescene
+from hrpsim.geometry_queries import scan_directions
 
 
 def contacts(scene: Scene, pairs: dict[LinkPair, float], max_per_geom_pair: int = 0) -> list[dict[str, Any]]:
     """Per touching pair: ``position`` (k, 3), ``normal`` (k, 3, into link1), ``depth`` (k,)."""
     return [
         {**scene.describe(found.pair), "position": found.position, "normal": found.normal, "depth": found.depth}
-        for found in odescene.contacts(scene, pairs, max_per_geom_pair)
+        for found in scene.geometry.contacts(scene, pairs, max_per_geom_pair)
     ]
 
 
@@ -28,10 +29,10 @@ def intersecting(scene: Scene, pairs: dict[LinkPair, float]) -> list[dict[str, A
     """The pairs that overlap, or (with a tolerance) come closer than their tolerance."""
     out = []
     near = scene.near_pairs(pairs, margin=pairs)
-    odescene.place_bodies(scene, near)
+    scene.geometry.place(scene, near)
     for pair in near:
         tolerance = pairs[pair]
-        if odescene.pair_touches(scene, pair) or (tolerance > 0 and _separation(scene, pair) <= tolerance):
+        if scene.geometry.touches(scene, pair) or (tolerance > 0 and _separation(scene, pair) <= tolerance):
             out.append(scene.describe(pair))
     return out
 
@@ -51,9 +52,9 @@ def _link_separation(scene: Scene, pair: LinkPair):
 def distances(scene: Scene, pairs: dict[LinkPair, float]) -> list[dict[str, Any]]:
     """Per pair (links without shapes left out): ``distance`` and a closest point on each link.
 
-    Overlapping links get minus the depth of their deepest ODE contact (the penetration the
-    contacts report), both points at that contact; 0 and a point in the overlap when ODE sees
-    no contact there (its geometry differs: ODE makes a cone a cylinder).
+    Overlapping links get minus the depth of their deepest contact (the penetration the contacts
+    report), both points at that contact; 0 and a point in the overlap when the scene's geometry
+    sees no contact there (it differs from fcl's: ODE and MuJoCo make a cone a cylinder).
     """
     out = []
     for pair in pairs:
@@ -62,8 +63,8 @@ def distances(scene: Scene, pairs: dict[LinkPair, float]) -> list[dict[str, Any]
             continue
         distance, point1, point2 = sep.distance, sep.point1, sep.point2
         if sep.overlapping:
-            odescene.place_bodies(scene, [pair])
-            found = odescene.pair_contacts(scene, pair)
+            scene.geometry.place(scene, [pair])
+            found = scene.geometry.pair_contacts(scene, pair)
             if found is not None:
                 deepest = int(np.argmax(found.depth))
                 distance = -float(found.depth[deepest])
@@ -75,7 +76,7 @@ def distances(scene: Scene, pairs: dict[LinkPair, float]) -> list[dict[str, Any]
 def ray(
     scene: Scene, origin: np.ndarray, direction: np.ndarray, max_distance: float, bodies: list[str] | None
 ) -> dict[str, Any]:
-    hits = rays.cast(scene, origin[None, :], direction[None, :], max_distance, bodies)
+    hits = scene.geometry.cast(scene, origin[None, :], direction[None, :], max_distance, bodies, ())
     hit = bool(np.isfinite(hits.distance[0]))
     return {
         "hit": hit,
@@ -98,8 +99,8 @@ def scan(
 ) -> dict[str, Any]:
     """A range sensor's scan from ``pose`` (4x4, world); ``skip_links``: (body, link index) pairs the
     beams pass through (the sensor's own link)."""
-    angles, local = rays.scan_directions(angle_range, step)
+    angles, local = scan_directions(angle_range, step)
     directions = local @ pose[:3, :3].T
     origins = np.repeat(pose[None, :3, 3], len(angles), axis=0)
-    hits = rays.cast(scene, origins, directions, max_distance, bodies, skip_links)
+    hits = scene.geometry.cast(scene, origins, directions, max_distance, bodies, skip_links)
     return {"angles": angles, "distances": hits.distance, "points": hits.point}

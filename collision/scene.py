@@ -21,6 +21,7 @@ import numpy as np
 
 from hrpsim.bodyinfo import Body, Shape
 from hrpsim.collision.fclgeom import FclShape, link_shapes
+from hrpsim.collision.geometry import Geometry, collision_geometry
 from hrpsim.collision.kinematics import link_poses
 from hrpsim.conventions import excluded_link_pairs
 from hrpsim.errors import NotFound, RequestError
@@ -97,9 +98,12 @@ def usable_shapes(shapes: list[Shape]) -> list[Shape]:
 
 
 class Scene:
-    def __init__(self) -> None:
+    def __init__(self, geometry: Geometry | None = None) -> None:
+        """``geometry``: the library that answers the queries (default: ODE where installed, else MuJoCo)."""
+        self.geometry = geometry or collision_geometry()
         self.bodies: dict[str, SceneBody] = {}
         self.pairs: dict[LinkPair, float] = {}  # -> tolerance
+        self.extra: dict[str, Any] = {}  # what the library builds of the whole scene
         self._layout_cache: _PairLayout | None = None
 
     # --- bodies ---

@@ -14,8 +14,8 @@ from typing import Any
 
 from hrpsim.bodyinfo import Body
 from hrpsim.collision import checks, queries
+from hrpsim.collision.geometry import LIBRARIES, collision_geometry
 from hrpsim.collision.scene import LinkPair, Scene
-from hrpsim.engines.ode.scene import geometry_of
 from hrpsim.errors import HrpsimError, RequestError
 from hrpsim.logs import setup_logging
 from hrpsim.models import fetch_body
@@ -32,8 +32,10 @@ class CollisionService(Service):
     kind = "collision"
     max_request_bytes = 64 * 1024 * 1024  # add_body carries a body's meshes
 
-    def __init__(self, name: str = DEFAULT_NAME, **kwargs: Any) -> None:
-        self.scene = Scene()
+    def __init__(self, name: str = DEFAULT_NAME, *, geometry: str | None = None, **kwargs: Any) -> None:
+        """``geometry``: ``ode`` or ``mujoco``, the library that answers (default: ODE where installed)."""
+        self.geometry = collision_geometry(geometry)
+        self.scene = Scene(self.geometry)
         self._nameserver = kwargs.get("nameserver")
         super().__init__(name, **kwargs)
 
@@ -73,7 +75,7 @@ class CollisionService(Service):
         checks.check_body(info)
         entry = self.scene.add_body(name, info)
         try:
-            geometry_of(entry)
+            self.geometry.prepare(entry)
         except HrpsimError:
             self.scene.remove_body(name)
             raise
@@ -123,7 +125,7 @@ class CollisionService(Service):
         return [{**self.scene.describe(p), "tolerance": tol} for p, tol in self.scene.pairs.items()]
 
     def clear(self) -> bool:
-        self.scene = Scene()
+        self.scene = Scene(self.geometry)
         return True
 
     # --- queries ---
@@ -199,11 +201,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nameserver", help="nameserver address (default: $HRPSIM_NAMESERVER or tcp://127.0.0.1:2809)")
     parser.add_argument("--bind", default=DEFAULT_BIND, help=f"address to bind (default {DEFAULT_BIND})")
     parser.add_argument("--name", default=DEFAULT_NAME, help=f"name to register (default {DEFAULT_NAME!r})")
+    parser.add_argument(
+        "--geometry",
+        choices=LIBRARIES,
+        help="the library that answers the queries (default: ode where installed, else mujoco)",
+    )
     args = parser.parse_args(argv)
     setup_logging("collision")
     try:
-        service = CollisionService(args.name, bind=args.bind, nameserver=args.nameserver)
-        print(f"collision {args.name!r} serving at {service.endpoint}", flush=True)
+        service = CollisionService(args.name, geometry=args.geometry, bind=args.bind, nameserver=args.nameserver)
+        print(f"collision {args.name!r} serving at {service.endpoint} ({service.geometry.name})", flush=True)
         service.serve_forever()
     except HrpsimError as exc:  # cannot bind, or no nameserver to register with
         log.error("collision %r cannot run: %s", args.name, exc)

@@ -45,7 +45,14 @@ import numpy as np
 from hrpsim.bodyinfo import Body
 from hrpsim.conventions import drive_mode_problem
 from hrpsim.engine_options import resolve
-from hrpsim.engine_registry import ENGINES, EngineDeclarationError, declaration, engine_target
+from hrpsim.engine_registry import (
+    ENGINES,
+    EngineDeclarationError,
+    declaration,
+    engine_target,
+    install_hint,
+    installed,
+)
 from hrpsim.engines import checks
 from hrpsim.engines.checks import command_array
 from hrpsim.errors import ConfigError, NotFound, RequestError, SimulationError
@@ -148,6 +155,7 @@ class Engine(ABC):
     time: float
     tick: int
     failed: str | None  # why the world refuses to step until reset() (a non-finite state, say)
+    casts_rays: ClassVar[bool] = False  # whether cast_rays() answers
 
     # --- models ---
 
@@ -317,6 +325,16 @@ class Engine(ABC):
         An engine without contacts reports none."""
         return []
 
+    def cast_rays(
+        self, model: str, link: str, origin: np.ndarray, directions: np.ndarray, max_distance: float
+    ) -> np.ndarray:
+        """Range sensors' beams through the engine's own ray casts (an engine whose ``casts_rays`` is
+        True): per unit direction (n, 3, world) the distance from ``origin`` to the nearest shape of
+        the world as it is now, passing through ``model``'s link ``link`` (the sensor's own); inf
+        where nothing lies within ``max_distance``. Other engines' range sensors cast on the
+        collision shapes themselves (simserver/range_sensors.py)."""
+        raise NotImplementedError(f"the {self.name} engine casts no rays")
+
     def forward_kinematics(
         self, robot: str, q: Any = None, root_position: Any = None, root_rotation: Any = None
     ) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -416,12 +434,13 @@ def engine_class(name: str) -> type[Engine]:
     if name not in ENGINES:
         raise ConfigError(f"world.engine: unknown engine {name!r} (engines: {', '.join(ENGINES)})")
     try:
+        if not installed(name):
+            raise ImportError(f"{', '.join(declaration(name).REQUIRES)} cannot be imported")
         module_name, class_name = engine_target(name)
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise ConfigError(
-            f"world.engine: the {name} engine is not installed here ({exc}); "
-            f"install it with: pip install 'hrpsim[{name}]'"
+            f"world.engine: the {name} engine is not installed here ({exc}); {install_hint(name)}"
         ) from None
     return getattr(module, class_name)
 

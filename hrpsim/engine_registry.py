@@ -8,7 +8,13 @@ declares, without importing the physics library:
 - ``ENGINE``: where its class is, ``"MODULE:CLASS"`` (a module relative to the package when it
   starts with a dot), imported only when a project runs on it;
 - optionally ``PHYSICS = False`` for an engine that simulates no dynamics (the hardware stand-in's):
-  the conformance suite's physics cases run on every other engine.
+  the conformance suite's physics cases run on every other engine;
+- optionally ``REQUIRES``, the modules its physics library is imported as, and ``INSTALL``, how to
+  install them where they are missing (the error of a project that asks for the engine says so).
+
+A project that names no engine runs on the first installed of ``DEFAULT_ENGINES``: ODE, the engine
+OpenHRP's and Choreonoid's users know and the one the examples were tuned on, where Debian's
+python3-pyode provides it; MuJoCo where only pip installed the physics (``pip install 'hrpsim[mujoco]'``).
 
 The kernel names engines as strings, as the command line names its subcommands: it imports an
 engine's declaration on demand and never the engine's code.
@@ -25,6 +31,8 @@ ENGINES: dict[str, str] = {
     "kinematic": "hrpsim.engines.kinematic",
     "mujoco": "hrpsim.engines.mujoco",
 }
+
+DEFAULT_ENGINES = ("ode", "mujoco")
 
 
 class EngineDeclarationError(ImportError):
@@ -59,3 +67,19 @@ def engine_target(name: str) -> tuple[str, str]:
     if module.startswith("."):
         module = importlib.util.resolve_name(module, package.__name__)
     return module, cls
+
+
+def installed(name: str) -> bool:
+    """Whether the physics library the engine ``name`` requires can be imported here (found, not imported)."""
+    return all(importlib.util.find_spec(module) is not None for module in getattr(declaration(name), "REQUIRES", ()))
+
+
+def install_hint(name: str) -> str:
+    """How to install the engine's physics library."""
+    return getattr(declaration(name), "INSTALL", f"pip install 'hrpsim[{name}]'")
+
+
+def default_engine() -> str:
+    """The engine of a project that names none: the first installed of ``DEFAULT_ENGINES`` (the first
+    when none is, so that the error says how to install it)."""
+    return next((name for name in DEFAULT_ENGINES if installed(name)), DEFAULT_ENGINES[0])

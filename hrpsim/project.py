@@ -19,7 +19,7 @@ import yaml
 from hrpsim.bodyinfo import ENGINE_SENSOR_TYPES, EXTRA_JOINT_TYPES, ExtraJoint
 from hrpsim.conventions import DRIVE_MODES, POLICIES, RESTART_POLICIES, RESTARTABLE_SERVICES, SYNC_MODES, period_ticks
 from hrpsim.engine_options import check_section
-from hrpsim.engine_registry import EngineDeclarationError, declaration, engine_names
+from hrpsim.engine_registry import EngineDeclarationError, declaration, default_engine, engine_names
 from hrpsim.errors import ConfigError
 from hrpsim.files import read_model
 
@@ -38,7 +38,7 @@ class WorldConfig:
     gravity: list[float] = field(default_factory=lambda: [0.0, 0.0, -9.8])
     end_time: float = 10.0
     sync: str = "lockstep"
-    engine: str = "ode"
+    engine: str = field(default_factory=default_engine)  # ODE where installed, else MuJoCo
     collision: str = "builtin"
     collision_wait: float = COLLISION_WAIT_S
     publish_every: int = 10  # ticks between world-state frames on the PUB stream
@@ -381,7 +381,7 @@ def _moved_keys(c: _Checker, data: dict[str, Any], engines: tuple[str, ...]) -> 
         for option in _options_of(name):
             if option.name not in world_keys:
                 owners.setdefault(option.name, []).append(name)
-    chosen = data.get("engine", "ode")
+    chosen = data.get("engine", default_engine())
     for key in [k for k in data if k in owners]:
         names = [chosen] if chosen in owners[key] else owners[key]
         c.bad(

@@ -27,7 +27,9 @@ class SensorDelivery:
         if not any(s.type in ("range", "vision") for name in robots for s in engine.body(name).sensors):
             return None
         try:
-            frames = SensorFrames(engine.bodies, engine.timestep, cameras=engine.project.world.cameras, sensing=robots)
+            frames = SensorFrames(
+                engine.bodies, engine.timestep, cameras=engine.project.world.cameras, sensing=robots, engine=engine
+            )
         except ConfigError as exc:  # a model's sensor or the rendering setup: the run stops saying which
             raise SimulationError(f"range and vision sensors: {exc}") from None
         return cls(frames, engine.link_states)

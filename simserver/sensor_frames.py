@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hrpsim.bodyinfo import Body
-from hrpsim.engines.base import LinkStates
+from hrpsim.engines.base import Engine, LinkStates
 from hrpsim.sensor_mounts import link_frames
 from hrpsim.simserver.range_sensors import RangeScanner
 from hrpsim.simserver.render_process import RenderProcess
@@ -30,13 +30,20 @@ Readings = dict[str, dict[str, dict[str, Any]]]  # model -> label -> reading
 
 class SensorFrames:
     def __init__(
-        self, bodies: dict[str, Body], timestep: float, *, cameras: str = "inline", sensing: set[str] | None = None
+        self,
+        bodies: dict[str, Body],
+        timestep: float,
+        *,
+        cameras: str = "inline",
+        sensing: set[str] | None = None,
+        engine: Engine | None = None,
     ) -> None:
-        """``sensing``: the models whose sensors produce readings (default all); every body is seen."""
+        """``sensing``: the models whose sensors produce readings (default all); every body is seen.
+        ``engine``: the running engine, whose own ray casts the range sensors use when it has them."""
         self.models = list(bodies)
         sensing = set(bodies) if sensing is None else sensing
         has_range = any(s.type == "range" for name in sensing for s in bodies[name].sensors)
-        self.scanner = RangeScanner(bodies, sensing) if has_range else None
+        self.scanner = RangeScanner(bodies, sensing, engine) if has_range else None
         self.cameras = cameras_of(bodies, sensing) if cameras != "off" else {}
         self.renderer: SceneRenderer | None = None
         self.process: RenderProcess | None = None

@@ -13,6 +13,8 @@ from process_helpers import wait_registered as registered_entry
 
 from hrpsim.bodyinfo import Body, Link, Shape
 from hrpsim.client import Client
+from hrpsim.collision.geometry import LIBRARIES
+from hrpsim.engine_registry import installed
 from hrpsim.transforms import pose  # noqa: F401  (tests import it from here)
 
 
@@ -34,10 +36,19 @@ def wait_registered(nameserver: str, name: str, proc: ManagedProcess, timeout: f
     return registered_entry(nameserver, name, proc, timeout)["endpoint"]
 
 
+def installed_geometries() -> list[str]:
+    """The collision geometry libraries installed here (ODE's, MuJoCo's)."""
+    return [name for name in LIBRARIES if installed(name)]
+
+
 @contextmanager
-def collision_service(nameserver: str, folder: Path, name: str = "collision") -> Iterator[Client]:
-    """A real ``hrpsim run collision`` process and a client connected to it."""
-    proc = spawn(["run", "collision", "--nameserver", nameserver, "--name", name], folder / f"{name}.log")
+def collision_service(
+    nameserver: str, folder: Path, name: str = "collision", geometry: str | None = None
+) -> Iterator[Client]:
+    """A real ``hrpsim run collision`` process and a client connected to it; ``geometry``: the
+    library that answers (``--geometry``), the service's default when None."""
+    choice = [] if geometry is None else ["--geometry", geometry]
+    proc = spawn(["run", "collision", "--nameserver", nameserver, "--name", name, *choice], folder / f"{name}.log")
     try:
         endpoint = wait_registered(nameserver, name, proc)
         with Client(endpoint, peer=name, timeout=20.0) as client:

@@ -18,3 +18,5 @@ OPTIONS = (
     Option("tolerance", 1e-12, "the solver's tolerance", minimum=0.0),
 )
 ENGINE = ".engine:MujocoEngine"
+REQUIRES = ("mujoco",)
+INSTALL = "pip install 'hrpsim[mujoco]'"

@@ -31,6 +31,7 @@ from hrpsim.engines.mujoco.build import build_spec
 from hrpsim.engines.mujoco.drives import Drives, add_rotor
 from hrpsim.engines.mujoco.geometry import quaternion
 from hrpsim.engines.mujoco.layout import ModelLayout
+from hrpsim.engines.mujoco.rays import RayCaster
 from hrpsim.engines.mujoco.sensors import SensorSet
 from hrpsim.engines.mujoco.stepping import SplitStep
 from hrpsim.errors import ConfigError, NotFound, RequestError
@@ -74,10 +75,12 @@ class _Model:
 
 class MujocoEngine(Engine):
     name = "mujoco"
+    casts_rays = True
 
     def __init__(self, project: Project, bodies: dict[str, Body], **_options: Any) -> None:
         self.project, self.bodies = project, bodies
         self.timestep = float(project.world.timestep)
+        self._rays = RayCaster()
         self._build()
 
     def _build(self) -> None:
@@ -154,6 +157,13 @@ class MujocoEngine(Engine):
                 }
             )
         return out
+
+    def cast_rays(
+        self, model: str, link: str, origin: np.ndarray, directions: np.ndarray, max_distance: float
+    ) -> np.ndarray:
+        entry = self._model(model)
+        body = int(entry.bodies[entry.layout.info.link_index(link)])
+        return self._rays.distances(self.m, self.d, origin, directions, max_distance, body)
 
     def _place_initial(self, model: _Model) -> None:
         values = model.layout.initial_values

@@ -12,3 +12,10 @@ OPTIONS = (
     Option("cfm", 1e-10, "constraint force mixing: the softness of every joint", minimum=0.0, exclusive=True),
 )
 ENGINE = ".engine:OdeEngine"
+REQUIRES = ("ode",)
+# PyPI's pyode is Python 2 only: the binding comes from the distribution
+INSTALL = (
+    "ODE's Python binding comes from the distribution: apt install python3-pyode (Debian, Ubuntu), "
+    "then make the virtual environment with --system-site-packages so that it sees the binding; "
+    "or run the project on MuJoCo (world: {engine: mujoco}, pip install 'hrpsim[mujoco]')"
+)

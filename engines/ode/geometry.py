@@ -30,14 +30,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import ode
 
-from hrpsim.bodyinfo import SHAPE_KINDS, Shape
+from hrpsim.bodyinfo import Shape
 from hrpsim.conventions import Z_TO_Y
 from hrpsim.engines.ode import trimesh as odemesh
 from hrpsim.errors import ModelError
+from hrpsim.shape_checks import shape_problems
 
 log = logging.getLogger("hrpsim.odegeom")
-
-MAX_EXTENT = 1e6  # m: sizes and offsets past this make ODE's hash space fail an assertion (abort)
 
 # Rotates ODE's local Z (cylinder and capsule axis) onto VRML's local Y.
 
@@ -124,51 +123,6 @@ def mesh_trimesh_data(shape: Shape) -> object:
         data.build([tuple(map(float, v)) for v in shape.vertices], [tuple(map(int, t)) for t in shape.triangles])
         _TRIMESH_CACHE[key] = data
     return data
-
-
-def shape_problems(shape: Shape) -> list[str]:
-    """What about ``shape`` would make ODE fail or abort the process; [] when it is safe."""
-    if shape.kind not in SHAPE_KINDS:
-        return [f"unknown kind (known: {', '.join(SHAPE_KINDS)})"]
-    try:
-        pose = np.concatenate([np.ravel(shape.translation), np.ravel(shape.rotation)]).astype(np.float64)
-        dims = np.array([shape.radius, shape.height, *np.ravel(shape.size)], dtype=np.float64)
-    except (TypeError, ValueError):
-        return ["pose or size is not numeric"]
-    if pose.shape != (12,) or dims.shape != (5,):
-        return ["translation must have 3 values, rotation 3x3, size 3"]
-    if not (np.isfinite(pose).all() and np.isfinite(dims).all()):
-        return ["non-finite size or pose"]
-    if (dims < 0).any():
-        return ["negative size"]
-    if max(np.abs(pose).max(), dims.max()) >= MAX_EXTENT:
-        return [f"reaches beyond {MAX_EXTENT:g} m, where ODE's collision space fails"]
-    # ODE aborts the process on round shapes without radius or (cylinders) height; boxes it can take
-    if shape.kind in ("sphere", "cylinder", "cone", "capsule") and shape.radius <= 0:
-        return ["radius must be positive"]
-    if shape.kind in ("cylinder", "cone") and shape.height <= 0:
-        return ["height must be positive"]
-    if shape.kind == "mesh":
-        return _mesh_problems(shape)
-    return []
-
-
-def _mesh_problems(shape: Shape) -> list[str]:
-    vertices = np.asarray(shape.vertices)
-    triangles = np.asarray(shape.triangles)
-    if vertices.size == 0 or triangles.size == 0:
-        return ["mesh has no vertices or no triangles"]
-    if vertices.ndim != 2 or vertices.shape[1] != 3:
-        return [f"vertices must have shape (N, 3), got {vertices.shape}"]
-    if triangles.ndim != 2 or triangles.shape[1] != 3:
-        return [f"triangles must have shape (M, 3), got {triangles.shape}"]
-    if not np.isfinite(vertices.astype(np.float64)).all():
-        return ["non-finite vertices"]
-    if np.abs(vertices).max() >= MAX_EXTENT:
-        return [f"reaches beyond {MAX_EXTENT:g} m, where ODE's collision space fails"]
-    if triangles.min() < 0 or triangles.max() >= len(vertices):
-        return [f"triangle indices must lie in 0..{len(vertices) - 1}"]
-    return []
 
 
 def _check_shape(shape: Shape, where: str) -> None:

@@ -14,44 +14,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection
-from dataclasses import dataclass
 
 import numpy as np
 import ode
 
 from hrpsim.bodyinfo import Shape
-from hrpsim.engines.ode.scene import PosedScene, geometry_of
-from hrpsim.sensor_mounts import scan_angles
+from hrpsim.engines.ode.scene import geometry_of
+from hrpsim.geometry_queries import Hits, PosedScene
 
 TRIANGLE_CHUNK = 200_000  # rays x triangles evaluated at once; bounds memory to a few MB
-
-
-@dataclass
-class Hits:
-    """Per ray: distance (inf for none), the body and link hit, the point and surface normal."""
-
-    distance: np.ndarray  # (R,)
-    body: list[str]
-    link: list[str]
-    point: np.ndarray  # (R, 3), NaN for none
-    normal: np.ndarray  # (R, 3), NaN for none
-
-    @classmethod
-    def empty(cls, n: int) -> Hits:
-        return cls(np.full(n, np.inf), [""] * n, [""] * n, np.full((n, 3), np.nan), np.full((n, 3), np.nan))
-
-    def offer(self, ray: int, distance: float, body: str, link: str, point: np.ndarray, normal: np.ndarray) -> None:
-        if distance < self.distance[ray]:
-            self.distance[ray] = distance
-            self.body[ray], self.link[ray] = body, link
-            self.point[ray], self.normal[ray] = point, normal
-
-
-def scan_directions(angle_range: float, step: float) -> tuple[np.ndarray, np.ndarray]:
-    """Beam angles and unit directions (sensor frame) of an OpenHRP range scan."""
-    angles = scan_angles(angle_range, step)
-    directions = np.stack([-np.sin(angles), np.zeros_like(angles), -np.cos(angles)], axis=1)
-    return angles, directions
 
 
 def cast(

@@ -11,54 +11,22 @@ Contacts follow ODE's ``dContactGeom`` for (link1's geom, link2's geom): ``norma
 link1 (moving link1 along it by ``depth`` separates the two), ``depth`` >= 0.
 
 The scene itself is the collision service's (hrpsim.collision.scene, which stands on this package):
-here it is only what these functions read of it, :class:`PosedScene`.
+here it is only what these functions read of it, :class:`hrpsim.geometry_queries.PosedScene`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
 
 import numpy as np
 import ode
 
-from hrpsim.bodyinfo import Body, Shape
+from hrpsim.bodyinfo import Shape
 from hrpsim.engines.ode import trimesh as odemesh
 from hrpsim.engines.ode.geometry import Frame, make_geoms, ode_rotation
+from hrpsim.geometry_queries import LinkPair, PairContacts, PosedScene, SceneBody
 
 _WORLD = ode.World()  # holds the carriers; it never steps
-
-
-class LinkPair(Protocol):
-    """Two links by body name and link index."""
-
-    body1: str
-    link1: int
-    body2: str
-    link2: int
-
-
-class SceneBody(Protocol):
-    """One body of a scene at its link poses; ``extra["ode"]`` keeps its ODE geometry."""
-
-    name: str
-    body: Body
-    poses: np.ndarray  # (n_links, 4, 4) world poses of the link frames
-    bound_radii: np.ndarray  # (n_links,)
-    extra: dict[str, Any]
-
-    def world_bound_centers(self) -> np.ndarray: ...
-
-
-class PosedScene(Protocol):
-    """Bodies by name, and which of some pairs are near enough to touch."""
-
-    bodies: dict[str, SceneBody]
-
-    def body(self, name: str) -> SceneBody: ...
-
-    def near_pairs(self, pairs: Iterable[LinkPair]) -> list[LinkPair]: ...
 
 
 @dataclass
@@ -110,14 +78,6 @@ def geometry_of(entry: SceneBody) -> OdeGeometry:
         geometry = entry.extra["ode"] = OdeGeometry(entry)
     geometry.place(entry.poses)
     return geometry
-
-
-@dataclass
-class PairContacts:
-    pair: LinkPair
-    position: np.ndarray  # (k, 3)
-    normal: np.ndarray  # (k, 3), into link1
-    depth: np.ndarray  # (k,)
 
 
 def place_bodies(scene: PosedScene, pairs: list[LinkPair]) -> None:

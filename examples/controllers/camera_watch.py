@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
 
 from hrpsim.controllers import Controller, run_main
 
@@ -50,6 +49,8 @@ class CameraWatch(Controller):
         return None
 
     def save(self, name: str, reading: dict) -> None:
+        from PIL import Image  # only where a camera is watched: Pillow comes with hrpsim[vision]
+
         self.out.mkdir(parents=True, exist_ok=True)
         path = self.out / f"{name}-{reading['time']:07.3f}.png"
         Image.fromarray(reading["color"]).save(path)

@@ -13,7 +13,8 @@ from hrpsim.bodyinfo import Shape
 from hrpsim.collision import queries
 from hrpsim.collision.kinematics import link_poses
 from hrpsim.collision.scene import Scene
-from hrpsim.engines.ode.rays import ray_triangles, scan_directions
+from hrpsim.engines.ode.rays import ray_triangles
+from hrpsim.geometry_queries import scan_directions
 from hrpsim.kinematics import forward_kinematics, link_values
 from hrpsim.modelloader import load_body
 

@@ -7,20 +7,30 @@ import math
 
 import numpy as np
 import pytest
-from collision_helpers import box, box_mesh, chain_body, collision_service, one_link_body, pose, rot_z
+from collision_helpers import (
+    box,
+    box_mesh,
+    chain_body,
+    collision_service,
+    installed_geometries,
+    one_link_body,
+    pose,
+    rot_z,
+)
 from process_helpers import spawn, start_nameserver
 
 from hrpsim.bodyinfo import Shape
 from hrpsim.errors import ModelError, NotFound, RequestError
 
 
-@pytest.fixture(scope="module")
-def running_service(tmp_path_factory: pytest.TempPathFactory):
-    """One collision service process (and its nameserver) for the module's tests."""
+@pytest.fixture(scope="module", params=installed_geometries())
+def running_service(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """One collision service process (and its nameserver) for the module's tests, per installed
+    geometry library (ODE's and MuJoCo's answer the same questions)."""
     folder = tmp_path_factory.mktemp("collision-service")
     nameserver = start_nameserver(folder)
     try:
-        with collision_service(nameserver.address, folder) as client:
+        with collision_service(nameserver.address, folder, geometry=request.param) as client:
             yield client
     finally:
         nameserver.stop()

@@ -50,17 +50,26 @@ def _expected_back(angle: float) -> float:
     return min(d for d in candidates if d <= MAX_DISTANCE)
 
 
-def _scan(tmp_path: Path, stand_shapes: list[Shape] | None = None) -> tuple[RangeScanner, dict[str, np.ndarray]]:
+# ODE's engine casts no rays: its scans are cast on the collision shapes; MuJoCo's go through mj_multiRay.
+ENGINES = ["ode", "mujoco"]
+
+
+def _scan(
+    tmp_path: Path, stand_shapes: list[Shape] | None = None, engine: str = "ode"
+) -> tuple[RangeScanner, dict[str, np.ndarray]]:
     proj, bodies = known_scene(tmp_path, [range_sensor("front", FRONT), range_sensor("back", BACK)])
     if stand_shapes:
         bodies["stand"].links[0].shapes = stand_shapes
-    world = OdeEngine(proj, bodies)
-    scanner = RangeScanner(bodies)
+    proj.world.engine = engine
+    world = make_engine(proj, bodies)
+    scanner = RangeScanner(bodies, engine=world)
+    assert (scanner.engine is not None) == (engine == "mujoco")
     return scanner, scanner.scan(["front", "back"], world.link_states)
 
 
-def test_readings_match_the_analytic_distances_to_a_plane_a_box_face_and_a_sphere(tmp_path: Path) -> None:
-    scanner, readings = _scan(tmp_path)
+@pytest.mark.parametrize("engine", ENGINES)
+def test_readings_match_the_analytic_distances_to_a_plane_a_box_face_and_a_sphere(tmp_path: Path, engine: str) -> None:
+    scanner, readings = _scan(tmp_path, engine=engine)
     angles = scanner.sensors["front"].angles
     assert angles[0] == pytest.approx(-1.0) and angles[-1] == pytest.approx(1.0) and len(angles) == 201
     front = np.array([_expected_front(a) for a in angles])
@@ -74,9 +83,10 @@ def test_readings_match_the_analytic_distances_to_a_plane_a_box_face_and_a_spher
     assert np.max(np.abs(readings["back"] - back)) < 1e-3
 
 
-def test_the_sensor_does_not_see_the_link_it_is_mounted_in(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_sensor_does_not_see_the_link_it_is_mounted_in(tmp_path: Path, engine: str) -> None:
     housing = Shape("box", translation=np.array([0.0, 0.0, SENSOR_HEIGHT]), size=np.array([0.2, 0.2, 0.2]))
-    scanner, readings = _scan(tmp_path, [housing])
+    scanner, readings = _scan(tmp_path, [housing], engine)
     angles = scanner.sensors["front"].angles
     assert np.max(np.abs(readings["front"] - [_expected_front(a) for a in angles])) < 1e-3
 
@@ -95,13 +105,28 @@ def test_a_bad_range_parameter_names_the_model_the_sensor_and_the_field(tmp_path
         RangeScanner(bodies)
 
 
-def test_the_scan_is_the_same_on_the_mujoco_engine(tmp_path: Path) -> None:
-    """Range sensors work from the engine's link poses, so MuJoCo's world scans as ODE's does."""
+def test_mujocos_own_rays_scan_as_the_collision_shapes_do(tmp_path: Path) -> None:
+    """MuJoCo's mj_multiRay on the running model, and rays cast on the collision shapes posed from the
+    same engine's link states, read the same world."""
     proj, bodies = known_scene(tmp_path, [range_sensor("front", FRONT), range_sensor("back", BACK)])
     proj.world.engine = "mujoco"
-    scanner = RangeScanner(bodies)
-    on_mujoco = scanner.scan(["front", "back"], make_engine(proj, bodies).link_states)
-    _, on_ode = _scan(tmp_path)
+    world = make_engine(proj, bodies)
+    through_engine = RangeScanner(bodies, engine=world).scan(["front", "back"], world.link_states)
+    on_shapes = RangeScanner(bodies).scan(["front", "back"], world.link_states)
     for label in ("front", "back"):
-        assert np.max(np.abs(on_mujoco[label] - on_ode[label])) < 1e-9
-    assert np.sum(on_mujoco["front"] < MAX_DISTANCE) > 50  # the scan hits things: the comparison means something
+        assert np.max(np.abs(through_engine[label] - on_shapes[label])) < 1e-9
+    assert np.sum(through_engine["front"] < MAX_DISTANCE) > 50  # the scan hits things: the comparison means something
+
+
+def test_mujocos_rays_see_a_fully_transparent_shape(tmp_path: Path) -> None:
+    """MuJoCo's ray casts skip geoms of alpha 0; a range sensor sees every collision shape."""
+    proj, bodies = known_scene(tmp_path, [range_sensor("front", FRONT)])
+    for link in bodies["wall"].links:
+        for shape in link.shapes:
+            shape.appearance.transparency = 1.0
+    proj.world.engine = "mujoco"
+    world = make_engine(proj, bodies)
+    scanner = RangeScanner(bodies, engine=world)
+    reading = scanner.scan(["front"], world.link_states)["front"]
+    ahead = int(np.argmin(np.abs(scanner.sensors["front"].angles)))
+    assert reading[ahead] == pytest.approx(WALL_X, abs=1e-6)
