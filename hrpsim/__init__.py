@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
+__version__ = "0.9.0"  # CHANGELOG.md says what each version changed
 __all__ = ["Simulation", "__version__"]
 
 

@@ -50,9 +50,9 @@ def _usage() -> str:
     lines += [f"  {name:<11} {help_}" for name, (_, help_) in COMMANDS.items()]
     lines += [
         "",
-        "hrpsim COMMAND --help for each command's options. Every command also takes --keys DIR",
-        "(CurveZMQ keys: hrpsim keys new DIR), --key NAME (which pair in DIR) and --insecure",
-        "(bind beyond loopback without keys, on a closed network).",
+        "hrpsim COMMAND --help for each command's options; hrpsim --version for the version.",
+        "Every command also takes --keys DIR (CurveZMQ keys: hrpsim keys new DIR), --key NAME",
+        "(which pair in DIR) and --insecure (bind beyond loopback without keys, on a closed network).",
     ]
     return "\n".join(lines)
 
