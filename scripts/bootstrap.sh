@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what hrpsim needs on a Debian/Ubuntu machine, skipping what is already there:
 # system packages (ODE's Python binding and friends), a venv made from the system Python that
-# binding belongs to, and the project with its development extras, the MuJoCo engine, Foxglove and ROS 2 bags.
+# binding belongs to, and the project with its development extras (the tests' tools, python -m build,
+# MkDocs for the documentation site), the MuJoCo engine, Foxglove and ROS 2 bags.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,6 +10,7 @@ SYSTEM_PYTHON=/usr/bin/python3
 # chromium: only the tests use it, to load the browser viewer headless
 # stress-ng: scripts/stress-test.sh keeps every core busy while the suite runs
 # libegl1 libegl-mesa0 libgl1-mesa-dri: headless OpenGL (Mesa's software renderer) for cameras
+# python3-venv: .venv, and the clean environment (no system site-packages) the wheel's test installs into
 APT_PACKAGES=(python3-pyode python3-venv collada-urdf-tools iproute2 gcc make pkg-config libzmq3-dev libmsgpack-dev
               chromium libegl1 libegl-mesa0 libgl1-mesa-dri stress-ng)
 

@@ -26,7 +26,7 @@ from hrpsim.errors import ConfigError
 from hrpsim.project import parse_project
 from hrpsim.sweep.spec import parse_sweep
 
-DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]  # the site's pages, in folders too
 _BLOCK = re.compile(r"^```(\w*)\n(.*?)^```$", re.M | re.S)
 
 
