@@ -24,6 +24,7 @@ PACKAGES = [
     "recording",
     "viewer",
     "sweep",
+    "gym",
 ]
 # The Python API (``hrpsim.Simulation``) stands on every component, as the launcher does through
 # processes: it is a front end above the kernel, not part of it.
