@@ -19,11 +19,10 @@ import gymnasium
 import numpy as np
 
 from hrpsim.controllers.state import JointIndex, State
-from hrpsim.conventions import initial_drive_modes
 from hrpsim.engines.base import RobotState
 from hrpsim.errors import ConfigError, SimulationError
 from hrpsim.gym.episodes import EpisodeStart
-from hrpsim.gym.spaces import ActionMap, ObservationLayout, default_parts
+from hrpsim.gym.spaces import ActionMap, ObservationLayout, default_parts, joint_modes
 from hrpsim.gym.tasks import Transition
 from hrpsim.project import Project, load_project
 from hrpsim.simulation import Simulation
@@ -99,14 +98,8 @@ class ProjectEnv(gymnasium.Env[np.ndarray, np.ndarray]):
         state = self._read()
         parts = default_parts(body) if observe is None else observe
         self.observation_layout = ObservationLayout(body, state, parts, sensors)
-        config = self.sim.project.model(self.robot)
-        modes = {
-            **dict.fromkeys(body.joint_names, "torque"),
-            **initial_drive_modes(self.robot, config.drive, body.joint_names),
-        }
-        self.action_map = ActionMap(
-            body, [modes[j] for j in body.joint_names], self.episodes.initial_q, joints, action_limits
-        )
+        modes = joint_modes(body, self.sim.project.model(self.robot).drive)
+        self.action_map = ActionMap(body, modes, self.episodes.initial_q, joints, action_limits)
         self.observation_space = self.observation_layout.space
         self.action_space = self.action_map.space
         self.timestep = float(self.sim.project.world.timestep)

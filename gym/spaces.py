@@ -20,6 +20,7 @@ import numpy as np
 
 from hrpsim.bodyinfo import Body, Link
 from hrpsim.controllers.state import State
+from hrpsim.conventions import initial_drive_modes
 from hrpsim.errors import ConfigError
 
 STATE_PARTS = ("q", "dq", "tau", "root_position", "root_rotation", "root_velocity")
@@ -40,6 +41,13 @@ _LIMITS_OF_MODE = {
 def default_parts(body: Body) -> tuple[str, ...]:
     """The joints' angles and speeds, and the root's pose and velocity when the root moves freely."""
     return ("q", "dq", *(ROOT_PARTS if body.root.joint_type == "free" else ()))
+
+
+def joint_modes(body: Body, drive: str | dict[str, str]) -> list[str]:
+    """Each joint's drive mode (controller order) from a project model's ``drive``: one mode, or
+    joint -> mode with torque for the joints it leaves out."""
+    modes = {**dict.fromkeys(body.joint_names, "torque"), **initial_drive_modes(body.name, drive, body.joint_names)}
+    return [modes[name] for name in body.joint_names]
 
 
 class ObservationLayout:
@@ -116,6 +124,7 @@ class ActionMap:
             )
         index = [names.index(j) for j in chosen]
         self.joint_names, self.modes = chosen, [modes[i] for i in index]
+        self.modes_by_joint = dict(zip(chosen, self.modes, strict=True))
         low, high = _bounds(body, chosen, self.modes, dict(limits or {}))
         self.low, self.high = low, high
         self.space = gymnasium.spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
@@ -138,11 +147,10 @@ class ActionMap:
                 f"action: expected {len(self.joint_names)} values (one per joint: {', '.join(self.joint_names)}), "
                 f"got shape {values.shape}"
             )
-        bad = np.flatnonzero(~np.isfinite(values))
-        if bad.size:
-            i = int(bad[0])
+        if not np.isfinite(values).all():
+            i = int(np.flatnonzero(~np.isfinite(values))[0])
             raise ValueError(f"action[{i}] ({self.joint_names[i]}, {self.modes[i]}) is {values[i]}: not a number")
-        values = np.clip(values, self.low, self.high)
+        values = np.minimum(np.maximum(values, self.low), self.high)
         out = {}
         for key, (in_action, in_joints) in self._groups.items():
             array = self._held[key].copy()
