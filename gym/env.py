@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium
 import numpy as np
@@ -26,6 +26,9 @@ from hrpsim.gym.spaces import ActionMap, ObservationLayout, default_parts, joint
 from hrpsim.gym.tasks import Transition
 from hrpsim.project import Project, load_project
 from hrpsim.simulation import Simulation
+
+if TYPE_CHECKING:
+    from hrpsim.simserver.world import Snapshot
 
 Reward = Callable[[Transition], float]
 Termination = Callable[[Transition], bool]
@@ -122,14 +125,19 @@ class ProjectEnv(gymnasium.Env[np.ndarray, np.ndarray]):
         return self.observation_layout(self._state), self._info()
 
     def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict]:
-        if self._failed is not None:
-            raise SimulationError(f"the world blew up in this episode ({self._failed}); call reset() first")
+        ticks = min(self.frame_skip, self._end_tick - self.sim.tick)
+        if self._failed is not None or ticks <= 0:
+            why = (
+                f"the world blew up ({self._failed})"
+                if self._failed
+                else f"it reached its end time, t={self.sim.time:g} s"
+            )
+            raise SimulationError(f"this episode is over: {why}; call reset() first")
         command = self.action_map.command(action)
         before = self._state
-        ticks = min(self.frame_skip, self._end_tick - self.sim.tick)
         self.sim.command(self.robot, **command)
         try:
-            self.sim.step(max(ticks, 0))
+            self.sim.step(ticks)
         except SimulationError as exc:
             self._failed = str(exc)
             return self.observation_layout(before), 0.0, True, False, self._info()
@@ -147,7 +155,7 @@ class ProjectEnv(gymnasium.Env[np.ndarray, np.ndarray]):
 
     # --- beyond Gymnasium's ---
 
-    def snapshot(self) -> Any:
+    def snapshot(self) -> Snapshot:
         """The world now, to begin an episode from: ``reset(options={"snapshot": s})``."""
         return self.sim.snapshot()
 

@@ -147,6 +147,8 @@ def test_a_step_is_frame_skip_ticks_and_the_episode_is_truncated_at_the_end_time
         assert [info["time"] for *_, info in ends] == pytest.approx([0.035, 0.07, 0.1])
         assert [truncated for _, truncated, _ in ends] == [False, False, True]
         assert not any(terminated for terminated, *_ in ends)
+        with pytest.raises(SimulationError, match=r"reached its end time, t=0.1 s; call reset"):
+            env.step(np.zeros(8))
     finally:
         env.close()
 
@@ -250,7 +252,7 @@ def test_a_world_that_blows_up_ends_the_episode_and_the_next_reset_makes_it_whol
         assert terminated and not truncated and reward == 0.0
         assert "non-finite or exploding state" in info["error"]
         np.testing.assert_array_equal(observation, start)  # the last state that was whole
-        with pytest.raises(SimulationError, match="call reset"):
+        with pytest.raises(SimulationError, match=r"the world blew up \(simulation stopped.*call reset"):
             env.step(env.action_space.high)
         again, _ = env.reset(seed=0)
         np.testing.assert_array_equal(again, start)
