@@ -24,7 +24,7 @@ import numpy as np
 
 JOINT_TYPES = ("free", "rotate", "slide", "fixed", "crawler")
 SHAPE_KINDS = ("box", "sphere", "cylinder", "cone", "capsule", "plane", "mesh")
-EXTRA_JOINT_TYPES = ("ball", "piston", "xyz", "xy", "z")
+EXTRA_JOINT_TYPES = ("ball", "piston", "xyz", "xy", "z", "hinge", "fixed")
 
 
 @dataclass(frozen=True)
@@ -161,7 +161,12 @@ class Sensor:
 
 @dataclass
 class ExtraJoint:
-    """A constraint closing a kinematic loop (OpenHRP ExtraJoint)."""
+    """A constraint closing a kinematic loop (OpenHRP ExtraJoint, Choreonoid extraJoints).
+
+    ``ball``/``xyz`` hold point2 on point1; ``xy`` across the axis only, ``z`` along it only;
+    ``piston`` leaves motion along and rotation about the axis free; ``hinge`` leaves only the
+    rotation about the axis (through the point); ``fixed`` holds the two links in the relative
+    pose they start in."""
 
     name: str
     link1: str

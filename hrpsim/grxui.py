@@ -23,6 +23,7 @@ from typing import Any
 
 from lxml import etree
 
+from hrpsim.bodyinfo import EXTRA_JOINT_TYPES
 from hrpsim.errors import ConfigError, HrpsimError
 from hrpsim.files import read_regular
 
@@ -32,7 +33,6 @@ PAIR_ITEM = "GrxCollisionPairItem"
 EXTRA_JOINT_ITEM = "GrxExtraJointItem"
 RTS_ITEM = "GrxRTSItem"
 WINDOW_ITEMS = ("GrxWorldStateItem", "GrxGraphItem")  # logging and plotting: no physics
-EXTRA_JOINT_TYPES = {"ball": "ball", "piston": "piston", "xyz": "xyz", "xy": "xy", "z": "z"}
 MODES = {"torque": "torque", "highgain": "high_gain", "high_gain": "high_gain", "velocity": "velocity"}
 _VARIABLE = re.compile(r"\$\((PROJECT_DIR|CURRENT_DIR)\)")
 
@@ -178,7 +178,7 @@ class _Reader:
                 f"extra joint {joint['name']!r}: unknown jointType {kind[0]!r} (known: {', '.join(EXTRA_JOINT_TYPES)})",
             )
             return None
-        joint["type"] = EXTRA_JOINT_TYPES[kind[0].lower()]
+        joint["type"] = kind[0].lower()
         for prop, key in (("jointAxis", "axis"), ("link1LocalPos", "point1"), ("link2LocalPos", "point2")):
             if prop in props and (v := self.number_list(prop, props[prop][0], props[prop][1], 3)) is not None:
                 joint[key] = v

@@ -63,6 +63,12 @@ def format_summary(s: dict[str, Any]) -> str:
             f"  robot {name}: root {_xyz(r.get('root_start'))} -> {_xyz(r.get('root_end'))}, "
             f"lowest root z {_num(r.get('min_root_z'))} m{verdict}"
         )
+    loops = s.get("loops")
+    if loops:
+        lines.append(
+            f"  closed loops: largest gap {_num(loops.get('gap_max'), '.3g')} m, "
+            f"largest angle {_num(loops.get('angle_max'), '.3g')} rad"
+        )
     for name, c in (s.get("controllers") or {}).items():
         rtt = f"p50 {_num(c.get('rtt_p50_us'), '.0f')} us, p99 {_num(c.get('rtt_p99_us'), '.0f')} us"
         lines.append(f"  controller {name}: {c.get('ticks', 0)} ticks, round trip {rtt}, missed {c.get('missed', 0)}")

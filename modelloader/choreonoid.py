@@ -10,7 +10,10 @@ Choreonoid's rules, as its loader applies them:
 - joints and masses as modelloader.body_joints reads them;
 - a ``SubBody`` link includes another body file (``prefix``/``suffix`` on its names,
   ``jointIdOffset`` on its joint ids) under ``parent``, its root overridden by the node's keys;
-- ``extraJoints`` close loops (ball and piston; hinge and fixed are refused).
+- ``extraJoints`` close loops: ``ball``, ``piston``, ``hinge`` and ``fixed``, with Choreonoid's
+  keys (``link1Name``, ``link2Name``, ``link1LocalPos``/``translationInLink1`` ...,
+  ``jointAxis``/``axis`` (default X, as Choreonoid's), ``rotationInLink1`` turning the axis into
+  link1's frame).
 
 Elements and devices: modelloader.body_elements, body_geometry, body_resources, body_devices.
 Every problem is collected with its file and line and raised as one ModelError.
@@ -31,7 +34,8 @@ from hrpsim.modelloader.body_resources import Resources
 from hrpsim.modelloader.body_values import BodyFile
 from hrpsim.modelloader.body_yaml import YMap, load_yaml
 
-EXTRA_JOINTS = {"ball": "ball", "piston": "piston"}
+EXTRA_JOINTS = ("ball", "piston", "hinge", "fixed")  # Choreonoid's ExtraJoint types
+EXTRA_AXIS = (1.0, 0.0, 0.0)  # Choreonoid's default axis of a hinge or piston
 _MAX_SUB_BODIES = 16
 
 
@@ -279,20 +283,31 @@ class _BodyReader:
                 if link not in names:
                     self.file.add(node, label, f"link {link!r} is not defined")
             if kind not in EXTRA_JOINTS:
-                self.file.add(node, label, f"jointType {kind!r}: hrpsim closes loops with ball and piston joints only")
+                self.file.add(node, label, f"jointType {kind!r} is not one of {', '.join(EXTRA_JOINTS)}")
                 continue
             result.append(
                 ExtraJoint(
                     name=self.file.string(node, "name", label) or f"{link1}-{link2}",
                     link1=link1,
                     link2=link2,
-                    type=EXTRA_JOINTS[kind],
-                    axis=self.file.vector(node, ("jointAxis", "axis"), label, 3, (0.0, 0.0, 1.0)),
+                    type=kind,
+                    axis=self._extra_axis(node, label),
                     point1=self.file.vector(node, ("link1LocalPos", "translationInLink1"), label, 3, (0, 0, 0)),
                     point2=self.file.vector(node, ("link2LocalPos", "translationInLink2"), label, 3, (0, 0, 0)),
                 )
             )
         return result
+
+    def _extra_axis(self, node: YMap, label: str) -> np.ndarray:
+        """The axis in link1's frame: ``jointAxis`` turned by ``rotationInLink1`` (link2's side of
+        it is where the starting pose puts it, as Choreonoid's ODE simulator takes it)."""
+        axis = self.file.vector(node, ("jointAxis", "axis"), label, 3, EXTRA_AXIS)
+        if not np.linalg.norm(axis) > 1e-9:
+            self.file.add(node, label, "the joint axis is zero", self.file.key(node, ("jointAxis", "axis")))
+            axis = np.array(EXTRA_AXIS)
+        rotation = self.file.rotation(node, label, "rotationInLink1")
+        axis = axis / np.linalg.norm(axis)
+        return rotation @ axis if rotation is not None else axis
 
 
 def _sensors(ordered: list[_Entry], notes: list[str]) -> list[Sensor]:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hrpsim.bodyinfo import JOINT_TYPES, Body, ExtraJoint, Link, Sensor
+from hrpsim.bodyinfo import EXTRA_JOINT_TYPES, JOINT_TYPES, Body, ExtraJoint, Link, Sensor
 from hrpsim.errors import ModelError
 from hrpsim.modelloader.openhrp_mass import (
     MAX_LINK_MASS_KG,
@@ -46,7 +46,6 @@ from hrpsim.transforms import pose
 
 log = logging.getLogger("hrpsim.modelloader")
 
-EXTRA_JOINT_TYPES = ("xyz", "xy", "z", "ball", "piston")
 _AXIS_LETTERS = {"X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0)}
 _GROUPS = ("Group", "Anchor", "Collision", "Billboard")
 _MAX_PROTO_DEPTH = 32

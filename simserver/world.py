@@ -32,6 +32,7 @@ from hrpsim.runsummary import empty_summary
 from hrpsim.simserver.bodies import STARTUP_PATIENCE_S, load_bodies
 from hrpsim.simserver.hub import ControllerHub, attach_in_process
 from hrpsim.simserver.loop import TickAction, TickLoop
+from hrpsim.simserver.loop_gaps import LoopGapTracker
 from hrpsim.simserver.record import Observer
 from hrpsim.simserver.run_summary import RootTracker
 from hrpsim.simserver.snapshot import Snapshot, hub_memory, rewind_hub
@@ -79,7 +80,7 @@ class World:
             raise
         self.roots = RootTracker()
         self.recorders = _recorders(project, record)
-        self.loop = TickLoop(engine, self.hub, [self.roots, *(observers or []), *self.recorders])
+        self.loop = TickLoop(engine, self.hub, [self.roots, LoopGapTracker(), *(observers or []), *self.recorders])
 
     @property
     def observers(self) -> list[Observer]:

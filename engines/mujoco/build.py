@@ -51,12 +51,6 @@ def build_spec(
     project: Project, bodies: dict[str, Body], *, runtime: bool = True
 ) -> tuple[mujoco.MjSpec, dict[str, ModelLayout]]:
     """The MuJoCo spec of a project's world and each model's element names."""
-    if project.extra_joints:
-        raise ConfigError(
-            f"{project.path}: extra_joints: the project's own closed loops (between models or "
-            f"links the model files do not join) are not carried to the mujoco engine yet; "
-            f"use world.engine: ode for this project"
-        )
     spec = mujoco.MjSpec()
     spec.modelname = "world"
     spec.compiler.degree = False
@@ -71,9 +65,22 @@ def build_spec(
             add_drive_elements(spec, layout)
         if not layout.static:
             for extra in layout.info.extra_joints:
-                add_loop(spec, layout, extra)
+                add_loop(spec, layout, extra, runtime=runtime)
+    for joint in project.extra_joints:  # the project's own loops, within a model or between two
+        add_loop(
+            spec,
+            _layout(layouts, joint.model1, joint.name),
+            joint.as_extra_joint(),
+            _layout(layouts, joint.model2, joint.name),
+        )
     add_pairs(spec, project, layouts)
     return spec, layouts
+
+
+def _layout(layouts: dict[str, ModelLayout], model: str, joint: str) -> ModelLayout:
+    if model not in layouts:
+        raise ConfigError(f"extra_joints: {joint!r} names no model {model!r} (models: {', '.join(layouts)})")
+    return layouts[model]
 
 
 def _options(spec: mujoco.MjSpec, project: Project) -> None:

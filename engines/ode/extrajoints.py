@@ -7,10 +7,14 @@ Which types work through pyode (which lacks ODE's piston and PU joints):
   ``piston`` (free along and about the axis): a light intermediate body that slides along the
   axis on link1 (slider joint) and holds link2 by a ball joint (``xy``) or by a hinge about
   the axis (``piston``);
+- ``hinge`` (only the rotation about the axis through the point is free): an ODE hinge joint
+  anchored at link1's point, about link1's axis;
+- ``fixed`` (the links keep the relative pose they start in): an ODE fixed joint;
 - ``z`` (the points coincide along the axis only) has no ODE equivalent here: refused with an
   error naming the joint.
 
-Points are in each link's frame; the axis is in link1's frame.
+Points are in each link's frame; the axis is in link1's frame. As in Choreonoid's ODE simulator,
+ODE takes link2's side of a joint (its anchor, its axis) where the starting pose puts it.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from hrpsim.bodyinfo import ExtraJoint
 from hrpsim.engines.ode.model import OdeModel
 from hrpsim.errors import ConfigError
 
-SUPPORTED = ("ball", "xyz", "xy", "piston")
+SUPPORTED = ("ball", "xyz", "xy", "piston", "hinge", "fixed")
 LINK_MASS = 1e-3  # kg of the intermediate body of xy/piston joints
 LINK_RADIUS = 0.05  # m: gives it inertia enough that redundant planar loops stay well conditioned (ODE aborts on NaN)
 
@@ -62,9 +66,20 @@ def build_joint_between(model1: OdeModel, model2: OdeModel, extra: ExtraJoint, w
         ball.attach(b2, b1)
         ball.setAnchor(anchor)
         return [ball]
+    if extra.type == "fixed":
+        weld = ode.FixedJoint(world)
+        weld.attach(b1, b2)
+        weld.setFixed()
+        return [weld]
     _, r1 = model1.link_origin(model1.links[i1])
     axis = r1 @ np.asarray(extra.axis, float)
     axis = tuple(float(v) for v in axis / max(np.linalg.norm(axis), 1e-12))
+    if extra.type == "hinge":
+        hinge = ode.HingeJoint(world)
+        hinge.attach(b1, b2)
+        hinge.setAnchor(anchor)
+        hinge.setAxis(axis)
+        return [hinge]
     middle = ode.Body(world)
     mass = ode.Mass()
     mass.setSphereTotal(LINK_MASS, LINK_RADIUS)
@@ -83,16 +98,3 @@ def build_joint_between(model1: OdeModel, model2: OdeModel, extra: ExtraJoint, w
         holder.setAnchor(anchor)
         holder.setAxis(axis)
     return [slider, holder, middle]
-
-
-def loop_gap(model: OdeModel, extra: ExtraJoint) -> float:
-    """How far the two points of an extra joint are apart now, in the directions it constrains."""
-    i1, p1 = _world_point(model, extra.link1, extra.point1, extra.name)
-    _, p2 = _world_point(model, extra.link2, extra.point2, extra.name)
-    gap = p2 - p1
-    if extra.type in ("xy", "piston"):
-        _, r1 = model.link_origin(model.links[i1])
-        axis = r1 @ np.asarray(extra.axis, float)
-        axis = axis / max(np.linalg.norm(axis), 1e-12)
-        gap = gap - axis * (gap @ axis)
-    return float(np.linalg.norm(gap))
