@@ -1,5 +1,6 @@
 """Rules every component shares, each written once: drive modes, controller policies, sync modes,
-the controller-period rule, the distance bound, which link pairs never collide, and the rotation
+the controller-period rule, the distance bound, the least mass and inertia a simulated link has,
+which link pairs never collide, and the rotation
 that turns a Z-axis shape (cylinder, capsule as the model formats write them, along Y) into the
 collision libraries' Z-axis convention. Joint, shape and sensor kinds belong to the data model
 (hrpsim/bodyinfo.py)."""
@@ -10,7 +11,7 @@ from collections.abc import Collection
 
 import numpy as np
 
-from hrpsim.bodyinfo import Body
+from hrpsim.bodyinfo import Body, Link
 from hrpsim.errors import ConfigError
 
 DRIVE_MODES = ("torque", "high_gain", "velocity")
@@ -22,6 +23,26 @@ SYNC_MODES = ("lockstep", "realtime")
 # m from the origin: ODE's hash space fails an assertion on far larger coordinates, and no robot
 # simulation has a use for them; every engine refuses positions beyond it.
 MAX_DISTANCE = 1e6
+
+MIN_MASS = 1e-3  # kg an engine gives a massless link (ODE refuses a body without mass, MuJoCo a moving one)
+MIN_INERTIA = 1e-7  # kg m^2: the least principal moment a simulated link keeps
+
+
+def simulated_mass(link: Link, where: str) -> tuple[float, np.ndarray]:
+    """The link's mass and inertia about its centre of mass as the engines simulate them: a
+    massless link gets MIN_MASS, moments below MIN_INERTIA are raised to it (symmetrised)."""
+    mass = float(link.mass)
+    if not np.isfinite(mass) or mass <= 0.0:
+        mass = MIN_MASS
+    inertia = np.asarray(link.inertia, float)
+    inertia = (inertia + inertia.T) / 2.0
+    if not np.all(np.isfinite(inertia)):
+        raise ConfigError(f"{where}: inertia is not finite")
+    values, vectors = np.linalg.eigh(inertia)
+    if values.min() < MIN_INERTIA:
+        inertia = vectors @ np.diag(np.maximum(values, MIN_INERTIA)) @ vectors.T
+    return mass, inertia
+
 
 # OpenHRP and URDF cylinders/capsules run along their frame's Y (VRML) axis; ODE's and FCL's along Z.
 Z_TO_Y = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])

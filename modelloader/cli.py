@@ -82,6 +82,7 @@ def summary(body: Body) -> dict[str, Any]:
         "files": list(body.metadata.get("files", [])),
         "warnings": list(body.metadata.get("warnings", [])),
         "notes": list(body.metadata.get("notes", [])),
+        "mujoco_only": list(body.metadata.get("mujoco_only", [])),
     }
 
 
@@ -114,5 +115,6 @@ def tree(body: Body) -> str:
         lines += [f"  {e.name}  {e.type}  {e.link1} - {e.link2}" for e in body.extra_joints]
     for warning in body.metadata.get("warnings", []):
         lines.append(f"warning: {warning}")
+    lines += [f"mujoco only: {item}" for item in body.metadata.get("mujoco_only", [])]
     lines += [f"note: {note}" for note in body.metadata.get("notes", [])]
     return "\n".join(lines)

@@ -10,9 +10,12 @@
   massless fixed link ``world`` is the root and the world's bodies hang from it. The world's own
   geoms (floor planes, walls) are the environment: ``load_mjcf(..., world=True)`` gives them as a
   static body (a project loads the file twice: ``options: {world: true}`` for its environment).
-- Geoms (mjcf_parts.py), sensors, actuators' gear, connect equalities and contact exclusions map as
-  BodyInfo holds them; what it cannot hold is refused or, for simulation parameters it has no field
-  for (damping, stiffness, friction ...), named in ``Body.metadata["warnings"]`` (mjcf_checks.py).
+- Geoms (mjcf_parts.py), sensors, actuators' gear, connect and weld equalities and contact
+  exclusions map as BodyInfo holds them. What it cannot hold (mjcf_checks.py) is refused when no
+  engine could run it, named in ``Body.metadata["mujoco_only"]`` when only the MuJoCo engine
+  simulates it (ODE refuses the model then), or named in ``Body.metadata["warnings"]``.
+- The model as MuJoCo reads it travels in ``Body.metadata["mjcf"]`` (mjcf_native.py): the MuJoCo
+  engine builds an MJCF robot from it, with every element of the file.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from hrpsim.bodyinfo import Body, Link
 from hrpsim.engines.mujoco.build import JOINT_ID, SENSOR_ID
 from hrpsim.errors import ModelError
 from hrpsim.modelloader.mjcf_checks import check_model
+from hrpsim.modelloader.mjcf_native import native_model
 from hrpsim.modelloader.mjcf_parts import PartsReader, world_shapes
 from hrpsim.modelloader.mjcf_source import MjcfSource, compile_model, import_mujoco, quat_matrix
 from hrpsim.modelloader.urdf_xml import Problems
@@ -67,10 +71,11 @@ class _MjcfReader:
         self.body_link: dict[int, int] = {}  # MuJoCo body -> index of its own link
         self.offset: dict[int, np.ndarray] = {0: np.zeros(3)}  # body -> its link frame's origin in the body frame
         self.joint_links: dict[int, list[int]] = {}  # MuJoCo joint -> its links (a ball has three)
+        self.link_bodies: list[int] = []  # link -> its MuJoCo body
         self.next_id = 0
 
     def read(self) -> Body:
-        check_model(self.source)
+        only = check_model(self.source)
         tops = [b for b in range(1, self.model.nbody) if self.model.body_parentid[b] == 0]
         if not tops:
             self.source.problems.add(
@@ -82,15 +87,19 @@ class _MjcfReader:
         if not self._single_root(tops):
             self.links.append(Link(name=WORLD_LINK, joint_type="fixed"))
             self.body_link[0] = 0
+            self.link_bodies.append(0)
         for b in range(1, self.model.nbody):  # MuJoCo numbers bodies depth first: already pre-order
             self._add_body(b, len(tops) == 1)
         body = self._body()
-        PartsReader(self.source, body, self.body_link, self.offset, self.joint_links).read()
+        PartsReader(self.source, body, self.body_link, self.offset, self.joint_links, only).read()
         self._written_numbers(body)
         self._check_names(body)
         self.source.problems.raise_if_any()
         if self.source.problems.warnings:
             body.metadata["warnings"] = list(self.source.problems.warnings)
+        if only.items:
+            body.metadata["mujoco_only"] = only.items
+        body.metadata["mjcf"] = native_model(self.source, body, self.link_bodies, self.joint_links, self.offset)
         return body
 
     def read_world(self) -> Body:
@@ -135,6 +144,7 @@ class _MjcfReader:
             kind = joints[0].kind if joints else "fixed"
             self.links.append(Link(name=name, parent=parent_link, joint_type=kind, rotation=rotation))
             self.links[-1].translation = translation
+            self.link_bodies.append(b)
             self.body_link[b], self.offset[b] = len(self.links) - 1, np.zeros(3)
             return
         previous = np.zeros(3)
@@ -147,6 +157,7 @@ class _MjcfReader:
                 link.translation = origin - previous
             self._set_joint(link, joint)
             self.links.append(link)
+            self.link_bodies.append(b)
             parent_link, previous = len(self.links) - 1, origin
         self.body_link[b], self.offset[b] = len(self.links) - 1, previous
 

@@ -1,38 +1,60 @@
-"""What of an MJCF model BodyInfo cannot hold: refused (a problem naming file, line and element)
-when leaving it out would change what the model is (tendons, flexes, mocap bodies, welds and other
-equalities, actuators on anything but a joint), named in a warning when it is a simulation or
-display setting BodyInfo has no field for (joint damping, stiffness and friction loss, other
-sensor kinds, cameras, lights, explicit contact pairs)."""
+"""What of an MJCF model BodyInfo cannot hold, sorted three ways:
+
+- **refused** (a problem naming file, line and element) when no engine could run the model as
+  hrpsim holds models: deformable flexes, mocap bodies, a free joint on any body but the root;
+- **MuJoCo's only** (``Body.metadata["mujoco_only"]``, each located the same way) when the MuJoCo
+  engine simulates it from the file's own elements (engines/mujoco/native.py) and ODE cannot:
+  tendons, equalities other than those a BodyInfo extra joint holds (an active connect, an active
+  weld holding the pose the file draws), actuators on anything but a hinge or slide joint;
+- **named in a warning** when it is a setting BodyInfo has no field for: joint damping, stiffness
+  and friction loss (simulated on MuJoCo, left out on ODE), other sensor kinds, cameras, lights,
+  explicit contact pairs, inactive equalities (left out on ODE, carried inactive on MuJoCo).
+"""
 
 from __future__ import annotations
 
-from hrpsim.modelloader.mjcf_parts import SENSOR_KINDS
+from hrpsim.modelloader.mjcf_parts import SENSOR_KINDS, holds_drawn_pose, pose_the_file_draws
 from hrpsim.modelloader.mjcf_source import MjcfSource
 
 TENDON_TAGS = ("fixed", "spatial")
 EQUALITY_TAGS = ("connect", "weld", "joint", "tendon", "flex", "distance")
 ACTUATOR_TAGS = ("general", "motor", "position", "velocity", "intvelocity", "damper", "cylinder", "muscle", "adhesion")
-SENSOR_TAGS = ("sensor",)  # a sensor's own tag varies; located by name
+USE_MUJOCO = "ODE cannot simulate it; use engine: mujoco"
 
 
-def check_model(source: MjcfSource) -> None:
-    _refuse_tendons(source)
+class MujocoOnly:
+    """The located elements only the MuJoCo engine simulates (``Body.metadata["mujoco_only"]``)."""
+
+    def __init__(self, source: MjcfSource) -> None:
+        self.source = source
+        self.items: list[str] = []
+
+    def add(self, tags: tuple[str, ...], name: str, nth: int, what: str) -> None:
+        element = self.source.element(tags, name, nth)
+        label = f"<{tags[0]}{f' name={name!r}' if name else ''}>"
+        where = self.source.problems.locate(element) if element is not None else f"{self.source.path}: {label}"
+        self.items.append(f"{where}: {what}: {USE_MUJOCO}")
+
+
+def check_model(source: MjcfSource) -> MujocoOnly:
+    """Refuse what no engine runs (into ``source.problems``); the elements only MuJoCo simulates."""
+    only = MujocoOnly(source)
+    _tendons(source, only)
     _refuse_unheld(source)
-    _refuse_equalities(source)
-    _refuse_actuators(source)
+    _equalities(source, only)
+    _actuators(source, only)
     _warn_joint_settings(source)
     _warn_left_out(source)
+    return only
 
 
-def _refuse_tendons(source: MjcfSource) -> None:
-    for t in range(source.model.ntendon):
-        source.refuse(
-            TENDON_TAGS,
-            source.name("tendon", t),
-            t,
-            "tendons have no BodyInfo form (a fixed tendon couples joints, a spatial one pulls along "
-            "a path): remove the tendon and what uses it, or drive the joints one by one",
-        )
+def _tendons(source: MjcfSource, only: MujocoOnly) -> None:
+    m, wrap = source.model, source.mujoco.mjtWrap
+    for t in range(m.ntendon):
+        first = int(m.tendon_adr[t])
+        fixed = all(int(m.wrap_type[w]) == wrap.mjWRAP_JOINT for w in range(first, first + int(m.tendon_num[t])))
+        what = "a fixed tendon (joints coupled)" if fixed else "a spatial tendon (a path pulled through sites)"
+        only.add(TENDON_TAGS, source.name("tendon", t), t, what)
 
 
 def _refuse_unheld(source: MjcfSource) -> None:
@@ -50,42 +72,39 @@ def _refuse_unheld(source: MjcfSource) -> None:
             )
 
 
-def _refuse_equalities(source: MjcfSource) -> None:
+def _equalities(source: MjcfSource, only: MujocoOnly) -> None:
     m, eq = source.model, source.mujoco.mjtEq
+    start = pose_the_file_draws(source)
     for e in range(m.neq):
         kind = eq(int(m.eq_type[e])).name.removeprefix("mjEQ_").lower()
-        if kind != "connect":
-            source.refuse(
+        name = source.name("equality", e)
+        if not m.eq_active0[e]:
+            source.problems.warn(
+                source.element(EQUALITY_TAGS, name, e),
+                f"an inactive {kind} equality: left out on ODE (a BodyInfo extra joint always holds), "
+                "carried inactive on MuJoCo",
+            )
+        elif kind not in ("connect", "weld"):
+            only.add(EQUALITY_TAGS, name, e, f"a {kind} equality (no BodyInfo extra joint holds it)")
+        elif not holds_drawn_pose(source, e, start):
+            only.add(
                 EQUALITY_TAGS,
-                source.name("equality", e),
+                name,
                 e,
-                f"a {kind} equality has no BodyInfo extra joint (a connect is a ball extra joint); "
-                "replace it by a connect or remove it",
-            )
-        elif not m.eq_active0[e]:
-            source.refuse(
-                ("connect",),
-                source.name("equality", e),
-                e,
-                "an inactive connect has no BodyInfo form (extra joints always hold): remove it or make it active",
+                f"a {kind} whose target is not the pose the file draws "
+                "(a BodyInfo extra joint holds the starting pose)",
             )
 
 
-def _refuse_actuators(source: MjcfSource) -> None:
+def _actuators(source: MjcfSource, only: MujocoOnly) -> None:
     m, trn, joints = source.model, source.mujoco.mjtTrn, source.mujoco.mjtJoint
     for a in range(m.nu):
         name = source.name("actuator", a)
         if m.actuator_trntype[a] != trn.mjTRN_JOINT:
             what = trn(int(m.actuator_trntype[a])).name.removeprefix("mjTRN_").lower()
-            source.refuse(
-                ACTUATOR_TAGS,
-                name,
-                a,
-                f"an actuator acting on a {what} has no BodyInfo form (its actuators drive joints): "
-                "give it a joint, or remove it",
-            )
+            only.add(ACTUATOR_TAGS, name, a, f"an actuator acting on a {what} (BodyInfo's actuators drive joints)")
         elif m.jnt_type[m.actuator_trnid[a][0]] == joints.mjJNT_BALL:
-            source.refuse(ACTUATOR_TAGS, name, a, "an actuator on a ball joint (read as three hinges) has no one joint")
+            only.add(ACTUATOR_TAGS, name, a, "an actuator on a ball joint (read as three hinges, it has no one joint)")
 
 
 def _warn_joint_settings(source: MjcfSource) -> None:
@@ -100,8 +119,8 @@ def _warn_joint_settings(source: MjcfSource) -> None:
         if named:
             source.problems.warn(
                 None,
-                f"joint {setting} of {len(named)} joint(s) ({_listed(named)}) has no BodyInfo field: left out "
-                "(a controller or the project's drive gives the joints their behaviour)",
+                f"joint {setting} of {len(named)} joint(s) ({_listed(named)}) has no BodyInfo field: "
+                "simulated on the mujoco engine (which builds the model from this file), left out on ODE",
             )
 
 

@@ -1,5 +1,6 @@
 """What hangs on MJCF bodies, read from the compiled model into links already built (mjcf.py):
-mass properties, geoms, sensors, actuators' gear, connect equalities and contact exclusions.
+mass properties, geoms, sensors, actuators' gear, connect and weld equalities (ball and fixed
+extra joints) and contact exclusions.
 
 Positions are shifted by each body's link offset (its frame sits at its joint). MuJoCo's
 cylinders and capsules lie along their Z, BodyInfo's along Y. A geom that never collides
@@ -9,20 +10,24 @@ A material's colour is the geom's when it has one.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hrpsim.bodyinfo import Actuator, Appearance, Body, ExtraJoint, Link, Sensor, Shape
-from hrpsim.conventions import Z_TO_Y
-from hrpsim.engines.mujoco.build import MIN_INERTIA, MIN_MASS
+from hrpsim.conventions import MIN_INERTIA, MIN_MASS, Z_TO_Y
 from hrpsim.modelloader.mjcf_source import MjcfSource, quat_matrix
 
+if TYPE_CHECKING:
+    from hrpsim.modelloader.mjcf_checks import MujocoOnly
+
 SENSOR_KINDS = {"FORCE": "force", "TORQUE": "force", "GYRO": "gyro", "ACCELEROMETER": "accel"}
+HELD_TOLERANCE = 1e-6  # m, rad: an equality holds the pose the file draws when its target is this close
 
 
-def geom_shape(source: MjcfSource, g: int, offset: np.ndarray) -> Shape | None:
-    """Geom ``g`` as a Shape in its link's frame; None (with a problem) for a kind BodyInfo lacks."""
+def geom_shape(source: MjcfSource, g: int, offset: np.ndarray, only: MujocoOnly | None = None) -> Shape | None:
+    """Geom ``g`` as a Shape in its link's frame; None for a kind BodyInfo lacks, which is named
+    among what only MuJoCo simulates (``only``) or else refused."""
     m, t = source.model, source.mujoco.mjtGeom
     kind, size = int(m.geom_type[g]), m.geom_size[g]
     rotation = quat_matrix(source.mujoco, m.geom_quat[g])
@@ -41,16 +46,23 @@ def geom_shape(source: MjcfSource, g: int, offset: np.ndarray) -> Shape | None:
         shape.kind = "mesh"
         shape.vertices, shape.triangles = _mesh(m, int(m.geom_dataid[g]))
     else:
-        name = source.name("geom", g)
         what = t(kind).name.removeprefix("mjGEOM_").lower()
-        article = "an" if what[0] in "aeiou" else "a"
-        source.refuse(
-            ("geom",),
-            name,
-            g,
-            f"{article} {what} geom has no BodyInfo form (box, sphere, cylinder, capsule, plane and mesh have): "
-            f"replace it by one of those",
-        )
+        what = f"{'an' if what[0] in 'aeiou' else 'a'} {what} geom"
+        if only is not None:
+            only.add(
+                ("geom",),
+                source.name("geom", g),
+                g,
+                f"{what} (BodyInfo's shapes are box, sphere, cylinder, capsule, plane and mesh)",
+            )
+        else:
+            source.refuse(
+                ("geom",),
+                source.name("geom", g),
+                g,
+                f"{what} has no BodyInfo form (box, sphere, cylinder, capsule, plane and mesh have): "
+                "replace it by one of those",
+            )
         return None
     shape.appearance = _appearance(m, g)
     return shape
@@ -76,6 +88,38 @@ def world_shapes(source: MjcfSource) -> list[Shape]:
     return [s for s in shapes if s is not None]
 
 
+def pose_the_file_draws(source: MjcfSource) -> Any:
+    data = source.mujoco.MjData(source.model)
+    source.mujoco.mj_kinematics(source.model, data)
+    return data
+
+
+def holds_drawn_pose(source: MjcfSource, e: int, data: Any) -> bool:
+    """Whether equality ``e`` (a connect or a weld) already holds in the pose the file draws:
+    then it is the BodyInfo extra joint that holds the starting pose (a ball, a fixed)."""
+    m, mj = source.model, source.mujoco
+    ids = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
+    on_sites = m.eq_objtype[e] == mj.mjtObj.mjOBJ_SITE
+    weld = m.eq_type[e] == mj.mjtEq.mjEQ_WELD
+    if on_sites:
+        positions = [data.site_xpos[i] for i in ids]
+        rotations = [data.site_xmat[i].reshape(3, 3) for i in ids]
+    else:
+        data_ = np.array(m.eq_data[e], float)
+        r1, r2 = (data.xmat[i].reshape(3, 3) for i in ids)
+        if weld:  # anchor on body2 (data 0:3); where body1 holds it (3:6) and body2's rotation (6:10)
+            positions = [data.xpos[ids[0]] + r1 @ data_[3:6], data.xpos[ids[1]] + r2 @ data_[0:3]]
+            held = np.empty(9)
+            mj.mju_quat2Mat(held, data_[6:10])
+            rotations = [r1 @ held.reshape(3, 3), r2]
+        else:  # anchors on body1 (0:3) and body2 (3:6)
+            positions = [data.xpos[ids[0]] + r1 @ data_[0:3], data.xpos[ids[1]] + r2 @ data_[3:6]]
+            rotations = [r1, r1]
+    if np.linalg.norm(positions[0] - positions[1]) > HELD_TOLERANCE:
+        return False
+    return not weld or float(np.abs(rotations[0] - rotations[1]).max()) < HELD_TOLERANCE
+
+
 class PartsReader:
     """Fills a Body's links (one per MuJoCo body or joint) with what the compiled model hangs on them."""
 
@@ -86,9 +130,11 @@ class PartsReader:
         body_link: dict[int, int],
         offset: dict[int, np.ndarray],
         joint_links: dict[int, list[int]],
+        only: MujocoOnly,
     ) -> None:
         self.source, self.model, self.mujoco = source, source.model, source.mujoco
         self.body, self.body_link, self.offset, self.joint_links = body, body_link, offset, joint_links
+        self.only = only
 
     def read(self) -> None:
         for b, index in self.body_link.items():
@@ -117,7 +163,7 @@ class PartsReader:
             b = int(m.geom_bodyid[g])
             if b == 0:
                 continue  # the environment (load_mjcf(..., world=True))
-            shape = geom_shape(self.source, g, self.offset[b])
+            shape = geom_shape(self.source, g, self.offset[b], self.only)
             if shape is None:
                 continue
             link = self.body.links[self.body_link[b]]
@@ -169,10 +215,10 @@ class PartsReader:
         m = self.model
         for a in range(m.nu):
             if m.actuator_trntype[a] != self.mujoco.mjtTrn.mjTRN_JOINT:
-                continue  # refused in mjcf_checks.py
+                continue  # MuJoCo's only (mjcf_checks.py)
             links = [self.body.links[i] for i in self.joint_links.get(int(m.actuator_trnid[a][0]), [])]
             if len(links) != 1:
-                continue  # a ball joint's actuator: refused in mjcf_checks.py
+                continue  # a ball joint's actuator: MuJoCo's only (mjcf_checks.py)
             link, gear = links[0], abs(float(m.actuator_gear[a][0]))
             params: dict[str, Any] = {"gear": gear}
             if m.actuator_ctrllimited[a]:
@@ -204,27 +250,36 @@ class PartsReader:
         link.torque_upper = min(link.torque_upper, float(ends.max()))
 
     def _equalities(self) -> None:
-        m = self.model
+        """Active connects and welds that hold the pose the file draws: ball and fixed extra joints
+        (the rest are MuJoCo's only, or inactive: mjcf_checks.py)."""
+        m, eq = self.model, self.mujoco.mjtEq
+        start = pose_the_file_draws(self.source)
+        kinds = {int(eq.mjEQ_CONNECT): ("connect", "ball"), int(eq.mjEQ_WELD): ("weld", "fixed")}
         for e in range(m.neq):
-            if m.eq_type[e] != self.mujoco.mjtEq.mjEQ_CONNECT:
-                continue  # refused in mjcf_checks.py
-            bodies, points = self._connect_ends(e)
-            name = self.source.name("equality", e) or f"connect{e}"
+            tag, kind = kinds.get(int(m.eq_type[e]), ("", ""))
+            if not kind or not m.eq_active0[e] or not holds_drawn_pose(self.source, e, start):
+                continue
+            bodies, points = self._equality_ends(e)
+            name = self.source.name("equality", e) or f"{tag}{e}"
             if not all(b in self.body_link for b in bodies):
-                message = "a connect to the world needs the world as a link: it is one when several bodies hang from it"
-                self.source.refuse(("connect",), name, e, message)
+                self.only.add(
+                    (tag,), name, e, f"a {tag} to the world (the world is a link only when several bodies hang from it)"
+                )
                 continue
             link1, link2 = (self.body.links[self.body_link[b]].name for b in bodies)
-            self.body.extra_joints.append(ExtraJoint(name, link1, link2, "ball", point1=points[0], point2=points[1]))
+            self.body.extra_joints.append(ExtraJoint(name, link1, link2, kind, point1=points[0], point2=points[1]))
 
-    def _connect_ends(self, e: int) -> tuple[tuple[int, int], tuple[np.ndarray, np.ndarray]]:
-        """Both bodies of a connect and its anchor in each link's frame (MuJoCo's compiler gives it in each body's)."""
+    def _equality_ends(self, e: int) -> tuple[tuple[int, int], tuple[np.ndarray, np.ndarray]]:
+        """Both bodies of a connect or weld and its anchor in each link's frame (MuJoCo's compiler
+        gives a connect's in each body's; a weld's on body2, and where body1 holds it)."""
         m = self.model
         ids = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
         data = np.array(m.eq_data[e], float)
         if m.eq_objtype[e] == self.mujoco.mjtObj.mjOBJ_SITE:
             bodies = tuple(int(m.site_bodyid[i]) for i in ids)
             anchors = [np.array(m.site_pos[i], float) for i in ids]
+        elif m.eq_type[e] == self.mujoco.mjtEq.mjEQ_WELD:
+            bodies, anchors = ids, [data[3:6], data[0:3]]
         else:
             bodies, anchors = ids, [data[0:3], data[3:6]]
         return bodies, (anchors[0] - self.offset[bodies[0]], anchors[1] - self.offset[bodies[1]])  # type: ignore[return-value]

@@ -29,9 +29,9 @@ def import_mujoco(path: Path) -> Any:
     return mujoco
 
 
-def compile_model(mujoco: Any, path: Path) -> tuple[Any, list[str]]:
-    """MuJoCo's MjModel of ``path`` and its compiler's warnings; its error (which names the line)
-    as a ModelError.
+def compile_model(mujoco: Any, path: Path) -> tuple[Any, list[str], Any]:
+    """MuJoCo's MjModel of ``path``, its compiler's warnings and the MjSpec it was compiled from;
+    its error (which names the line) as a ModelError.
 
     Textures are dropped before compiling: BodyInfo keeps colours, not images, and generating
     them is nearly all of MuJoCo's compile time for dm_control's files (their skybox)."""
@@ -44,7 +44,7 @@ def compile_model(mujoco: Any, path: Path) -> tuple[Any, list[str]]:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             model = spec.compile()
-        return model, [f"MuJoCo: {' '.join(str(w.message).split())}" for w in caught]
+        return model, [f"MuJoCo: {' '.join(str(w.message).split())}" for w in caught], spec
     except ValueError as exc:
         message = " ".join(str(exc).split())
         raise ModelError(f"{path}: MuJoCo cannot compile this MJCF file: {message}") from None
@@ -60,9 +60,9 @@ def quat_matrix(mujoco: Any, quat: np.ndarray) -> np.ndarray:
 class MjcfSource:
     """The file's elements, to locate problems, and the names MuJoCo gave the compiled ones."""
 
-    def __init__(self, path: Path, compiled: tuple[Any, list[str]], mujoco: Any, problems: Problems) -> None:
+    def __init__(self, path: Path, compiled: tuple[Any, list[str], Any], mujoco: Any, problems: Problems) -> None:
         self.path = path
-        self.model, compiler_warnings = compiled
+        self.model, compiler_warnings, self.spec = compiled
         for message in compiler_warnings:
             problems.warn(None, message)
         self.mujoco = mujoco

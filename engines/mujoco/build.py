@@ -25,19 +25,19 @@ from hrpsim.bodyinfo import Body, Link
 from hrpsim.conventions import MAX_DISTANCE
 from hrpsim.engine_options import resolve
 from hrpsim.engines.mujoco import OPTIONS
+from hrpsim.engines.mujoco.balls import add_ball_motors
 from hrpsim.engines.mujoco.contacts import add_pairs
 from hrpsim.engines.mujoco.drives import add_drive_elements
 from hrpsim.engines.mujoco.geometry import add_shape, quaternion
-from hrpsim.engines.mujoco.layout import ModelLayout, element
+from hrpsim.engines.mujoco.layout import ModelLayout, element, set_inertia
 from hrpsim.engines.mujoco.loops import add_loop
+from hrpsim.engines.mujoco.native import add_native_model, is_native
 from hrpsim.engines.mujoco.sensors import MEASURED
 from hrpsim.errors import ConfigError, RequestError
 from hrpsim.kinematics import forward_kinematics, link_values, starting_joints
 from hrpsim.placement import root_placement
 from hrpsim.project import ModelConfig, Project, WorldConfig
 
-MIN_MASS = 1e-3  # kg given to massless links, as on ODE
-MIN_INERTIA = 1e-7  # kg m^2: the least principal moment a link keeps, as on ODE
 JOINT_ID = "joint_id"  # a written file's <numeric> MODEL/joint_id/JOINT: the joint's controller number
 SENSOR_ID = "sensor_id"  # ... and MODEL/sensor_id/SENSOR: the sensor's number among those of its type
 ENUMS = {  # settings that name one of MuJoCo's enum values
@@ -58,12 +58,27 @@ def build_spec(
     spec.compiler.balanceinertia = True  # raised moments may break the triangle inequality MuJoCo checks
     _options(spec, project)
     layouts: dict[str, ModelLayout] = {}
+    controlled = {controller.robot for controller in project.controllers}
     for config in project.models:
-        layout = _add_model(spec, bodies[config.name], config, project.world.joint_limits, runtime)
+        layout, position, rotation = _new_layout(bodies[config.name], config)
+        if runtime and not layout.static and is_native(layout.info):
+            add_native_model(
+                spec,
+                layout,
+                position,
+                rotation,
+                controlled=config.name in controlled,
+                joint_limits=project.world.joint_limits,
+            )
+        else:
+            _add_model(spec, layout, position, rotation, project.world.joint_limits, runtime)
+        if not layout.static:
+            _add_sensor_sites(spec, layout)
         layouts[config.name] = layout
         if runtime and not layout.static:
             add_drive_elements(spec, layout)
-        if not layout.static:
+            add_ball_motors(spec, layout.balls)
+        if not layout.static and not (runtime and is_native(layout.info)):  # a native model has the file's own
             for extra in layout.info.extra_joints:
                 add_loop(spec, layout, extra, runtime=runtime)
     for joint in project.extra_joints:  # the project's own loops, within a model or between two
@@ -100,19 +115,32 @@ def _options(spec: mujoco.MjSpec, project: Project) -> None:
         setattr(spec.option, key, value)
 
 
-def _add_model(spec: mujoco.MjSpec, info: Body, config: ModelConfig, joint_limits: bool, runtime: bool) -> ModelLayout:
-    static = bool(config.static or info.static)
+def _new_layout(info: Body, config: ModelConfig) -> tuple[ModelLayout, np.ndarray, np.ndarray]:
+    """The model's layout (empty) and where its root starts."""
     try:
         initial = link_values(info, starting_joints(info, config.joints))
     except RequestError as exc:
         raise ConfigError(f"model {config.name!r}: joints: {exc}") from None
-    layout = ModelLayout(config.name, info, config, static, initial)
+    layout = ModelLayout(config.name, info, config, bool(config.static or info.static), initial)
     position, rotation = root_placement(config, info)
     if not np.linalg.norm(position) < MAX_DISTANCE:
         raise ConfigError(
             f"model {config.name!r}: position {config.position} is beyond {MAX_DISTANCE:g} m from the origin"
         )
-    poses = forward_kinematics(info, position, rotation, initial) if static else None
+    return layout, position, rotation
+
+
+def _add_model(
+    spec: mujoco.MjSpec,
+    layout: ModelLayout,
+    position: np.ndarray,
+    rotation: np.ndarray,
+    joint_limits: bool,
+    runtime: bool,
+) -> None:
+    """The model built from its BodyInfo, link by link."""
+    info, config, static = layout.info, layout.config, layout.static
+    poses = forward_kinematics(info, position, rotation, layout.initial_values) if static else None
     for index, link in enumerate(info.links):
         where = layout.where(index)
         if runtime and not static and link.mimic is not None:
@@ -132,7 +160,7 @@ def _add_model(spec: mujoco.MjSpec, info: Body, config: ModelConfig, joint_limit
         layout.bodies.append(name)
         layout.joints.append("" if static else _add_joint(body, link, index, layout, joint_limits, where))
         if not static:
-            _set_inertia(body, link, where)
+            set_inertia(body, link, where)
         geoms = []
         for k, shape in enumerate(link.shapes):
             geom = add_shape(spec, body, shape, element(config.name, link.name, str(k)), static=static, where=where)
@@ -141,9 +169,7 @@ def _add_model(spec: mujoco.MjSpec, info: Body, config: ModelConfig, joint_limit
                     geom.contype = geom.conaffinity = 0  # only the project's pairs collide
                 geoms.append(geom.name)
         layout.geoms.append(geoms)
-    if not static:
-        _add_sensor_sites(spec, layout)
-    return layout
+        layout.offsets.append(np.zeros(3))
 
 
 def _add_joint(
@@ -178,31 +204,15 @@ def _add_joint(
     return name
 
 
-def _set_inertia(body: mujoco.MjsBody, link: Link, where: str) -> None:
-    mass = float(link.mass)
-    if not math.isfinite(mass) or mass <= 0.0:
-        mass = MIN_MASS
-    inertia = np.asarray(link.inertia, float)
-    inertia = (inertia + inertia.T) / 2.0
-    if not np.all(np.isfinite(inertia)):
-        raise ConfigError(f"{where}: inertia is not finite")
-    values, vectors = np.linalg.eigh(inertia)
-    values = np.maximum(values, MIN_INERTIA)
-    inertia = vectors @ np.diag(values) @ vectors.T
-    body.mass = mass
-    body.ipos = np.asarray(link.com, float)
-    body.fullinertia = [inertia[0, 0], inertia[1, 1], inertia[2, 2], inertia[0, 1], inertia[0, 2], inertia[1, 2]]
-    body.explicitinertial = True
-
-
 def _add_sensor_sites(spec: mujoco.MjSpec, layout: ModelLayout) -> None:
     for sensor in layout.info.sensors:
         measured = MEASURED.get(sensor.type)
         if measured is None:
             continue  # range and vision sensors are the simulator's, not the engine's
         site = element(layout.name, "sensor", sensor.name)
+        position = layout.offsets[sensor.link] + np.asarray(sensor.translation, float)
         spec.body(layout.bodies[sensor.link]).add_site(
-            name=site, pos=np.asarray(sensor.translation, float), quat=quaternion(np.asarray(sensor.rotation, float))
+            name=site, pos=position, quat=quaternion(np.asarray(sensor.rotation, float))
         )
         layout.sensors[sensor.name] = site
         for k, kind in enumerate(measured.elements):

@@ -39,7 +39,7 @@ def add_drive_elements(spec: mujoco.MjSpec, layout: ModelLayout) -> None:
         if not joint or (joint == layout.joints[0] and layout.info.links[0].joint_type == "free"):
             continue
         spec.add_actuator(
-            name=joint,
+            name=f"{joint}/drive",  # beside an MJCF model's own actuators, which may be named as its joints
             trntype=mujoco.mjtTrn.mjTRN_JOINT,
             target=joint,
             gaintype=mujoco.mjtGain.mjGAIN_FIXED,
@@ -116,7 +116,7 @@ class Drives:
             return np.array([mujoco.mj_name2id(model, kind, j + suffix) if j else -1 for j in mujoco_joints], dtype=int)
 
         self.actuators, self.equalities, self.tendons = (
-            ids(obj.mjOBJ_ACTUATOR, ""),
+            ids(obj.mjOBJ_ACTUATOR, "/drive"),
             ids(obj.mjOBJ_EQUALITY, "/hold"),
             ids(obj.mjOBJ_TENDON, "/drag"),
         )
@@ -146,7 +146,8 @@ class Drives:
         for name, mode in modes.items():
             i = self.index[name]
             if mode == "high_gain" and self.modes[i] != "high_gain" and self.qpos[i] >= 0:
-                self.q_ref[i] = self.d.qpos[self.qpos[i]]  # switching into hold keeps the joint where it is
+                # switching into hold keeps the joint where it is (its value counts from MuJoCo's qpos0)
+                self.q_ref[i] = self.d.qpos[self.qpos[i]] - self.m.qpos0[self.qpos[i]]
             self.modes[i] = mode
             self._configure(i)
         self._groups()

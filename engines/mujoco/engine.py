@@ -27,8 +27,10 @@ from hrpsim.bodyinfo import Body
 from hrpsim.conventions import MAX_DISTANCE
 from hrpsim.engines.base import MAX_ANGULAR_SPEED, MAX_LINEAR_SPEED, Engine, LinkStates, RobotState
 from hrpsim.engines.checks import command_array, rotation, vector
+from hrpsim.engines.mujoco.balls import Balls
 from hrpsim.engines.mujoco.build import build_spec
 from hrpsim.engines.mujoco.drives import Drives, add_rotor
+from hrpsim.engines.mujoco.frames import offset_frames, pose_derived
 from hrpsim.engines.mujoco.geometry import quaternion
 from hrpsim.engines.mujoco.layout import ModelLayout
 from hrpsim.engines.mujoco.rays import RayCaster
@@ -69,6 +71,9 @@ class _Model:
     joint_qpos: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))  # controller order, 0: none
     joint_dofs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
     jointless: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))  # controller indices
+    joint_ref: np.ndarray | None = None  # MuJoCo's qpos0 of the controller's joints, when a file gives one (ref)
+    balls: Balls | None = None  # a native MJCF model's ball joints
+    shifted: bool = False  # some link frames are not their MuJoCo bodies' (frames.py)
     drives: Drives | None = None
     sensors: SensorSet | None = None
 
@@ -124,6 +129,11 @@ class MujocoEngine(Engine):
         model = _Model(layout, bodies, qpos, dofs, controller, free, int(bodies[0]), layout.info.joint_names)
         model.joint_qpos, model.joint_dofs = np.maximum(qpos[controller], 0), np.maximum(dofs[controller], 0)
         model.jointless = np.flatnonzero(qpos[controller] < 0)
+        ref = np.where(qpos[controller] >= 0, m.qpos0[model.joint_qpos], 0.0)
+        model.joint_ref = ref if np.any(ref) else None  # hrpsim's zero is the pose the file draws
+        if layout.balls:
+            model.balls = Balls(m, layout.balls, {int(link): k for k, link in enumerate(controller)})
+        model.shifted = bool(layout.derived) or bool(np.any(layout.offsets))
         return model
 
     def _geom_link_names(self) -> dict[int, str]:
@@ -169,7 +179,9 @@ class MujocoEngine(Engine):
         values = model.layout.initial_values
         for index, adr in enumerate(model.qpos):
             if adr >= 0:
-                self.d.qpos[adr] = values[index]
+                self.d.qpos[adr] = values[index] + self.m.qpos0[adr]
+        if model.balls:
+            model.balls.place(self.d.qpos, self.d.qvel, np.asarray(values, float), None)
         if model.free_root is not None:
             adr = model.free_root[0]
             self.d.qpos[adr : adr + 3] = self.m.body_pos[model.bodies[0]]
@@ -183,6 +195,12 @@ class MujocoEngine(Engine):
         model.drives = Drives(
             self.m, self.d, name, layout.info.joint_names, joints, initial, limits, layout.config.drive
         )
+        if model.balls:
+            refused = model.balls.refused_mode(
+                layout.info.joint_names, dict(zip(layout.info.joint_names, model.drives.modes, strict=True))
+            )
+            if refused:
+                raise ConfigError(f"model {name!r}: drive: {refused}")
         model.sensors = SensorSet(self.m, self.d, layout.info, layout.sensors)
 
     def _add_rotors(self, joints: list[str]) -> None:
@@ -251,6 +269,8 @@ class MujocoEngine(Engine):
     def _integrate(self) -> None:
         for model in self._moving:
             model.drives.apply()
+            if model.balls:
+                model.balls.drive(self._qpos, self.d.ctrl, model.drives.torque, model.drives.effort)
         if self._external:
             self._apply_external()
         self._stepping.step()
@@ -304,15 +324,17 @@ class MujocoEngine(Engine):
     def _where(self, body: int) -> str:
         for model in self.models.values():
             hits = np.flatnonzero(model.bodies == body)
-            if hits.size:
-                return model.layout.where(int(hits[0]))
+            if hits.size:  # a body's own link is the last of its links
+                return model.layout.where(int(hits[-1]))
         return f"MuJoCo body {mujoco.mj_id2name(self.m, mujoco.mjtObj.mjOBJ_BODY, body)!r}"
 
     def _apply_external(self) -> None:
         for (robot, index), (force, torque) in self._external.items():
-            body = self.models[robot].bodies[index]
+            model = self.models[robot]
+            body = model.bodies[index]
             # MuJoCo applies xfrc at the centre of mass; the force acts at the link origin.
-            lever = self.d.xpos[body] - self.d.xipos[body]
+            origin = self.d.xpos[body] + self._rotations[body] @ model.layout.offsets[index]
+            lever = origin - self.d.xipos[body]
             self.d.xfrc_applied[body, :3] = force
             self.d.xfrc_applied[body, 3:] = torque + np.cross(lever, force)
 
@@ -324,8 +346,12 @@ class MujocoEngine(Engine):
             model = self._robot(robot)
         body = model.root
         q, dq = self._qpos[model.joint_qpos], self._qvel[model.joint_dofs]  # copies (indexed by arrays)
+        if model.joint_ref is not None:
+            q -= model.joint_ref
         if model.jointless.size:  # controller joints without a MuJoCo joint (fixed) read 0
             q[model.jointless] = dq[model.jointless] = 0.0
+        if model.balls:
+            model.balls.read(self._qpos, self._qvel, q, dq)
         return RobotState(
             time=self.time,
             tick=self.tick,
@@ -361,6 +387,9 @@ class MujocoEngine(Engine):
     ) -> None:
         model = self.models[robot]
         if modes is not None:
+            refused = model.balls.refused_mode(model.joint_names, modes) if model.balls else ""
+            if refused:
+                raise RequestError(f"{robot}.modes: {refused}")
             missing = model.drives.without_rotor(modes)
             if missing:
                 self._add_rotors([model.drives.mujoco_joints[i] for i in missing])
@@ -378,15 +407,39 @@ class MujocoEngine(Engine):
         velocities = (
             np.array([self._velocity(b) for b in bodies]) if not model.layout.static else np.zeros((len(bodies), 6))
         )
-        return LinkStates(self.d.xpos[bodies].copy(), self.d.xquat[bodies].copy(), velocities[:, :3], velocities[:, 3:])
+        if not model.shifted:
+            return LinkStates(
+                self.d.xpos[bodies].copy(), self.d.xquat[bodies].copy(), velocities[:, :3], velocities[:, 3:]
+            )
+        positions, rotations = self._link_frames(model, velocities)
+        quaternions = np.empty((len(bodies), 4))
+        for k, frame in enumerate(rotations):
+            mujoco.mju_mat2Quat(quaternions[k], frame.ravel())
+        return LinkStates(positions, quaternions, velocities[:, :3], velocities[:, 3:])
+
+    def _link_frames(self, model: _Model, velocities: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Positions and rotations of the link frames of a model whose links are not all its bodies'
+        (and their velocities, in place)."""
+        positions, rotations = self.d.xpos[model.bodies], self._rotations[model.bodies]  # copies
+        offset_frames(model.layout, positions, rotations, velocities)
+        if model.layout.derived:
+            values, rates = self.link_values(model.layout.name)
+            pose_derived(model.layout, values, rates, positions, rotations, velocities)
+        return positions, rotations
 
     def link_positions(self, model_name: str) -> np.ndarray:
-        return self.d.xpos[self._model(model_name).bodies]  # a copy (indexed by an array)
+        model = self._model(model_name)
+        if model.shifted:
+            return self._link_frames(model)[0]
+        return self.d.xpos[model.bodies]  # a copy (indexed by an array)
 
     def link_values(self, model_name: str) -> tuple[np.ndarray, np.ndarray]:
         model = self._model(model_name)
-        values = np.where(model.qpos >= 0, self.d.qpos[np.maximum(model.qpos, 0)], 0.0)
+        qpos = np.maximum(model.qpos, 0)
+        values = np.where(model.qpos >= 0, self.d.qpos[qpos] - self.m.qpos0[qpos], 0.0)
         rates = np.where(model.dofs >= 0, self.d.qvel[np.maximum(model.dofs, 0)], 0.0)
+        if model.balls:
+            model.balls.link_values(self.d.qpos, self.d.qvel, values, rates)
         return values, rates
 
     def set_external_force(self, robot: str, link: str, force: Any, torque: Any = (0.0, 0.0, 0.0)) -> None:
@@ -425,7 +478,11 @@ class MujocoEngine(Engine):
         for adrs, values, target in ((model.qpos, q_arr, self.d.qpos), (model.dofs, dq_arr, self.d.qvel)):
             if values is not None:
                 adr = adrs[model.controller]
-                target[adr[adr >= 0]] = values[adr >= 0]
+                target[adr[adr >= 0]] = values[adr >= 0] + (
+                    self.m.qpos0[adr[adr >= 0]] if target is self.d.qpos else 0.0
+                )
+        if model.balls and (q_arr is not None or dq_arr is not None):
+            self._place_balls(model, q_arr, dq_arr)
         self._place_root(model, p, r, v)
         if q_arr is not None:
             model.drives.set_arrays(None, q_arr, None)
@@ -433,6 +490,16 @@ class MujocoEngine(Engine):
         self._stepping.invalidate()
         model.sensors.snapshot()
         self.forget_reading(robot)
+
+    def _place_balls(self, model: _Model, q: np.ndarray | None, dq: np.ndarray | None) -> None:
+        """Ball joints at the angles and rates given for their hinges (controller order)."""
+        values, rates = self.link_values(model.layout.name)
+        for given, target in ((q, values), (dq, rates)):
+            if given is not None:
+                target[model.controller] = given
+        model.balls.place(
+            self.d.qpos, self.d.qvel, values if q is not None else None, rates if dq is not None else None
+        )
 
     def _place_root(self, model: _Model, p: np.ndarray | None, r: np.ndarray | None, v: np.ndarray | None) -> None:
         body = model.bodies[0]

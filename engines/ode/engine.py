@@ -65,6 +65,7 @@ class OdeEngine(Engine):
 
     def _build(self) -> None:
         cfg, settings = self.project.world, self.settings()
+        _refuse_mujoco_only(self.project, self.bodies)
         self.ode_world = ode.World()
         self.ode_world.setGravity(tuple(cfg.gravity))
         self.ode_world.setERP(settings.erp)
@@ -382,3 +383,12 @@ def _link_index(model: OdeModel, link: str) -> int:
         return model.info.link_index(link)
     except KeyError:
         raise NotFound(f"model {model.name!r} has no link {link!r}") from None
+
+
+def _refuse_mujoco_only(project: Project, bodies: dict[str, Body]) -> None:
+    """A model holding what only the MuJoCo engine simulates (an MJCF file's tendons, equalities,
+    actuators on tendons ...: Body.metadata["mujoco_only"]) is refused with every such element."""
+    found = [(mc.name, item) for mc in project.models for item in bodies[mc.name].metadata.get("mujoco_only", [])]
+    if found:
+        lines = "\n".join(f"  model {name!r}: {item}" for name, item in found)
+        raise ConfigError(f"{project.path}: the ode engine cannot simulate {len(found)} element(s):\n{lines}")

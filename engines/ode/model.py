@@ -18,6 +18,7 @@ import numpy as np
 import ode
 
 from hrpsim.bodyinfo import Body, Link
+from hrpsim.conventions import MIN_MASS, simulated_mass
 from hrpsim.engines.ode import params as odeparams
 from hrpsim.engines.ode.body_table import BodyReading, BodyTable, GatheredReading
 from hrpsim.engines.ode.einsum import einsum
@@ -33,8 +34,6 @@ from hrpsim.transforms import matrix_quaternion
 log = logging.getLogger("hrpsim.simserver")
 
 HINGE_STOP_MARGIN = 0.1  # rad inside ODE's +-pi where a wider hinge range is stopped (more than a step's move)
-MIN_MASS = 1e-3  # kg given to massless links: ODE refuses a body without mass
-MIN_INERTIA = 1e-7  # kg m^2: the least principal moment a link keeps
 _LEVI_CIVITA = np.zeros((3, 3, 3))
 _LEVI_CIVITA[0, 1, 2] = _LEVI_CIVITA[1, 2, 0] = _LEVI_CIVITA[2, 0, 1] = 1.0
 _LEVI_CIVITA[0, 2, 1] = _LEVI_CIVITA[2, 1, 0] = _LEVI_CIVITA[1, 0, 2] = -1.0
@@ -58,17 +57,9 @@ class LinkSim:
 
 def ode_mass(link: Link, where: str) -> ode.Mass:
     """The link's mass for ODE; massless or non-positive-definite links get a little of both."""
-    mass = float(link.mass)
-    if not np.isfinite(mass) or mass <= 0.0:
+    if not float(link.mass) > 0.0:
         log.info("%s has no mass: given %g kg so that ODE accepts it", where, MIN_MASS)
-        mass = MIN_MASS
-    inertia = np.asarray(link.inertia, float)
-    inertia = (inertia + inertia.T) / 2.0
-    if not np.all(np.isfinite(inertia)):
-        raise ConfigError(f"{where}: inertia is not finite")
-    values, vectors = np.linalg.eigh(inertia)
-    if values.min() < MIN_INERTIA:
-        inertia = vectors @ np.diag(np.maximum(values, MIN_INERTIA)) @ vectors.T
+    mass, inertia = simulated_mass(link, where)
     m = ode.Mass()
     m.setParameters(
         mass, 0.0, 0.0, 0.0, inertia[0, 0], inertia[1, 1], inertia[2, 2], inertia[0, 1], inertia[0, 2], inertia[1, 2]

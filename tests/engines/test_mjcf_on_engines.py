@@ -54,7 +54,10 @@ def test_humanoid_falls_onto_its_floor_and_rests(engine: str, tmp_path: Path) ->
     assert np.linalg.norm(state.root_position[:2] - start[:2]) < 1.5  # and is not thrown away
     heights = [position[2] for position, _ in world.forward_kinematics("humanoid")]
     assert min(heights) > -0.01  # every link on or above the floor, none through it
-    assert max(joint_speed) < 0.05 and max(root_speed) < 0.02  # at rest
+    # at rest; on MuJoCo, which simulates the file's joint springs and dampers against its soft
+    # contacts, the limbs still creep (MuJoCo running the file by itself creeps faster: 0.46 rad/s)
+    creep = 1.0 if engine == "ode" else 4.0
+    assert max(joint_speed) < 0.05 * creep and max(root_speed) < 0.02 * creep
     inside = [lk.q_lower - 0.05 <= q <= lk.q_upper + 0.05 for lk, q in zip(robot.joints, state.q, strict=True)]
     assert all(inside)  # its stops held
 

@@ -1,5 +1,5 @@
-"""What the MJCF reader refuses, each problem with the file, its line and the element, all at once;
-run through ``hrpsim model info`` as a real process."""
+"""What the MJCF reader refuses, and what it names as only MuJoCo's to simulate, each with the file,
+its line and the element, all at once; run through ``hrpsim model info`` as a real process."""
 
 from __future__ import annotations
 
@@ -15,21 +15,18 @@ from hrpsim.modelloader import load_body
 
 pytest.importorskip("mujoco")
 
-UNHELD = """<mujoco model="unheld">
+REFUSED = """<mujoco model="unheld">
   <worldbody>
     <body name="a">
       <joint name="j1" type="hinge"/>
-      <geom type="ellipsoid" size=".1 .2 .3"/>
-      <site name="s"/>
+      <geom type="sphere" size=".1"/>
     </body>
     <body name="b" pos="1 0 0">
       <freejoint/>
       <geom type="sphere" size=".1"/>
     </body>
+    <body name="target" mocap="true"><geom type="box" size=".1 .1 .1"/></body>
   </worldbody>
-  <tendon><fixed name="couple"><joint joint="j1" coef="1"/></fixed></tendon>
-  <equality><weld name="glue" body1="a" body2="b"/></equality>
-  <actuator><motor name="pull" tendon="couple"/><motor name="at_site" site="s" gear="1 0 0 0 0 0"/></actuator>
 </mujoco>
 """
 
@@ -44,25 +41,57 @@ def info(path: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_everything_bodyinfo_cannot_hold_is_refused_at_once_with_its_line(tmp_path: Path) -> None:
+def test_what_no_engine_can_run_is_refused_at_once_with_its_line(tmp_path: Path) -> None:
     path = tmp_path / "unheld.xml"
-    path.write_text(UNHELD)
+    path.write_text(REFUSED)
     done = info(path)
     assert done.returncode == 1
-    expected = {
-        5: "ellipsoid geom",
-        8: "free joint is held only by the one body",
-        13: "tendons have no BodyInfo form",
-        14: "weld equality",
-        15: "acting on a tendon",
-    }
+    expected = {7: "free joint is held only by the one body", 11: "a mocap body"}
     for line, words in expected.items():
         assert any(f"{path}:{line}: /mujoco/" in row and words in row for row in done.stderr.splitlines()), (
             line,
             done.stderr,
         )
-    assert "acting on a site" in done.stderr
-    assert "6 problems" in done.stderr
+    assert "2 problems" in done.stderr
+
+
+MUJOCO_ONLY = """<mujoco model="mujoco_only">
+  <worldbody>
+    <body name="a">
+      <joint name="j1" type="hinge"/>
+      <geom type="ellipsoid" size=".1 .2 .3"/>
+      <site name="s"/>
+      <body name="b" pos="1 0 0">
+        <joint name="j2" type="hinge"/>
+        <geom type="sphere" size=".1"/>
+      </body>
+    </body>
+  </worldbody>
+  <tendon><fixed name="couple"><joint joint="j1" coef="1"/><joint joint="j2" coef="-1"/></fixed></tendon>
+  <equality><joint name="same" joint1="j1" joint2="j2"/></equality>
+  <actuator><motor name="pull" tendon="couple"/><motor name="at_site" site="s" gear="1 0 0 0 0 0"/></actuator>
+</mujoco>
+"""
+
+
+def test_what_only_mujoco_simulates_is_listed_and_refused_by_ode(tmp_path: Path) -> None:
+    path = tmp_path / "only.xml"
+    path.write_text(MUJOCO_ONLY)
+    body = load_body(path)
+    expected = {
+        5: "an ellipsoid geom",
+        13: "a fixed tendon",
+        14: "a joint equality",
+        15: "an actuator acting on a tendon",
+    }
+    listed = body.metadata["mujoco_only"]
+    assert len(listed) == 5
+    for line, words in expected.items():
+        assert any(row.startswith(f"{path}:{line}: /mujoco/") and words in row for row in listed), (line, listed)
+    assert any("an actuator acting on a site" in row for row in listed)
+    assert all(row.endswith("ODE cannot simulate it; use engine: mujoco") for row in listed)
+    done = info(path)  # hrpsim model info shows them
+    assert done.returncode == 0 and "use engine: mujoco" in done.stdout + done.stderr
 
 
 def test_mujocos_own_compiler_error_names_the_line(tmp_path: Path) -> None:
@@ -103,8 +132,6 @@ def test_unnamed_elements_are_found_by_their_place_outside_the_defaults(tmp_path
         '  <actuator><motor site="s" gear="1 0 0 0 0 0"/></actuator>\n'
         "</mujoco>\n"
     )
-    with pytest.raises(ModelError) as caught:
-        load_body(path)
-    problems = sorted(str(p) for p in caught.value.problems)
-    assert problems[0].startswith(f"{path}:4: /mujoco/worldbody/body/geom[2]: an ellipsoid geom")
-    assert problems[1].startswith(f"{path}:6: /mujoco/actuator/motor: an actuator acting on a site")
+    listed = sorted(load_body(path).metadata["mujoco_only"])
+    assert listed[0].startswith(f"{path}:4: /mujoco/worldbody/body/geom[2]: an ellipsoid geom")
+    assert listed[1].startswith(f"{path}:6: /mujoco/actuator/motor: an actuator acting on a site")

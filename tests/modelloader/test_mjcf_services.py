@@ -69,7 +69,7 @@ def test_the_collision_service_adds_both_by_file(nameserver: str, tmp_path: Path
 @pytest.mark.parametrize("engine", ["ode", "mujoco"])
 def test_a_project_of_the_robot_on_its_own_floor_runs(engine: str, tmp_path: Path, humanoid: Path) -> None:
     project = tmp_path / "humanoid.yaml"
-    project.write_text(PROJECT.format(end=1.0, engine=engine))
+    project.write_text(PROJECT.format(end=2.0, engine=engine))
     with hrpsim.Simulation(project) as sim:
         start = sim.state("humanoid").root_position[2]
         sim.run()
