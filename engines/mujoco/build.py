@@ -143,11 +143,6 @@ def _add_model(
     poses = forward_kinematics(info, position, rotation, layout.initial_values) if static else None
     for index, link in enumerate(info.links):
         where = layout.where(index)
-        if runtime and not static and link.mimic is not None:
-            raise ConfigError(
-                f"{where}: a mimic joint (following {link.mimic.joint!r}) is not carried to the mujoco engine "
-                f"yet; run this model with world.engine: ode"
-            )
         if static:
             parent, pos, rot = spec.worldbody, poses[index][0], poses[index][1]
         elif index == 0:
@@ -170,6 +165,29 @@ def _add_model(
                 geoms.append(geom.name)
         layout.geoms.append(geoms)
         layout.offsets.append(np.zeros(3))
+    if runtime and not static:
+        _add_mimics(spec, layout)
+
+
+def _add_mimics(spec: mujoco.MjSpec, layout: ModelLayout) -> None:
+    """Each mimic joint (URDF ``<mimic>``, COLLADA formulas) held on its master by a joint equality,
+    q = multiplier * q_master + offset, as stiff as a drive's hold: both ways, unlike ODE's motor."""
+    info = layout.info
+    for index, link in enumerate(info.links):
+        if link.mimic is None or not layout.joints[index]:
+            continue
+        master = next((i for i, lk in enumerate(info.links) if lk.joint_label == link.mimic.joint), None)
+        if master is None or not layout.joints[master]:
+            raise ConfigError(f"{layout.where(index)}: mimics {link.mimic.joint!r}, which is no joint of the model")
+        equality = spec.add_equality(
+            name=f"{layout.joints[index]}/mimic",
+            type=mujoco.mjtEq.mjEQ_JOINT,
+            objtype=mujoco.mjtObj.mjOBJ_JOINT,
+            name1=layout.joints[index],
+            name2=layout.joints[master],
+            data=[float(link.mimic.offset), float(link.mimic.multiplier)] + [0.0] * 10,
+        )
+        equality.solref = [2.0 * spec.option.timestep, 1.0]
 
 
 def _add_joint(

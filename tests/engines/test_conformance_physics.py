@@ -236,7 +236,7 @@ def mimic_errors(world: Engine, body: Body) -> dict[str, float]:
     }
 
 
-@pytest.mark.parametrize("engine", engines(mujoco="mimic joints are not carried to MuJoCo yet"))
+@pytest.mark.parametrize("engine", PHYSICS_ENGINES)
 def test_mimic_joints_start_on_their_masters_and_follow_them(engine: str, tmp_path: Path, wam: Body) -> None:
     world = build(engine, tmp_path, [(model("wam", drive="high_gain"), wam)], gravity=[0.0, 0.0, 0.0])
     assert max(map(abs, mimic_errors(world, wam).values())) < 1e-9
