@@ -59,7 +59,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{written}: {body.name}, {len(body.links)} links, {body.dof} dof, {body.total_mass:g} kg")
     for note in left_out(body):
         print(f"  left out (no URDF form): {note}")
+    _print_mujoco_only(body)
     return 0
+
+
+def _print_mujoco_only(body: Body) -> None:
+    """What only an MJCF file's own model holds (tendons, equalities ...): a converted file has none of it."""
+    for item in body.metadata.get("mujoco_only", []):
+        print(f"  left out (no BodyInfo form): {item}")
 
 
 def _write_mjcf(body: Body, output: Path) -> int:
@@ -80,6 +87,7 @@ def _write_mjcf(body: Body, output: Path) -> int:
         print(f"hrpsim model convert: cannot write {output}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     print(f"{output}: {body.name}, {len(body.links)} links, {body.dof} dof, {body.total_mass:g} kg (MJCF)")
+    _print_mujoco_only(body)
     return 0
 
 

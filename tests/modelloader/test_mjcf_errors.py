@@ -91,7 +91,15 @@ def test_what_only_mujoco_simulates_is_listed_and_refused_by_ode(tmp_path: Path)
     assert any("an actuator acting on a site" in row for row in listed)
     assert all(row.endswith("ODE cannot simulate it; use engine: mujoco") for row in listed)
     done = info(path)  # hrpsim model info shows them
-    assert done.returncode == 0 and "use engine: mujoco" in done.stdout + done.stderr
+    assert done.returncode == 0 and done.stdout.count("mujoco only: ") == 5
+    converted = subprocess.run(
+        [sys.executable, "-m", "hrpsim", "model", "convert", str(path), str(tmp_path / "only.urdf")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert converted.returncode == 0 and converted.stdout.count("left out (no BodyInfo form): ") == 5
 
 
 def test_mujocos_own_compiler_error_names_the_line(tmp_path: Path) -> None:
