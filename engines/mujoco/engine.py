@@ -333,7 +333,7 @@ class MujocoEngine(Engine):
             model = self.models[robot]
             body = model.bodies[index]
             # MuJoCo applies xfrc at the centre of mass; the force acts at the link origin.
-            origin = self.d.xpos[body] + self._rotations[body] @ model.layout.offsets[index]
+            origin = self._link_frames(model)[0][index] if model.shifted else self.d.xpos[body]
             lever = origin - self.d.xipos[body]
             self.d.xfrc_applied[body, :3] = force
             self.d.xfrc_applied[body, 3:] = torque + np.cross(lever, force)
