@@ -61,6 +61,14 @@ class LoopGapTracker:
             gap, angle = loop.watch.gap(*self._poses(loop, record.links))
             loop.gap, loop.angle = max(loop.gap, gap), max(loop.angle, angle)
 
+    def memory(self) -> list[tuple[float, float]]:
+        """The largest gaps so far, for a snapshot."""
+        return [(loop.gap, loop.angle) for loop in self._loops]
+
+    def restore(self, memory: list[tuple[float, float]]) -> None:
+        for loop, (gap, angle) in zip(self._loops, memory, strict=True):
+            loop.gap, loop.angle = gap, angle
+
     def end(self, summary: dict[str, Any]) -> None:
         """Nothing to flush: the figures are added by :meth:`contribute`."""
 

@@ -80,7 +80,8 @@ class World:
             raise
         self.roots = RootTracker()
         self.recorders = _recorders(project, record)
-        self.loop = TickLoop(engine, self.hub, [self.roots, LoopGapTracker(), *(observers or []), *self.recorders])
+        self.loop_gaps = LoopGapTracker()
+        self.loop = TickLoop(engine, self.hub, [self.roots, self.loop_gaps, *(observers or []), *self.recorders])
 
     @property
     def observers(self) -> list[Observer]:
@@ -160,7 +161,7 @@ class World:
             engine=engine,
             hub=hub_memory(self.hub),
             disturbances=copy.deepcopy(self.loop.disturbances.memory()),
-            run={"loop": self.loop.memory(), "roots": self.roots.memory()},
+            run={"loop": self.loop.memory(), "roots": self.roots.memory(), "loop_gaps": self.loop_gaps.memory()},
         )
 
     def restore(self, snapshot: Snapshot) -> None:
@@ -182,6 +183,7 @@ class World:
         self.loop.disturbances.restore(copy.deepcopy(snapshot.disturbances))
         self.loop.restore(snapshot.run["loop"])
         self.roots.restore(snapshot.run["roots"])
+        self.loop_gaps.restore(snapshot.run["loop_gaps"])
 
     # --- the world's life ---
 

@@ -212,3 +212,19 @@ def test_a_launched_run_reports_its_loops(tmp_path: Path) -> None:
     summary = launch_summary(REPO / "examples" / "four_bar.yaml", tmp_path, "--until", "0.5").summary
     assert summary["error"] is None
     assert 0.0 < summary["loops"]["joints"]["bar/C"]["gap_max"] < 1e-4
+
+
+@pytest.mark.parametrize("engine", PHYSICS_ENGINES)
+def test_a_restored_snapshot_restores_the_loop_figures(engine: str) -> None:
+    project = load_project(REPO / "examples" / "four_bar.yaml")
+    project.world.engine = engine
+    with hrpsim.Simulation(project, record=False) as sim:
+        sim.step(300)
+        snapshot = sim.snapshot()
+        sim.step(300)
+        first, q = sim.summary()["loops"], sim.state("bar").q.copy()
+        sim.restore(snapshot)
+        assert sim.summary()["loops"]["gap_max"] <= first["gap_max"]
+        sim.step(300)
+        assert sim.summary()["loops"] == first
+        np.testing.assert_array_equal(sim.state("bar").q, q)

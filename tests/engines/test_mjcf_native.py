@@ -257,3 +257,22 @@ def mujoco_quat(rotation: np.ndarray) -> np.ndarray:
     quat = np.empty(4)
     mujoco.mju_mat2Quat(quat, rotation.ravel())
     return quat
+
+
+def test_a_native_model_goes_on_from_a_snapshot_as_it_went_on_then(tmp_path: Path) -> None:
+    world, robot = humanoid_on_its_floor(tmp_path)
+    torque = np.zeros(len(robot.joint_names))
+    torque[robot.joint_names.index("right_hip_y")] = 5.0  # through a ball's motors
+    world.apply("h", JointCommand(torque=torque))
+    for _ in range(100):
+        world.step()
+    saved = world.get_state()
+    for _ in range(100):
+        world.step()
+    first = world.read("h")
+    world.set_state(saved)
+    for _ in range(100):
+        world.step()
+    again = world.read("h")
+    np.testing.assert_array_equal(again.q, first.q)
+    np.testing.assert_array_equal(again.root_position, first.root_position)
