@@ -17,6 +17,7 @@ with the body:
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,9 @@ def native_model(
     """The ``metadata["mjcf"]`` document of ``body``, read from ``source``; ``link_bodies`` is each
     link's MuJoCo body, ``joint_links`` each MuJoCo joint's links, ``offset`` each body's link frame."""
     names = _name_unnamed(source)
-    root = etree.fromstring(source.spec.to_xml().encode())
+    with warnings.catch_warnings():  # the compiler's warnings, said once already (mjcf_source.py)
+        warnings.simplefilter("ignore")
+        root = etree.fromstring(source.spec.to_xml().encode())
     assets = _carry_assets(source, root)
     links = _links(source, body, names, link_bodies, joint_links, offset)
     return {"xml": etree.tostring(root, encoding="unicode"), "assets": assets, "links": links}

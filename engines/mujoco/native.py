@@ -55,7 +55,7 @@ def add_native_model(
     except ValueError as exc:
         raise ConfigError(f"model {name!r}: MuJoCo cannot read the MJCF this model carries: {exc}") from None
     _leave_out(child, controlled)
-    for setting in dir(spec.option):  # the world's settings are the project's (the file's would be refused)
+    for setting in dir(spec.option):  # the world's settings are the project's: the file's give way
         if not setting.startswith("_"):
             setattr(child.option, setting, getattr(spec.option, setting))
     links = document["links"]
