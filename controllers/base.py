@@ -29,14 +29,16 @@ class Controller:
     operations, the collision service's ray and scan queries), with a deadline.
 
     ``self.model`` is the robot's kinematics and dynamics (:class:`hrpsim.controllers.model.RobotModel`,
-    on Pinocchio, under the world's gravity), built on first use and set to the current tick's state
-    whenever it is read in ``control``: a controller that never reads it pays nothing. ``self.body``
-    is the BodyInfo.
+    on Pinocchio, under the world's gravity, its root where the project places the robot), built on
+    first use and set to the current tick's state whenever it is read in ``control``: a controller
+    that never reads it pays nothing. ``self.body`` is the BodyInfo.
     """
 
     period: float = 0.0
     timestep: float = 0.0
     gravity: tuple[float, float, float] = (0.0, 0.0, -9.8)  # a simulator that does not say: OpenHRP's
+    # where the project places the robot's root (position, rotation); a simulator that does not say: the file's
+    root_placement: tuple[np.ndarray, np.ndarray] | None = None
     body: Body | None = None
     _model: RobotModel | None = None
     _state: State | None = None  # this tick's, for the model
@@ -65,7 +67,8 @@ class Controller:
                 raise ConfigError(f"{type(self).__name__}: self.model is there from start() on, once attached")
             from hrpsim.controllers.model import RobotModel  # Pinocchio loads only for a controller that asks
 
-            self._model = RobotModel(self.body, gravity=self.gravity)
+            position, rotation = self.root_placement or (None, None)
+            self._model = RobotModel(self.body, gravity=self.gravity, root_position=position, root_rotation=rotation)
         state = self._state
         if state is not None and state is not self._model_state:
             self._model.update(state)

@@ -12,7 +12,14 @@ rows first) and ``inverse_dynamics`` returns ``nv`` generalised forces (for a fr
 are the wrench the root would need, in its own frame).
 
 Gravity is (0, 0, -9.8) m/s^2 unless given (``gravity=``), as in OpenHRP's samples; a controller's
-``self.model`` is given the world's.
+``self.model`` is given the world's. A new model's root stands where the model file places it (the
+root link's translation and rotation) unless given ``root_position``/``root_rotation``; a
+controller's ``self.model`` is given where the project places its robot.
+
+One state, one forward pass: ``set``/``update`` only store the state; the first query after it runs
+Pinocchio's joint placements and joint Jacobians once (``computeJointJacobians``), and every link
+pose, frame Jacobian and the centre of mass are read off that pass; each other result is computed
+on first use and kept until the state changes.
 """
 
 from __future__ import annotations
@@ -38,10 +45,29 @@ class Pose(NamedTuple):
     rotation: np.ndarray  # (3, 3) the frame's axes in world coordinates
 
 
+class _Given(NamedTuple):
+    """What ``set`` was given, read as ``update`` reads a state."""
+
+    q: Any
+    dq: Any
+    root_position: Any
+    root_rotation: Any
+    root_velocity: Any
+    time: float
+    tick: int
+
+
 class RobotModel:
     """One robot's rigid-body model, set to one configuration at a time (``update`` or ``set``)."""
 
-    def __init__(self, body: Body, *, gravity: Any = (0.0, 0.0, -9.8)) -> None:
+    def __init__(
+        self,
+        body: Body,
+        *,
+        gravity: Any = (0.0, 0.0, -9.8),
+        root_position: Any = None,
+        root_rotation: Any = None,
+    ) -> None:
         self.body = body
         built = build_model(body)
         self._built = built
@@ -52,21 +78,29 @@ class RobotModel:
         self.free_root = built.free_root
         self._root = 6 if self.free_root else 0
         self.joint_q_index, self.joint_v_index = self._joint_indices()
-        self._order = np.concatenate([np.arange(self._root), self.joint_v_index, self._others()]).astype(int)
-        self._identity_order = bool(np.array_equal(self._order, np.arange(self.nv)))
+        self._frames = _frame_ids(self.pin_model)
+        order = np.concatenate([np.arange(self._root), self.joint_v_index, self._others()]).astype(int)
+        # None: Pinocchio's velocity order is ours already
+        self._order: np.ndarray | None = None if np.array_equal(order, np.arange(self.nv)) else order
         self._mimics = self._mimic_indices()
         self._root_pose: tuple[np.ndarray, np.ndarray] | None = None
         self._welded_mass, self._welded_com = 0.0, np.zeros(3)
         moving = sum(inertia.mass for inertia in self.pin_model.inertias[1:])
         self._total_mass = float(moving + sum(inertia.mass for inertia, _ in built.welded))
         self.q = pin.neutral(self.pin_model)  # Pinocchio's order and conventions
-        self.v = np.zeros(self.pin_model.nv)
-        self._done: set[str] = set()
+        self._v = np.zeros(self.pin_model.nv)
+        self._rates: np.ndarray | None = None  # the joints' rates as given (controller order)
+        self._root_velocity: Any = np.zeros(6)  # world frame, as given; turned into the root's axes when used
+        self._results: dict[str, Any] = {}  # what has been computed for the current state
         self._ik_data: pin.Data | None = None
         self.time = 0.0
         self.tick = -1
-        if not self.free_root:
-            self._place(np.zeros(3), np.eye(3))
+        root = body.root
+        self.set(
+            np.zeros(len(self.joint_names)),
+            root_position=root.translation if root_position is None else root_position,
+            root_rotation=root.rotation if root_rotation is None else root_rotation,
+        )
 
     # --- sizes and names ---
 
@@ -81,23 +115,43 @@ class RobotModel:
 
     def frame_id(self, name: str) -> int:
         """Pinocchio's frame id of a link or sensor named ``name``."""
-        model = self.pin_model
-        if model.existFrame(name):
-            return int(model.getFrameId(name))
-        links = ", ".join(lk.name for lk in self.body.links)
-        raise NotFound(f"model {self.body.name!r} has no link or sensor named {name!r}; links: {links}")
+        try:
+            return self._frames[name]
+        except KeyError:
+            links = ", ".join(lk.name for lk in self.body.links)
+            raise NotFound(f"model {self.body.name!r} has no link or sensor named {name!r}; links: {links}") from None
 
     # --- configuration ---
 
     def update(self, state: Any) -> None:
-        """Take the configuration and velocities of a controller's ``state`` (once per tick)."""
-        self.set(
-            state.q,
-            state.dq,
-            root_position=state.root_position,
-            root_rotation=state.root_rotation,
-            root_velocity=state.root_velocity,
-        )
+        """Take the configuration and velocities of a controller's ``state`` (once per tick); None for
+        a root quantity keeps its value. The velocities are read from the state when first needed
+        (most ticks need none), so the state's arrays must not change after: a state never does."""
+        joints = np.asarray(state.q, float)
+        if joints.shape != self.joint_q_index.shape:
+            raise self._wrong_length("q", joints)
+        rates = state.dq
+        if rates is not None:
+            rates = np.asarray(rates, float)
+            if rates.shape != self.joint_q_index.shape:
+                raise self._wrong_length("dq", rates)
+        self.q[self.joint_q_index] = joints
+        position, rotation, velocity = state.root_position, state.root_rotation, state.root_velocity
+        if not self.free_root:
+            if position is not None or rotation is not None:
+                self._place(position, rotation)
+        elif position is not None and rotation is not None:
+            self.q[:7] = pin.SE3ToXYZQUAT(pin.SE3(np.asarray(rotation, float), np.asarray(position, float)))
+        elif position is not None:
+            self.q[:3] = position
+        elif rotation is not None:
+            self.q[3:7] = pin.Quaternion(np.asarray(rotation, float)).coeffs()
+        self._rates = rates
+        if velocity is not None:
+            self._root_velocity = velocity
+        for (index, master), _, multiplier, offset in self._mimics:
+            self.q[index] = multiplier * self.q[master] + offset
+        self._results.clear()
         self.time, self.tick = state.time, state.tick
 
     def set(
@@ -109,26 +163,31 @@ class RobotModel:
         root_rotation: Any = None,
         root_velocity: Any = None,
     ) -> None:
-        """Joint values (rad or m, controller order), rates, and the root's world pose and world-frame
-        velocity (linear then angular). Unset root quantities keep their values."""
-        self.q[self.joint_q_index] = np.asarray(q, float)
-        self.v[self.joint_v_index] = 0.0 if dq is None else np.asarray(dq, float)
-        if root_position is not None or root_rotation is not None:
-            position = self.root_pose.position if root_position is None else np.asarray(root_position, float)
-            rotation = self.root_pose.rotation if root_rotation is None else np.asarray(root_rotation, float)
+        """Joint values (rad or m, controller order), rates (default zero), and the root's world pose
+        and world-frame velocity (linear then angular). Unset root quantities keep their values."""
+        rates = None if dq is None else np.array(dq, float)  # copies: the caller may reuse its arrays
+        velocity = None if root_velocity is None else np.array(root_velocity, float)
+        self.update(_Given(q, rates, root_position, root_rotation, velocity, self.time, self.tick))
+
+    def _wrong_length(self, name: str, values: np.ndarray) -> RequestError:
+        return RequestError(
+            f"{name} has shape {values.shape}, expected ({len(self.joint_names)},): one value per joint of "
+            f"{self.body.name!r}, in controller order ({', '.join(self.joint_names)})"
+        )
+
+    @property
+    def v(self) -> np.ndarray:
+        """Generalised velocities of the current state (Pinocchio's order and conventions)."""
+        if "v" not in self._results:
+            self._v[self.joint_v_index] = 0.0 if self._rates is None else self._rates
             if self.free_root:
-                self.q[:3] = position
-                self.q[3:7] = pin.Quaternion(rotation).coeffs()
-            else:
-                self._place(position, rotation)
-        if self.free_root and root_velocity is not None:
-            rotation_t = pin.Quaternion(self.q[3:7]).toRotationMatrix().T
-            velocity = np.asarray(root_velocity, float)
-            self.v[:3], self.v[3:6] = rotation_t @ velocity[:3], rotation_t @ velocity[3:]
-        for (index, master), (rate, master_rate), multiplier, offset in self._mimics:
-            self.q[index] = multiplier * self.q[master] + offset
-            self.v[rate] = multiplier * self.v[master_rate]
-        self._done.clear()
+                rotation_t = pin.Quaternion(self.q[3:7]).toRotationMatrix().T
+                velocity = np.asarray(self._root_velocity, float)
+                self._v[:3], self._v[3:6] = rotation_t @ velocity[:3], rotation_t @ velocity[3:]
+            for _, (rate, master_rate), multiplier, _ in self._mimics:
+                self._v[rate] = multiplier * self._v[master_rate]
+            self._results["v"] = True
+        return self._v
 
     @property
     def root_pose(self) -> Pose:
@@ -137,38 +196,52 @@ class RobotModel:
         assert self._root_pose is not None
         return Pose(*self._root_pose)
 
-    def _place(self, position: np.ndarray, rotation: np.ndarray) -> None:
+    def _place(self, position: Any, rotation: Any) -> None:
+        """Put a fixed root at this world pose (None keeps that part)."""
         old = self._root_pose
+        position = old[0] if position is None else np.asarray(position, float)  # type: ignore[index]
+        rotation = old[1] if rotation is None else np.asarray(rotation, float)  # type: ignore[index]
         if old is not None and np.array_equal(position, old[0]) and np.array_equal(rotation, old[1]):
             return
         self._root_pose = (position.copy(), rotation.copy())
         self._welded_mass, self._welded_com = place_root(self._built, position, rotation)
 
-    # --- kinematics ---
+    # --- kinematics: one pass per state ---
 
     def link_pose(self, name: str) -> Pose:
         """World pose of a link's frame (at its joint) or a sensor's frame."""
-        self._kinematics()
-        placement = self.data.oMf[self.frame_id(name)]
-        return Pose(placement.translation.copy(), placement.rotation.copy())
+        if "kinematics" not in self._results:
+            self._kinematics()
+        frame_id = self._frames.get(name)
+        if frame_id is None:
+            frame_id = self.frame_id(name)
+        placement = pin.updateFramePlacement(self.pin_model, self.data, frame_id)  # a copy, kept by its arrays
+        return Pose(placement.translation, placement.rotation)
 
     sensor_pose = link_pose
 
     def jacobian(self, name: str, *, frame: str = WORLD) -> np.ndarray:
         """6 x nv: the velocity (linear, then angular) of a link's or sensor's frame origin per unit
         generalised velocity, in world axes (``frame="world"``) or the frame's own (``"local"``)."""
-        try:
-            reference = _REFERENCES[frame]
-        except KeyError:
-            raise RequestError(f"frame={frame!r}: use {WORLD!r} or {LOCAL!r}") from None
-        self._jacobians()
-        return self._ours_columns(pin.getFrameJacobian(self.pin_model, self.data, self.frame_id(name), reference))
+        reference = _REFERENCES.get(frame)
+        if reference is None:
+            raise RequestError(f"frame={frame!r}: use {WORLD!r} or {LOCAL!r}")
+        if "kinematics" not in self._results:
+            self._kinematics()
+        frame_id = self._frames.get(name)
+        if frame_id is None:
+            frame_id = self.frame_id(name)
+        return self._ours_columns(pin.getFrameJacobian(self.pin_model, self.data, frame_id, reference))
 
     def com(self) -> np.ndarray:
         """Centre of mass of the whole robot, world frame (m)."""
-        self._com()
-        moving = self.total_mass - self._welded_mass
-        return (self.data.com[0] * moving + self._welded_com * self._welded_mass) / self.total_mass
+        if "kinematics" not in self._results:
+            self._kinematics()
+        centre = pin.centerOfMass(self.pin_model, self.data, pin.POSITION, False)
+        if self._welded_mass:
+            moving = self.total_mass - self._welded_mass
+            centre = (centre * moving + self._welded_com * self._welded_mass) / self.total_mass
+        return centre
 
     def com_velocity(self) -> np.ndarray:
         """Velocity of the centre of mass, world frame (m/s)."""
@@ -176,26 +249,26 @@ class RobotModel:
 
     def com_jacobian(self) -> np.ndarray:
         """3 x nv: the centre of mass's world velocity per unit generalised velocity."""
-        if "com_jacobian" not in self._done:
+        if "com_jacobian" not in self._results:
             jacobian = pin.jacobianCenterOfMass(self.pin_model, self.data, self.q, False)
             moving = self.total_mass - self._welded_mass
-            self._com_jacobian = self._ours_columns(jacobian * (moving / self.total_mass))
-            self._done.add("com_jacobian")
-        return self._com_jacobian
+            self._results["com_jacobian"] = self._ours_columns(jacobian * (moving / self.total_mass))
+        return self._results["com_jacobian"]
 
     # --- dynamics ---
 
     def mass_matrix(self) -> np.ndarray:
         """nv x nv joint-space inertia (kg, kg m, kg m^2), rotor inertia included."""
-        if "mass" not in self._done:
+        if "mass" not in self._results:
             upper = pin.crba(self.pin_model, self.data, self.q)
-            self._mass = self._ours_matrix(np.triu(upper) + np.triu(upper, 1).T)
-            self._done.add("mass")
-        return self._mass
+            self._results["mass"] = self._ours_matrix(np.triu(upper) + np.triu(upper, 1).T)
+        return self._results["mass"]
 
     def gravity(self) -> np.ndarray:
         """nv generalised forces (N m, N) that hold the robot still against gravity."""
-        return self._ours_vector(pin.computeGeneralizedGravity(self.pin_model, self.data, self.q))
+        if "gravity" not in self._results:
+            self._results["gravity"] = pin.computeGeneralizedGravity(self.pin_model, self.data, self.q)
+        return self._ours_vector(self._results["gravity"])
 
     def coriolis(self) -> np.ndarray:
         """nv Coriolis and centrifugal forces C(q, dq) dq at the current velocities."""
@@ -206,7 +279,7 @@ class RobotModel:
         """nv generalised forces giving accelerations ``ddq`` (nv, our order) at the current state:
         M ddq + C dq + g, rotor inertia included (computed torque)."""
         acceleration = np.zeros(self.nv)
-        acceleration[self._order] = np.asarray(ddq, float)
+        acceleration[self._order if self._order is not None else slice(None)] = np.asarray(ddq, float)
         return self._ours_vector(pin.rnea(self.pin_model, self.data, self.q, self.v, acceleration))
 
     def joint_torques(self, generalised: np.ndarray) -> np.ndarray:
@@ -216,8 +289,9 @@ class RobotModel:
     # --- balance and inverse kinematics (zmp.py, ik.py) ---
 
     def zmp(self, ddq: Any = None, *, height: float = 0.0) -> np.ndarray | None:
-        """The ZMP (world, on z = ``height``) the motion with accelerations ``ddq`` needs (default
-        zero: the static ZMP, under the centre of mass); None in the air. A free root only."""
+        """The ZMP (world, on z = ``height``) the motion with accelerations ``ddq`` needs at the current
+        velocities (default ``ddq`` zero: under the centre of mass only when the robot is at rest);
+        None in the air. A free root only."""
         return model_zmp(self, ddq, height=height)
 
     def sensor_zmp(
@@ -242,30 +316,19 @@ class RobotModel:
     # --- internals ---
 
     def _kinematics(self) -> None:
-        if "kinematics" not in self._done:
-            pin.forwardKinematics(self.pin_model, self.data, self.q, self.v)
-            pin.updateFramePlacements(self.pin_model, self.data)
-            self._done.add("kinematics")
-
-    def _jacobians(self) -> None:
-        if "jacobians" not in self._done:
+        """Every joint's world placement and Jacobian columns for the current state, once."""
+        if "kinematics" not in self._results:
             pin.computeJointJacobians(self.pin_model, self.data, self.q)
-            pin.updateFramePlacements(self.pin_model, self.data)
-            self._done.update(("jacobians", "kinematics"))
-
-    def _com(self) -> None:
-        if "com" not in self._done:
-            pin.centerOfMass(self.pin_model, self.data, self.q, self.v)
-            self._done.add("com")
+            self._results["kinematics"] = True
 
     def _ours_vector(self, values: np.ndarray) -> np.ndarray:
-        return values.copy() if self._identity_order else values[self._order]
+        return values.copy() if self._order is None else values.take(self._order)
 
     def _ours_columns(self, matrix: np.ndarray) -> np.ndarray:
-        return matrix.copy() if self._identity_order else matrix[:, self._order]
+        return matrix if self._order is None else matrix.take(self._order, axis=1)
 
     def _ours_matrix(self, matrix: np.ndarray) -> np.ndarray:
-        return matrix if self._identity_order else matrix[np.ix_(self._order, self._order)]
+        return matrix if self._order is None else matrix[np.ix_(self._order, self._order)]
 
     def _joint_indices(self) -> tuple[np.ndarray, np.ndarray]:
         joints = [self.pin_model.joints[self.pin_model.getJointId(name)] for name in self.joint_names]
@@ -288,3 +351,11 @@ class RobotModel:
             indices = ((joint.idx_q, master.idx_q), (joint.idx_v, master.idx_v))
             found.append((*indices, link.mimic.multiplier, link.mimic.offset))
         return found
+
+
+def _frame_ids(model: pin.Model) -> dict[str, int]:
+    """Frame id by name, the first of a name as Pinocchio's getFrameId finds it."""
+    ids: dict[str, int] = {}
+    for index, frame in enumerate(model.frames):
+        ids.setdefault(frame.name, index)
+    return ids

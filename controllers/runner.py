@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from hrpsim import tick as proto
 from hrpsim import unix_channel
 from hrpsim.bodyinfo import Body
@@ -311,6 +313,8 @@ class ControllerRunner:
         self.controller.timestep = welcome.timestep
         if welcome.gravity is not None:
             self.controller.gravity = (welcome.gravity[0], welcome.gravity[1], welcome.gravity[2])
+        if welcome.root_position is not None and welcome.root_rotation is not None:
+            self.controller.root_placement = (np.array(welcome.root_position), np.array(welcome.root_rotation))
         try:
             body = Body.from_wire(welcome.body)
         except Exception:  # a peer's garbage, not this controller's fault

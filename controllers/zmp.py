@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pinocchio as pin
 
 from hrpsim.controllers.model_build import link_inertia
 from hrpsim.errors import NotFound
@@ -77,13 +76,13 @@ def _sensor_link(model: RobotModel, name: str) -> int:
 
 def _beyond(model: RobotModel, index: int) -> tuple[float, np.ndarray]:
     """Mass and world centre of link ``index`` and every link below it."""
-    body, data = model.body, model.data
+    body = model.body
     stack, mass, moment = [index], 0.0, np.zeros(3)
     while stack:
         i = stack.pop()
         inertia = link_inertia(body.links[i])
-        placement: pin.SE3 = data.oMf[model.frame_id(body.links[i].name)]
+        pose = model.link_pose(body.links[i].name)
         mass += inertia.mass
-        moment += inertia.mass * placement.act(inertia.lever)
+        moment += inertia.mass * (pose.rotation @ inertia.lever + pose.position)
         stack.extend(body.children(i))
     return mass, moment / mass

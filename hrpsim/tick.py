@@ -186,10 +186,16 @@ class Welcome:
     body: dict[str, Any] = field(repr=False)
     end_time: float | None = None  # simulated time at which the run ends (a bye follows)
     gravity: list[float] | None = None  # the world's gravity (m/s^2); older simulators do not say
+    root_position: list[float] | None = None  # where the project places the robot's root (m, world)
+    root_rotation: list[list[float]] | None = None  # and how it turns it (3 x 3, rows); older ones do not say
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_vector(value: Any, length: int) -> bool:
+    return isinstance(value, list) and len(value) == length and all(_is_number(x) for x in value)
 
 
 # What each field of a welcome must be: (test, what the message says it must be)
@@ -207,11 +213,16 @@ _WELCOME_FIELDS: dict[str, tuple[Any, str]] = {
     "body": (lambda v: isinstance(v, dict), "a map (the robot's BodyInfo)"),
     "end_time": (lambda v: v is None or _is_number(v), "a number of seconds or nil"),
     "gravity": (
-        lambda v: v is None or (isinstance(v, list) and len(v) == 3 and all(_is_number(g) for g in v)),
+        lambda v: v is None or _is_vector(v, 3),
         "a list of three numbers (m/s^2) or nil",
     ),
+    "root_position": (lambda v: v is None or _is_vector(v, 3), "a list of three numbers (m) or nil"),
+    "root_rotation": (
+        lambda v: v is None or (isinstance(v, list) and len(v) == 3 and all(_is_vector(row, 3) for row in v)),
+        "three rows of three numbers (a rotation matrix) or nil",
+    ),
 }
-OPTIONAL_WELCOME_FIELDS = ("end_time", "gravity")
+OPTIONAL_WELCOME_FIELDS = ("end_time", "gravity", "root_position", "root_rotation")
 
 
 def parse_welcome(msg: dict[str, Any]) -> Welcome:

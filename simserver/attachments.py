@@ -9,6 +9,7 @@ from typing import Any
 
 from hrpsim import tick as proto
 from hrpsim.engines.base import Engine
+from hrpsim.placement import root_placement
 from hrpsim.project import Project
 from hrpsim.simserver.admission import AttachedController, admit
 from hrpsim.simserver.peers import Peer
@@ -63,6 +64,7 @@ def welcome(
     """The welcome frame: the terms of the attachment and the robot's model (and ``transport``:
     what the peer's way of being reached needs said, such as a shared memory layout)."""
     body = engine.body(ctl.robot)
+    position, rotation = root_placement(project.model(ctl.robot), body)
     return proto.encode(
         proto.WELCOME,
         controller=ctl.name,
@@ -76,6 +78,8 @@ def welcome(
         joints=joints,
         end_time=end_time,
         gravity=[float(g) for g in project.world.gravity],
+        root_position=position.tolist(),
+        root_rotation=rotation.tolist(),
         sensors=[{"name": s.name, "type": s.type, "id": s.id} for s in body.sensors],
         body=body.to_wire(),
         **transport,

@@ -31,6 +31,7 @@ from hrpsim.controllers.base import Controller
 from hrpsim.controllers.state import JointIndex
 from hrpsim.engines.base import Engine, RobotState
 from hrpsim.errors import RequestError
+from hrpsim.placement import root_placement
 from hrpsim.project import Project
 from hrpsim.service import DEFAULT_BIND
 from hrpsim.simserver.actuation import Actuation
@@ -212,6 +213,7 @@ class ControllerHub:
         controller.joints = JointIndex(names)
         controller.period, controller.timestep = ctl.period, self.project.world.timestep
         controller.gravity = tuple(float(g) for g in self.project.world.gravity)
+        controller.root_placement = root_placement(self.project.model(robot), self.engine.body(robot))
         controller.attached(self.engine.body(robot))
         controller.start(self.engine.body(robot))
         self.policies.event(ctl, "attach", f"in process, every {ctl.every} ticks")

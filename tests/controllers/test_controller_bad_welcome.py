@@ -153,6 +153,8 @@ def _ends_with_an_error_naming(proc, field: str) -> str:
         ("sensors", [1, 2]),
         ("gravity", [0.0, -9.8]),
         ("gravity", [0.0, 0.0, float("inf")]),
+        ("root_position", [0.0, 0.0]),
+        ("root_rotation", [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]),
     ],
 )
 def test_a_bad_welcome_is_refused_naming_the_field(
