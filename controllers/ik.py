@@ -4,13 +4,15 @@ Targets are world-frame positions (m) of a point fixed in a link (its frame orig
 and/or world orientations (3 x 3) of the link's frame. Each iteration solves
 ``dq = J^T (J J^T + damping^2 I)^-1 e`` for the stacked errors ``e`` (position in m, orientation
 as a rotation vector in rad, world axes) and clamps the joints to their limits. The root stays
-where it is; only the chosen joints (default: every joint the controller drives) move.
+where it is; only the chosen joints (default: every joint the controller drives) move. A solve
+that does not converge returns the iterate whose stacked error has the least norm (the start
+included), so never a configuration farther from the targets than where it started.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pinocchio as pin
@@ -34,7 +36,8 @@ class Target:
 @dataclass
 class IKResult:
     """``q``: every joint in controller order (the ones IK did not move keep their values).
-    ``converged``: every target within the tolerances. Errors are the largest left over."""
+    ``converged``: every target within the tolerances. Errors are those of ``q``, the largest over
+    the targets."""
 
     q: np.ndarray
     converged: bool
@@ -62,26 +65,33 @@ def solve_ik(
 ) -> IKResult:
     """Joint values that put each target's link where it asks, starting from ``q`` (controller order;
     default: the model's current configuration). Never raises for an unreachable target: the
-    result says ``converged=False`` and holds the nearest configuration found."""
+    result says ``converged=False`` and holds the nearest configuration found (the iterate with the
+    least error, the start included), with its errors. A target or ``q`` that is not finite is a
+    RequestError naming it."""
     opts = options or IKOptions()
     if not targets:
         raise RequestError("solve_ik: give at least one Target")
+    goals = [_checked(index, target) for index, target in enumerate(targets)]
     pm = model.pin_model
     data = model.ik_data
     config = model.q.copy()
     if q is not None:
-        config[model.joint_q_index] = np.asarray(q, float)
+        config[model.joint_q_index] = _finite_vector("q", q, len(model.joint_names))
     chosen = _chosen(model, joints)
     q_index, v_index = model.joint_q_index[chosen], model.joint_v_index[chosen]
     lower, upper = pm.lowerPositionLimit[q_index], pm.upperPositionLimit[q_index]
     frames = [model.frame_id(t.link) for t in targets]
-    iteration, position_error, rotation_error = 0, np.inf, np.inf
+    best: tuple[float, np.ndarray, float, float] | None = None  # (error, joints, position, rotation errors)
+    iteration = 0
     while True:
         pin.computeJointJacobians(pm, data, config)
-        pin.updateFramePlacements(pm, data)
-        error, rows, position_error, rotation_error = _errors(pm, data, targets, frames)
-        done = position_error <= opts.tolerance and rotation_error <= opts.rotation_tolerance
-        if done or iteration >= opts.max_iterations:
+        error, rows, position_error, rotation_error = _errors(pm, data, goals, frames)
+        size = float(np.linalg.norm(error))
+        if best is None or size < best[0]:
+            best = (size, config[model.joint_q_index].copy(), position_error, rotation_error)
+        if position_error <= opts.tolerance and rotation_error <= opts.rotation_tolerance:
+            return IKResult(config[model.joint_q_index].copy(), True, iteration, position_error, rotation_error)
+        if iteration >= opts.max_iterations:
             break
         jacobian = np.vstack(rows)[:, v_index]
         step = jacobian.T @ np.linalg.solve(jacobian @ jacobian.T + opts.damping**2 * np.eye(len(error)), error)
@@ -91,7 +101,42 @@ def solve_ik(
             break  # stuck against limits or at the nearest point: unreachable
         config[q_index] = moved
         iteration += 1
-    return IKResult(config[model.joint_q_index].copy(), bool(done), iteration, position_error, rotation_error)
+    return IKResult(best[1], False, iteration, best[2], best[3])
+
+
+class _Goal(NamedTuple):
+    """A checked Target: finite arrays, None where it asks nothing."""
+
+    position: np.ndarray | None
+    rotation: np.ndarray | None
+    point: np.ndarray
+
+
+def _checked(index: int, target: Target) -> _Goal:
+    where = f"targets[{index}] ({target.link})"
+    position = None if target.position is None else _finite_vector(f"{where}.position", target.position, 3)
+    rotation = None if target.rotation is None else _finite_matrix(f"{where}.rotation", target.rotation)
+    if position is None and rotation is None:
+        raise RequestError(f"solve_ik: {where}: a Target needs a position, a rotation or both")
+    return _Goal(position, rotation, _finite_vector(f"{where}.point", target.point, 3))
+
+
+def _finite_vector(name: str, values: Any, length: int) -> np.ndarray:
+    array = np.asarray(values, float)
+    if array.shape != (length,):
+        raise RequestError(f"solve_ik: {name} has shape {array.shape}, expected ({length},)")
+    if not np.all(np.isfinite(array)):
+        raise RequestError(f"solve_ik: {name} is {array.tolist()}: every value must be finite")
+    return array
+
+
+def _finite_matrix(name: str, values: Any) -> np.ndarray:
+    array = np.asarray(values, float)
+    if array.shape != (3, 3):
+        raise RequestError(f"solve_ik: {name} has shape {array.shape}, expected (3, 3) (a rotation matrix)")
+    if not np.all(np.isfinite(array)):
+        raise RequestError(f"solve_ik: {name} is {array.tolist()}: every value must be finite")
+    return array
 
 
 def _chosen(model: RobotModel, joints: list[str] | None) -> np.ndarray:
@@ -105,23 +150,21 @@ def _chosen(model: RobotModel, joints: list[str] | None) -> np.ndarray:
 
 
 def _errors(
-    pm: pin.Model, data: pin.Data, targets: list[Target], frames: list[int]
+    pm: pin.Model, data: pin.Data, goals: list[_Goal], frames: list[int]
 ) -> tuple[np.ndarray, list[np.ndarray], float, float]:
     errors, rows, worst_position, worst_rotation = [], [], 0.0, 0.0
-    for target, frame in zip(targets, frames, strict=True):
-        placement = data.oMf[frame]
+    for goal, frame in zip(goals, frames, strict=True):
+        placement = pin.updateFramePlacement(pm, data, frame)
         jacobian = pin.getFrameJacobian(pm, data, frame, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
-        if target.position is not None:
-            offset = placement.rotation @ np.asarray(target.point, float)
-            error = np.asarray(target.position, float) - (placement.translation + offset)
+        if goal.position is not None:
+            offset = placement.rotation @ goal.point
+            error = goal.position - (placement.translation + offset)
             errors.append(error)
             rows.append(jacobian[:3] - pin.skew(offset) @ jacobian[3:])
             worst_position = max(worst_position, float(np.linalg.norm(error)))
-        if target.rotation is not None:
-            error = pin.log3(np.asarray(target.rotation, float) @ placement.rotation.T)
+        if goal.rotation is not None:
+            error = pin.log3(goal.rotation @ placement.rotation.T)
             errors.append(error)
             rows.append(jacobian[3:])
             worst_rotation = max(worst_rotation, float(np.linalg.norm(error)))
-    if not errors:
-        raise RequestError("solve_ik: a Target needs a position, a rotation or both")
     return np.concatenate(errors), rows, worst_position, worst_rotation

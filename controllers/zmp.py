@@ -49,13 +49,18 @@ def sensor_zmp(
 
     A reading is the force and moment ([fx, fy, fz, tx, ty, tz], sensor frame) the link carrying
     the sensor receives from below. With ``feet`` the weight of that link and what hangs from it
-    (the foot, below an ankle sensor) is added, standing still: the ZMP of the whole robot."""
+    (the foot, below an ankle sensor) is added, standing still: the ZMP of the whole robot.
+
+    None too when every reading is exactly zero: no force has been measured yet (the engines'
+    force sensors read zeros until a step has measured one, at the first ticks of a run)."""
     body = model.body
     names = sensors if sensors is not None else [s.name for s in body.sensors if s.type == "force"]
+    readings = {name: np.asarray(state.sensor(name), float) for name in names}
+    if not any(reading.any() for reading in readings.values()):
+        return None
     force, moment = np.zeros(3), np.zeros(3)
     gravity = np.asarray(model.pin_model.gravity.linear, float)
-    for name in names:
-        reading = np.asarray(state.sensor(name), float)
+    for name, reading in readings.items():
         pose = model.sensor_pose(name)
         f = pose.rotation @ reading[:3]
         force += f

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pinocchio as pin
 import pytest
 from process_helpers import MODELS, REPO
 
@@ -15,6 +16,7 @@ from hrpsim.modelloader import load_body
 
 SAMPLE1 = MODELS / "openhrp3/model/sample1.wrl"
 PA10 = MODELS / "openhrp3/model/PA10/pa10.main.wrl"
+SR1 = MODELS / "choreonoid/model/SR1/SR1.urdf"  # joint limits (sample1 has none)
 
 
 def random_q(model: RobotModel, rng: np.random.Generator) -> np.ndarray:
@@ -76,6 +78,75 @@ def test_ik_says_when_a_target_is_out_of_reach() -> None:
     assert within_limits(model, result.q)
     with pytest.raises(RequestError, match="no joint named ELBOW"):
         model.solve_ik([Target("J7", position=far)], joints=["ELBOW"])
+
+
+NOT_FINITE = [
+    ({"position": [np.nan, 0.0, 0.5]}, r"targets\[0\] \(J7\)\.position is \[nan, 0\.0, 0\.5\]"),
+    ({"position": [0.0, np.inf, 0.5]}, r"targets\[0\] \(J7\)\.position is \[0\.0, inf, 0\.5\]"),
+    ({"rotation": np.full((3, 3), np.nan)}, r"targets\[0\] \(J7\)\.rotation is"),
+    ({"position": [0.0, 0.0, 0.5], "point": [0.0, 0.0, -np.inf]}, r"targets\[0\] \(J7\)\.point is"),
+    ({"position": [0.0, 0.0]}, r"targets\[0\] \(J7\)\.position has shape \(2,\), expected \(3,\)"),
+]
+
+
+@pytest.mark.parametrize(("given", "message"), NOT_FINITE)
+def test_ik_refuses_a_target_that_is_not_finite_naming_it(given: dict, message: str) -> None:
+    model = RobotModel(load_body(str(PA10)))
+    with pytest.raises(RequestError, match=message):
+        model.solve_ik([Target("J7", **given)])
+
+
+def test_ik_refuses_a_starting_configuration_that_is_not_finite() -> None:
+    model = RobotModel(load_body(str(PA10)))
+    start = np.zeros(len(model.joint_names))
+    start[2] = np.nan
+    with pytest.raises(RequestError, match=r"solve_ik: q is \[0\.0, 0\.0, nan"):
+        model.solve_ik([Target("J7", position=[0.3, 0.0, 0.5])], q=start)
+
+
+def _error_norm(model: RobotModel, q: np.ndarray, target: Target) -> tuple[float, float]:
+    model.set(q)
+    pose = model.link_pose(target.link)
+    rotation = pin.log3(target.rotation @ pose.rotation.T)
+    return float(np.linalg.norm(target.position - pose.position)), float(np.linalg.norm(rotation))
+
+
+def test_a_failed_ik_returns_the_nearest_configuration_it_found_with_its_errors() -> None:
+    """Foot targets a little out of a limited leg's reach, from random starts (some against a limit):
+    a solve that fails ends no farther than it started, and says how far that is."""
+    model = RobotModel(load_body(str(SR1)))
+    leg = [n for n in model.joint_names if n.startswith("RLEG")]
+    index = [model.joint_names.index(n) for n in leg]
+    limits = {lk.joint_label: (lk.q_lower, lk.q_upper) for lk in model.body.links}
+    lower, upper = (np.array([limits[n][side] for n in leg]) for side in (0, 1))
+    rng, failed = np.random.default_rng(0), 0
+    for _ in range(60):
+        start = np.zeros(len(model.joint_names))
+        start[index] = rng.uniform(np.maximum(lower, -1.5), np.minimum(upper, 1.5))
+        model.set(start)
+        foot = model.link_pose("RLEG_ANKLE_R")
+        target = Target("RLEG_ANKLE_R", position=foot.position + rng.normal(size=3) * 0.1, rotation=foot.rotation)
+        result = model.solve_ik([target], joints=leg)
+        if result.converged:
+            continue
+        failed += 1
+        reached = _error_norm(model, result.q, target)
+        assert reached == pytest.approx((result.position_error, result.rotation_error), abs=1e-12)
+        assert np.hypot(*reached) <= np.linalg.norm(target.position - foot.position) + 1e-12
+    assert failed >= 10  # the case is exercised
+
+
+def test_the_zmp_from_force_sensors_waits_for_a_first_reading() -> None:
+    with hrpsim.Simulation(REPO / "examples/sample_stand.yaml") as sim:
+        model = RobotModel(sim.bodies["robot"])
+        state = sim.state("robot")  # tick 0: the force sensors have measured nothing yet
+        assert all(not np.any(state.sensor(s)) for s in ("lfsensor", "rfsensor"))
+        model.update(state)
+        assert model.sensor_zmp(state) is None
+        sim.step(10)
+        state = sim.state("robot")
+        model.update(state)
+        assert np.linalg.norm(model.sensor_zmp(state)[:2] - model.com()[:2]) < 0.01
 
 
 def test_zmp_from_force_sensors_agrees_with_the_model_standing_still() -> None:
