@@ -6,7 +6,11 @@ What it does, in the order of OpenHRP3's SampleController:
 2. play the walking pattern Sample.pos / Sample.vel (t = 1.5 ... 10.4 s, a row every 2 ms, columns in
    jointId order), with the gains of SR_PDgain.dat;
 3. reach forward with the right arm, slowly, until the right wrist force sensor (``rhsensor``)
-   feels contact; then stop the arm where it is and hold.
+   feels contact; then stop the arm where it is and hold. Contact is the force beyond the free
+   arm's reading averaged over the last 10 ms, an impulse per time: a rigid contact (ODE) stops
+   the hand within one step and reads its whole impulse in that step (about 5000 N for 2 ms),
+   a soft one (MuJoCo) spreads the same impulse over some 20 ms, so the peak depends on the
+   engine and the step and the average does not (docs/sensors.md, *Force sensors at impact*).
 
 Drive: ``-o mode=torque`` (the default) computes the PD torques P (q_ref - q) + D (dq_ref - dq) with
 the gains of SR_PDgain.dat, as OpenHRP3's SampleController does; the simulator adds each joint's
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections import deque
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +37,8 @@ DATA = MODELS / "openhrp3" / "controller" / "SampleController" / "etc"
 POSE_TIME = 1.0  # seconds to reach the initial pose
 SETTLE = 0.5  # seconds of holding the last row before reaching
 REACH_TIME = 3.0  # seconds for the arm to sweep to the reach pose
-CONTACT_FORCE = 15.0  # newtons above the reading at the start of the reach
+CONTACT_FORCE = 15.0  # newtons above the reading at the start of the reach, averaged over CONTACT_WINDOW
+CONTACT_WINDOW = 0.01  # seconds
 REACH_POSE = {"RARM_SHOULDER_P": -1.45, "RARM_SHOULDER_R": 0.0, "RARM_ELBOW": -0.25, "RARM_WRIST_P": 0.0}
 
 log = logging.getLogger("sample_walk")
@@ -62,6 +68,7 @@ class SampleWalk(Controller):
         self.pos = read_motion(self.data / "Sample.pos", joints=n)
         self.vel = read_motion(self.data / "Sample.vel", joints=n)
         self.p_gain, self.d_gain = read_gains(self.data / "SR_PDgain.dat", joints=n)
+        self.felt: deque[float] = deque(maxlen=max(1, round(CONTACT_WINDOW / self.period)))
         self.reach_joints = np.array([self.joints.index(j) for j in REACH_POSE])
         self.reach_target = np.array(list(REACH_POSE.values()))
         self.q_start = None
@@ -97,10 +104,18 @@ class SampleWalk(Controller):
         if self.reach_from is None:
             self.reach_from, self.reach_start, self.force_at_reach = last[self.reach_joints], state.time, force
             log.info("reaching with the right arm at t=%.3f", state.time)
-        if self.q_hold is None and force - self.force_at_reach > CONTACT_FORCE:
+        self.felt.append(force - self.force_at_reach)
+        felt = sum(self.felt) / self.felt.maxlen  # the window's impulse per time, N
+        if self.q_hold is None and felt > CONTACT_FORCE:
             self.touched_at = state.time
             self.q_hold = state.q[self.reach_joints].copy()
-            log.info("contact: the right wrist feels %.1f N at t=%.3f; the arm stops", force, state.time)
+            log.info(
+                "contact: the right wrist feels %.1f N over the last %.0f ms (%.1f N now) at t=%.3f; the arm stops",
+                felt,
+                self.felt.maxlen * self.period * 1e3,
+                force,
+                state.time,
+            )
         if self.q_hold is not None:
             last[self.reach_joints] = self.q_hold
         else:
