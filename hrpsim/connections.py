@@ -1,6 +1,15 @@
-"""A bound on the connections one server socket holds: past it, the one idle the longest is closed.
-With keys, a second bound on the connections of each key, so one key cannot crowd out the others:
-past it, that key's connection idle the longest is closed.
+"""A bound on the connections one server socket holds, and with keys a bound per key, so one key
+cannot crowd out the others.
+
+Past the bound per key, that key's connection idle the longest is closed. Past the bound of the
+socket, the crowding group loses its connection idle the longest: the key holding the most
+connections, where connections that have not made a request yet (their key is not known) count as
+one group of their own, so a key that floods the socket, or whose closed connections keep coming
+back unannounced, loses its own connections while the other keys' stay, however idle. Without keys
+there are two groups: the connections that have asked and those that have not.
+
+A flood closes connections by the thousand: each bound's warning is written at most once every
+WARN_INTERVAL_S seconds, with the number of connections it closed meanwhile.
 
 zmq accepts every TCP connection and offers no call to close one, so a peer could open thousands
 and keep them idle. A socket monitor tells which connections exist (by file descriptor); each
@@ -14,7 +23,7 @@ import logging
 import os
 import socket
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 
 import zmq
 
@@ -25,6 +34,8 @@ DEFAULT_MAX_CONNECTIONS = 256
 ENV_MAX_CONNECTIONS_PER_KEY = "HRPSIM_MAX_CONNECTIONS_PER_KEY"
 DEFAULT_MAX_CONNECTIONS_PER_KEY = 32
 LOOK_INTERVAL = 0.01  # seconds between looks at the connections opened and closed
+WARN_INTERVAL_S = 10.0  # at most one warning per bound in this many seconds
+_UNANNOUNCED = "(connections that have made no request yet)"  # the group of a connection whose key is unknown
 
 log = logging.getLogger("hrpsim.connections")
 
@@ -53,6 +64,24 @@ def _key_of(frame: zmq.Frame) -> str | None:
         return None
 
 
+class ThrottledWarning:
+    """A warning written at once, then at most once every ``interval`` s, counting what it stood for."""
+
+    def __init__(self, interval: float = WARN_INTERVAL_S) -> None:
+        self.interval = interval
+        self._unsaid = 0
+        self._next = 0.0
+
+    def warn(self, message: str, *args: object) -> None:
+        self._unsaid += 1
+        now = time.monotonic()
+        if now < self._next:
+            return
+        times = f" ({self._unsaid} times since the last such warning)" if self._unsaid > 1 else ""
+        log.warning(message + times, *args)
+        self._unsaid, self._next = 0, now + self.interval
+
+
 class ConnectionBound:
     def __init__(self, sock: zmq.Socket, limit: int, who: str, *, per_key: int | None = None) -> None:
         self.limit, self.who = limit, who
@@ -63,6 +92,7 @@ class ConnectionBound:
         self._key: dict[int, str | None] = {}  # fd -> the key its requests came with (None: no keys)
         self._next_look = 0.0  # monotonic time of the next look at the monitor from enforce()
         self._per_key: dict[str, int] = {}  # key -> how many connections it holds
+        self._key_warning, self._bound_warning = ThrottledWarning(), ThrottledWarning()
 
     def __len__(self) -> int:
         return len(self._used)
@@ -89,10 +119,10 @@ class ConnectionBound:
 
     def _close_idlest_of(self, key: str) -> None:
         fd = next(f for f in self._used if self._key.get(f) == key)
-        log.warning(
+        self._key_warning.warn(
             "%s: key %s holds more than %d connections: closing its one idle the longest",
             self.who,
-            key.partition(":")[2].partition(":")[0] or key,
+            _key_name(key),
             self.per_key,
         )
         self._forget(fd)
@@ -117,10 +147,27 @@ class ConnectionBound:
 
     def _close_beyond_the_bound(self) -> None:
         while len(self._used) > self.limit:
-            fd = next(iter(self._used))
-            log.warning("%s holds more than %d connections: closing the one idle the longest", self.who, self.limit)
+            group = self._crowding_group()
+            fd = next(f for f in self._used if self._group_of(f) == group)
+            self._bound_warning.warn(
+                "%s holds more than %d connections: closing the one idle the longest of %s",
+                self.who,
+                self.limit,
+                group if group == _UNANNOUNCED else f"key {_key_name(group)}" if group else "the connections",
+            )
             self._forget(fd)
             _shut_down(fd)
+
+    def _group_of(self, fd: int) -> str | None:
+        """The key a connection's requests came with (None without keys), or the group of those that
+        have made no request yet."""
+        return self._key.get(fd, _UNANNOUNCED)
+
+    def _crowding_group(self) -> str | None:
+        """The group holding the most connections (of two as large, the one whose idlest is idler)."""
+        counts = Counter(self._group_of(fd) for fd in self._used)
+        most = max(counts.values())
+        return next(group for group in map(self._group_of, self._used) if counts[group] == most)
 
     def close(self) -> None:
         try:
@@ -137,6 +184,11 @@ class ConnectionBound:
                 self._used.setdefault(fd, None)  # already there when its first request came first
             else:
                 self._forget(fd)
+
+
+def _key_name(key: str) -> str:
+    """A key's name out of its User-Id (``role:name:...``)."""
+    return key.partition(":")[2].partition(":")[0] or key
 
 
 def _shut_down(fd: int) -> None:

@@ -5,23 +5,27 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import zmq
-from process_helpers import REPO, spawn, wait_for_file
+from process_helpers import REPO, ManagedProcess, spawn, wait_for_file
 
 from hrpsim.client import Client
 from hrpsim.codec import CODEC
+from hrpsim.connections import WARN_INTERVAL_S
 from hrpsim.security import connect_securely
 
 PER_KEY = 4
 OBSERVER_CONNECTIONS = 10
 
 
-@pytest.fixture
-def keyed_nameserver(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+def _keyed_nameserver(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bounds: dict[str, str]
+) -> Iterator[ManagedProcess]:
+    """A nameserver with keys (admin and the observer "eye") and these connection bounds."""
     folder = tmp_path / "keys"
     for args in ([folder], [folder, "--name", "eye", "--role", "observer"]):
         done = subprocess.run(
@@ -37,13 +41,20 @@ def keyed_nameserver(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
     proc = spawn(
         ["run", "nameserver", "--bind", "tcp://127.0.0.1:*", "--endpoint-file", str(endpoint_file)],
         tmp_path / "nameserver.log",
-        env={"HRPSIM_MAX_CONNECTIONS_PER_KEY": str(PER_KEY)},
+        env=bounds,
     )
     try:
-        yield wait_for_file(endpoint_file, proc)
+        proc.address = wait_for_file(endpoint_file, proc)
+        yield proc
         assert proc.popen.poll() is None
     finally:
         proc.stop()
+
+
+@pytest.fixture
+def keyed_nameserver(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    for proc in _keyed_nameserver(tmp_path, monkeypatch, {"HRPSIM_MAX_CONNECTIONS_PER_KEY": str(PER_KEY)}):
+        yield proc.address
 
 
 class Connection:
@@ -89,6 +100,67 @@ def test_past_its_bound_a_keys_idlest_connections_are_closed(
         monkeypatch.setenv("HRPSIM_KEY", "admin")
         with Client(keyed_nameserver, peer="nameserver", timeout=30.0) as other:
             assert other.call("ping")["kind"] == "nameserver"
+    finally:
+        for connection in opened:
+            connection.close()
+
+
+class Unannounced:
+    """A connection under the current key that never makes a request (its key is unknown to the
+    server), and that comes back whenever the server closes it, as a flood's connections would."""
+
+    def __init__(self, address: str) -> None:
+        self.sock = zmq.Context.instance().socket(zmq.DEALER)
+        self.sock.setsockopt(zmq.LINGER, 0)
+        self.monitor = self.sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        connect_securely(self.sock)
+        self.sock.connect(address)
+
+    def close(self) -> None:
+        self.sock.disable_monitor()
+        self.monitor.close(0)
+        self.sock.close(0)
+
+
+TOTAL_BOUND = 12
+FLOOD = 40
+
+
+@pytest.fixture
+def small_keyed_nameserver(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path]]:
+    bounds = {"HRPSIM_MAX_CONNECTIONS_PER_KEY": str(PER_KEY), "HRPSIM_MAX_CONNECTIONS": str(TOTAL_BOUND)}
+    for proc in _keyed_nameserver(tmp_path, monkeypatch, bounds):
+        yield proc.address, proc.log
+
+
+def test_a_flood_past_the_total_bound_closes_the_crowding_keys_connections_only(
+    small_keyed_nameserver: tuple[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Connections that never ask (so the per-key bound never sees their key) and come back when closed
+    fill the service past its total bound: they lose their own, the idle admin keeps its connections,
+    and the warnings are a few lines, not one per connection closed."""
+    address, log = small_keyed_nameserver
+    opened: list[Connection | Unannounced] = []
+    try:
+        monkeypatch.setenv("HRPSIM_KEY", "admin")
+        admin = [Connection(address) for _ in range(2)]  # the idlest of all
+        opened += admin
+        monkeypatch.setenv("HRPSIM_KEY", "eye")
+        started = time.monotonic()
+        flood = [Unannounced(address) for _ in range(FLOOD)]
+        opened += flood
+        closed_floods = sum(1 for c in flood if c.monitor.poll(30_000))  # the bound bites
+        assert closed_floods >= FLOOD - TOTAL_BOUND, "the flood's connections are closed past the bound"
+        with Client(address, peer="nameserver", timeout=30.0) as asker:  # the server has seen all of it
+            assert asker.call("ping")["kind"] == "nameserver"
+        assert not any(c.closed(0) for c in admin), "the admin's idle connections stay"
+        monkeypatch.setenv("HRPSIM_KEY", "admin")
+        with Client(address, peer="nameserver", timeout=30.0) as other:
+            assert other.call("ping")["kind"] == "nameserver"
+        elapsed = time.monotonic() - started
+        warnings = [line for line in log.read_text().splitlines() if "connections: closing" in line]
+        assert 1 <= len(warnings) <= 2 + elapsed / WARN_INTERVAL_S, warnings[:5]
+        assert closed_floods > len(warnings)
     finally:
         for connection in opened:
             connection.close()
