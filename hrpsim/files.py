@@ -114,12 +114,17 @@ def read_regular(path: str | Path, what: str) -> bytes:
     except OSError as exc:
         raise AccessDenied(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
     try:
-        _check_kind(os.fstat(fd), path, what)  # before fdopen, which refuses a folder with a raw IsADirectoryError
+        info = os.fstat(fd)
+        _check_kind(info, path, what)  # before fdopen, which refuses a folder with a raw IsADirectoryError
     except AccessDenied:
         os.close(fd)
         raise
     with os.fdopen(fd, "rb") as handle:
-        data = handle.read(limit + 1)  # a file that grows while read is still cut at the limit
+        # Asked for its size and a byte more (a read allocates what it is asked for); a file that
+        # grows while read is read on, still cut at the limit.
+        data = handle.read(info.st_size + 1)
+        if len(data) > info.st_size:
+            data += handle.read(limit + 1 - len(data))
     if len(data) > limit:
         raise AccessDenied(f"{path}: {what} larger than {limit} bytes; not read")
     return data
