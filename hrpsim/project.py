@@ -777,15 +777,20 @@ def load_project(path: str | Path) -> Project:
         text = read_model(path, "project file", ConfigError).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); a project file is YAML") from None
+    return parse_project(parse_yaml(text, path, "a project file"), str(path))
+
+
+def parse_yaml(text: str, path: str | Path, what: str) -> Any:
+    """YAML ``text`` of the file ``path``; ConfigError naming the file and line when it is not YAML,
+    or nested deeper than the YAML reader follows (``what``: "a project file", for the message)."""
     try:
-        data = yaml.safe_load(text)
+        return yaml.safe_load(text)
     except RecursionError:  # the YAML reader recurses once per level of nesting
-        raise ConfigError(f"{path}: nested too deeply to be a project file (thousands of levels)") from None
+        raise ConfigError(f"{path}: nested too deeply to be {what} (hundreds of levels)") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        raise ConfigError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
-    return parse_project(data, str(path))
+        raise ConfigError(f"{where}: not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
 
 
 def apply_record_profile(project: Project, path: str | None, profile: str | None) -> None:

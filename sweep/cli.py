@@ -16,13 +16,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from hrpsim.errors import ConfigError
 from hrpsim.sweep.executors import LocalPool, RayCluster
-from hrpsim.sweep.plan import PlannedRun, parameter_names, plan
+from hrpsim.sweep.plan import PlannedRun, load_plan, parameter_names
 from hrpsim.sweep.run_one import Job
-from hrpsim.sweep.spec import SweepSpec, load_sweep
 from hrpsim.sweep.table import ResultsTable, columns, row_of
 
 EXIT_INTERRUPTED = 130
@@ -58,15 +55,14 @@ def main(argv: list[str] | None = None) -> int:
 class Sweep:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
-        self.spec: SweepSpec = load_sweep(args.sweep)
-        self.runs: list[PlannedRun] = plan(self.spec)
+        self.spec, self.runs = load_plan(args.sweep)
         default = Path.cwd() / f"{Path(args.sweep).stem}-results.csv"
         self.out = Path(args.out).resolve() if args.out else default
         self.runs_dir = self.out.with_name(self.out.name + ".runs")
         self.failures = Path(args.record_failures).resolve() if args.record_failures else None
-        robots, controllers = _project_names(self.spec.project)
         params = parameter_names(self.runs)
-        self.table = ResultsTable(self.out, columns(params, robots, controllers, list(self.spec.metrics)))
+        spec = self.spec
+        self.table = ResultsTable(self.out, columns(params, spec.robots, spec.controllers, list(spec.metrics)))
         self._stop = False
         if args.ray:
             self.executor: LocalPool | RayCluster = RayCluster(args.ray, args.workers)
@@ -157,12 +153,3 @@ class Progress:
     def close(self) -> None:
         if self.tty and not self.quiet:
             print(file=sys.stderr)
-
-
-def _project_names(project: str) -> tuple[list[str], list[str]]:
-    """The base project's robots (models not static) and controllers, for the table's columns."""
-    data = yaml.safe_load(Path(project).read_text()) or {}
-    models = [m for m in data.get("models") or [] if isinstance(m, dict)]
-    robots = [str(m.get("name")) for m in models if not m.get("static")]
-    controllers = [str(c.get("name")) for c in data.get("controllers") or [] if isinstance(c, dict)]
-    return robots, controllers

@@ -121,6 +121,8 @@ def _means(rows: list[dict[str, Any]], metric: str, key: Any) -> dict[Any, float
 def _number(value: Any) -> float | None:
     if isinstance(value, bool):
         return float(value)
+    if isinstance(value, int) and value.bit_length() > 1023:
+        return None  # past a float's range
     if isinstance(value, int | float) and math.isfinite(value):
         return float(value)
     return None
