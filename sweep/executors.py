@@ -117,7 +117,7 @@ class RayCluster:
         try:
             import ray
         except ImportError:
-            raise ConfigError("--ray needs Ray: pip install 'hrpsim[ray]'") from None
+            raise ConfigError("--ray needs Ray, hrpsim's ray extra: pip install -e '.[ray]' in the checkout") from None
         self._ray = ray
         self.address = address
         self.workers = workers

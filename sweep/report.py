@@ -10,6 +10,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from hrpsim.errors import ConfigError
 from hrpsim.sweep.table import FIXED, read_table
 
 
@@ -37,7 +38,11 @@ def main(argv: list[str]) -> int:
         print("sweep report: --metric needs --x (and optionally --y) to plot against", file=sys.stderr)
         return 2
     output = Path(args.output or f"{Path(args.results).with_suffix('')}-{args.metric}.png")
-    plot(rows, args.metric, args.x, args.y, output)
+    try:
+        plot(rows, args.metric, args.x, args.y, output)
+    except ConfigError as exc:
+        print(f"sweep report: {exc}", file=sys.stderr)
+        return 2
     print(f"sweep report: {args.metric} against {args.x}{f' and {args.y}' if args.y else ''}: {output}")
     return 0
 
@@ -62,8 +67,12 @@ def summary_text(cols: list[str], rows: list[dict[str, Any]]) -> str:
 def plot(rows: list[dict[str, Any]], metric: str, x: str, y: str | None, output: Path) -> None:
     """Every run and the mean per value of ``x``; with ``y``: one mean line per value of ``y`` when it is
     a category (an engine's name), else a map of the mean over the two parameters."""
-    import matplotlib
-
+    try:
+        import matplotlib
+    except ImportError:
+        raise ConfigError(
+            "plots need matplotlib, hrpsim's plot extra: pip install -e '.[plot]' in the checkout"
+        ) from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -158,7 +158,9 @@ def write_parquet(path: Path, cols: list[str], rows: list[dict[str, str]]) -> No
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise ValueError("Parquet output needs pyarrow: pip install 'hrpsim[sweep]'") from None
+        raise ValueError(
+            "Parquet output needs pyarrow, hrpsim's sweep extra: pip install -e '.[sweep]' in the checkout"
+        ) from None
     data = {c: [value_of(r[c]) for r in rows] for c in cols}
     table = pa.table(
         {c: pa.array([json.dumps(v) if isinstance(v, list | dict) else v for v in vs]) for c, vs in data.items()}
