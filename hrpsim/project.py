@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from hrpsim.conventions import DRIVE_MODES, POLICIES, RESTART_POLICIES, RESTARTA
 from hrpsim.engine_options import check_section
 from hrpsim.engine_registry import EngineDeclarationError, declaration, default_engine, engine_names
 from hrpsim.errors import ConfigError
-from hrpsim.files import read_model
+from hrpsim.files import current_policy, read_model, reading_under
 
 COLLISION_MODES = ("builtin", "service")
 # cameras are not rendered unless the project asks (as OpenHRP's ViewSimulator and Choreonoid's vision
@@ -30,6 +31,21 @@ CAMERA_MODES = ("off", "inline", "process")
 
 
 COLLISION_WAIT_S = 20.0  # how long a tick waits for a lost collision service to come back (collision: service)
+MAX_PROJECT_FILE_BYTES = 1024 * 1024  # a project is a page of YAML; its reader takes ~100 times its size
+# Pushes: far above any push a robot meets, far below what overflows an engine's integration (ODE aborts
+# the process on a state that is no longer finite); the state guard stops a run they make explode.
+MAX_PUSH_FORCE_N = 1e9
+MAX_PUSH_TORQUE_NM = 1e9
+MAX_PUSH_POINT_M = 1e3  # from the link's origin
+MAX_PUSHES = 1000  # in a project's disturbances, and pending in a run at once
+PUSH_BOUNDS = {
+    "force": (MAX_PUSH_FORCE_N, "N"),
+    "torque": (MAX_PUSH_TORQUE_NM, "N m"),
+    "point": (MAX_PUSH_POINT_M, "m"),
+}
+# A number YAML 1.1 reads as a string, because it has an exponent but no dot (1e30): YAML 1.2 and JSON
+# read it as a number, and so does a project file.
+_EXPONENT_NUMBER = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)[eE][-+]?[0-9]+")
 
 
 @dataclass
@@ -283,7 +299,9 @@ class _Checker:
         self.problems.append(f"{self.path}: {key}: {message}")
 
     def number(self, key: str, value: Any, *, positive: bool = False) -> float | None:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        if isinstance(value, str) and _EXPONENT_NUMBER.fullmatch(value):
+            value = float(value)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not finite_number(value):
             self.bad(key, f"must be a finite number, got {value!r}")
             return None
         if positive and value <= 0:
@@ -617,12 +635,30 @@ def _push(c: _Checker, i: int, data: Any) -> Push | None:
         return None
     time, duration = c.number(f"{key}.time", data["time"]), c.number(f"{key}.duration", data["duration"], positive=True)
     vectors = {k: c.vector(f"{key}.{k}", data[k], 3) for k in ("force", "point", "torque") if k in data}
+    for name, values in vectors.items():
+        if values is not None and (problem := push_vector_problem(name, values)):
+            c.bad(f"{key}.{name}", problem)
+            vectors[name] = None
     if time is not None and time < 0:
         c.bad(f"{key}.time", f"must be zero or later, got {time!r}")
         return None
     if time is None or duration is None or any(v is None for v in vectors.values()):
         return None
     return Push(time=time, robot=data["robot"], link=data["link"], duration=duration, **vectors)  # type: ignore[arg-type]
+
+
+def push_vector_problem(name: str, values: list[float]) -> str | None:
+    """Why a push's ``force``, ``torque`` or ``point`` (3 finite numbers) is past its bound, or None."""
+    limit, unit = PUSH_BOUNDS[name]
+    size = math.hypot(*values)
+    if size <= limit:
+        return None
+    return f"at most {limit:g} {unit} in size (what the engines can integrate), got {size:.3g} {unit}"
+
+
+def finite_number(value: int | float) -> bool:
+    """Finite, and within a float's range (YAML reads 1e400 written out in digits as a whole number)."""
+    return math.isfinite(value) if isinstance(value, float) else abs(value) < 2**1023
 
 
 def _record(c: _Checker, data: Any, folder: Path) -> RecordConfig | None:
@@ -746,6 +782,9 @@ def parse_project(data: Any, path: str) -> Project:
         if not isinstance(items, list):
             c.bad(section, "must be a list")
             continue
+        if section == "disturbances" and len(items) > MAX_PUSHES:
+            c.bad(section, f"{len(items)} pushes, more than {MAX_PUSHES}: a run holds at most {MAX_PUSHES} at once")
+            continue
         parsed = [parse(i, d) for i, d in enumerate(items)]
         setattr(project, section, [x for x in parsed if x is not None])
     project.only_listed_pairs = data.get("collisions") is not None  # a section, even empty, is the list
@@ -773,8 +812,10 @@ def load_project(path: str | Path) -> Project:
         project = parse_project(data, str(path))
         project.notes = [*notes, *project.notes]
         return project
+    bounded = dataclasses.replace(current_policy(), max_file_bytes=MAX_PROJECT_FILE_BYTES)
     try:
-        text = read_model(path, "project file", ConfigError).decode("utf-8")
+        with reading_under(bounded):
+            text = read_model(path, "project file", ConfigError).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); a project file is YAML") from None
     return parse_project(parse_yaml(text, path, "a project file"), str(path))

@@ -8,10 +8,16 @@ engine's external force (a force at the link origin and a torque, world frame; a
 point adds its lever's torque, from the link's pose this tick), and links no push acts on any more
 are released. ``record.disturbances`` keeps what was applied, for the recorder, so a replay applies
 the same forces at the same ticks.
+
+Pushes are bounded (hrpsim.project): a force and a torque of at most 1e9 N and N m, a point within
+1 km of the link's origin, and at most 1,000 pushes pending at once, so no push can overflow an
+engine's integration and a tick's cost stays that of the pushes acting in it.
 """
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import math
 from dataclasses import asdict
 from typing import Any
@@ -20,7 +26,7 @@ import numpy as np
 
 from hrpsim.engines.base import Engine
 from hrpsim.errors import NotFound, RequestError
-from hrpsim.project import Push
+from hrpsim.project import MAX_PUSHES, Push, push_vector_problem
 from hrpsim.simserver.record import TickRecord
 from hrpsim.transforms import quaternion_matrix
 
@@ -28,7 +34,9 @@ Link = tuple[str, str]  # (robot, link)
 
 
 class Disturbances:
-    """The run's pushes and the per-tick hook that applies them."""
+    """The run's pushes and the per-tick hook that applies them: those waiting for their first tick
+    (by first tick) and those acting (in the order they were added, the order their forces are summed),
+    so a tick costs what the pushes acting in it cost, however many wait."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -36,7 +44,9 @@ class Disturbances:
 
     def clear(self) -> None:
         """The project's pushes only (after a reset or a new project); nothing held on any link."""
-        self._pushes: list[tuple[int, int, Push]] = []  # (first tick, ticks, push)
+        self._waiting: list[tuple[int, int, int, Push]] = []  # a heap of (first tick, order added, ticks, push)
+        self._acting: list[tuple[int, int, Push]] = []  # (order added, the tick it ends before, push), by order
+        self._added = 0
         self._held: set[Link] = set()
         for i, push in enumerate(self.engine.project.disturbances):
             self.add(push, where=f"{self.engine.project.path}: disturbances[{i}]")
@@ -44,10 +54,15 @@ class Disturbances:
     def add(self, push: Push, *, where: str = "push") -> dict[str, Any]:
         """Schedule a push (one that starts before now starts now); what it will do, for the caller."""
         check_push(self.engine, push, where)
+        if len(self.pending()) >= MAX_PUSHES:
+            raise RequestError(
+                f"{where}: {MAX_PUSHES} pushes are pending already, the most a run holds; wait until some have acted"
+            )
         dt = self.engine.timestep
         first = max(self.engine.tick, math.ceil(push.time / dt - 1e-9))
         ticks = max(1, round(push.duration / dt))
-        self._pushes.append((first, ticks, push))
+        heapq.heappush(self._waiting, (first, self._added, ticks, push))
+        self._added += 1
         impulse = np.asarray(push.force, float) * ticks * dt
         return {"start": first * dt, "duration": ticks * dt, "impulse": impulse.tolist(), **asdict(push)}
 
@@ -77,23 +92,35 @@ class Disturbances:
 
     def memory(self) -> dict[str, Any]:
         """The pushes scheduled and the links held, for a snapshot."""
-        return {"pushes": list(self._pushes), "held": set(self._held)}
+        return {
+            "waiting": list(self._waiting),
+            "acting": list(self._acting),
+            "added": self._added,
+            "held": set(self._held),
+        }
 
     def restore(self, memory: dict[str, Any]) -> None:
-        self._pushes, self._held = list(memory["pushes"]), set(memory["held"])
+        self._waiting, self._acting = list(memory["waiting"]), list(memory["acting"])
+        self._added, self._held = memory["added"], set(memory["held"])
 
     def pending(self) -> list[Push]:
-        """Pushes that have not ended yet."""
-        return [p for first, ticks, p in self._pushes if first + ticks > self.engine.tick]
+        """Pushes that have not ended yet, in the order they were added."""
+        tick = self.engine.tick
+        entries = [(order, push) for _, order, _, push in self._waiting]
+        entries += [(order, push) for order, end, push in self._acting if end > tick]
+        return [push for _, push in sorted(entries, key=lambda entry: entry[0])]
 
     def apply(self, record: TickRecord) -> None:
         """The hook: this tick's pushes onto the engine (and into ``record.disturbances``)."""
-        if not self._pushes and not self._held:
-            return
         tick = record.tick
+        while self._waiting and self._waiting[0][0] <= tick:
+            first, order, ticks, push = heapq.heappop(self._waiting)
+            bisect.insort(self._acting, (order, first + ticks, push), key=lambda entry: entry[0])
+        if not self._acting and not self._held:
+            return
         wrenches: dict[Link, tuple[np.ndarray, np.ndarray]] = {}
-        for first, ticks, push in self._pushes:
-            if first <= tick < first + ticks:
+        for _, end, push in self._acting:
+            if tick < end:
                 force, torque = wrenches.setdefault((push.robot, push.link), (np.zeros(3), np.zeros(3)))
                 force += push.force
                 torque += np.asarray(push.torque, float) + np.cross(self._lever(record, push), push.force)
@@ -105,7 +132,7 @@ class Disturbances:
                 {"robot": robot, "link": link, "force": force.tolist(), "torque": torque.tolist()}
             )
         self._held = set(wrenches)
-        self._pushes = [entry for entry in self._pushes if entry[0] + entry[1] > tick + 1]
+        self._acting = [entry for entry in self._acting if entry[1] > tick + 1]
 
     def _lever(self, record: TickRecord, push: Push) -> np.ndarray:
         """The push point's offset from the link origin, world frame."""
@@ -127,13 +154,29 @@ def check_push(engine: Engine, push: Push, where: str) -> None:
         links = ", ".join(lk.name for lk in body.links)
         raise NotFound(f"{where}.link: robot {push.robot!r} has no link {push.link!r} (links: {links})")
     for name in ("force", "point", "torque"):
-        values = np.asarray(getattr(push, name), dtype=float).reshape(-1)
-        if values.shape != (3,) or not np.all(np.isfinite(values)):
-            raise RequestError(f"{where}.{name}: give 3 finite numbers, got {getattr(push, name)!r}")
+        _check_vector(where, name, getattr(push, name))
     if not (math.isfinite(push.duration) and push.duration > 0):
         raise RequestError(f"{where}.duration: give a positive number of seconds, got {push.duration!r}")
     if not (math.isfinite(push.time) and push.time >= 0):
         raise RequestError(f"{where}.time: give a time of zero or later, in seconds, got {push.time!r}")
+
+
+def check_external_force(force: Any, torque: Any, where: str = "set_external_force") -> None:
+    """A RequestError naming the field when a force or torque set on a link directly is not 3 finite
+    numbers within a push's bounds."""
+    _check_vector(where, "force", force)
+    _check_vector(where, "torque", torque)
+
+
+def _check_vector(where: str, name: str, value: Any) -> None:
+    try:
+        values = np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        values = np.full(1, np.nan)
+    if values.shape != (3,) or not np.all(np.isfinite(values)):
+        raise RequestError(f"{where}.{name}: give 3 finite numbers, got {value!r}")
+    if problem := push_vector_problem(name, values.tolist()):
+        raise RequestError(f"{where}.{name}: {problem}")
 
 
 def replay_forces(engine: Engine, applied: list[dict[str, Any]], held: set[Link]) -> set[Link]:

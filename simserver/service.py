@@ -48,6 +48,7 @@ from hrpsim.naming import host_identity, sibling_bind
 from hrpsim.project import RECORD_PROFILES, Project, apply_record_profile, load_project
 from hrpsim.service import DEFAULT_BIND, Operation, Service
 from hrpsim.simserver.bodies import load_bodies
+from hrpsim.simserver.disturbances import check_external_force
 from hrpsim.simserver.hub import ControllerHub, RunStopped
 from hrpsim.simserver.loop import TickLoop
 from hrpsim.simserver.publisher import StatePublisher
@@ -529,6 +530,7 @@ class SimServer(Service):
         return self.engine.read(robot).to_wire()
 
     def op_set_external_force(self, robot: str, link: str, force: Any, torque: Any = (0.0, 0.0, 0.0)) -> bool:
+        check_external_force(force, torque)
         self.engine.set_external_force(robot, link, force, torque)
         return True
 

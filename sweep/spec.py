@@ -354,10 +354,9 @@ def _metrics(p: Problems, metrics: Any, folder: Path) -> dict[str, str]:
 
 
 def _finite_number(value: Any) -> bool:
-    """A number a float holds (YAML reads 1e400 written out in digits as a whole number)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    return math.isfinite(value) if isinstance(value, float) else value.bit_length() <= 1023
+    from hrpsim.project import finite_number
+
+    return not isinstance(value, bool) and isinstance(value, int | float) and finite_number(value)
 
 
 SHOWN_CHARS = 80  # of a value quoted in a problem

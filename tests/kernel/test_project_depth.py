@@ -12,13 +12,14 @@ from hrpsim.errors import ConfigError
 from hrpsim.project import load_project
 
 LEVELS = 10_000
+BLOCK_LEVELS = 700  # indented, so within a project file's 1 MB; past the YAML reader's recursion all the same
 
 
 def _deep_projects(folder: Path) -> list[Path]:
     flow = folder / "flow.yaml"
     flow.write_text("models: " + "[" * LEVELS + "]" * LEVELS + "\n")
     block = folder / "block.yaml"
-    block.write_text("world:\n" + "".join("  " * depth + f"k{depth}:\n" for depth in range(1, LEVELS)))
+    block.write_text("world:\n" + "".join("  " * depth + f"k{depth}:\n" for depth in range(1, BLOCK_LEVELS)))
     return [flow, block]
 
 
