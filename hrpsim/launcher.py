@@ -31,7 +31,7 @@ from typing import Any
 
 from hrpsim import interrupts
 from hrpsim.client import Client
-from hrpsim.errors import ConfigError, HrpsimError, NotFound, PeerGone, Timeout
+from hrpsim.errors import AccessDenied, ConfigError, HrpsimError, NotFound, PeerGone, Timeout
 from hrpsim.joint_names import check_joint_names
 from hrpsim.logs import setup_logging
 from hrpsim.naming import DEFAULT_NAMESERVER, ENV_NAMESERVER, NameClient
@@ -509,11 +509,18 @@ def main(argv: list[str] | None = None) -> int:
 def _launch(args: argparse.Namespace) -> int:
     setup_logging("launch", os.environ.get("HRPSIM_LOG_LEVEL", "WARNING"))
     try:
-        project = load_project(args.project)
+        with interrupts.interruptible():  # a large project takes a while to read; nothing has started yet
+            project = load_project(args.project)
         check_joint_names(project)
-    except ConfigError as exc:
+    except (ConfigError, AccessDenied) as exc:  # AccessDenied: not a regular file, or larger than the bound
         print(f"hrpsim launch: {exc}", file=sys.stderr)
         return 2
+    except interrupts.Interrupted as exc:
+        summary = empty_summary()
+        summary["error"] = f"{exc} while the project was read; nothing was started"
+        _write_summary(args, summary)
+        print(f"hrpsim launch: {summary['error']}", file=sys.stderr)
+        return 128 + exc.signum
     if project.keys and not os.environ.get(ENV_KEYS):  # --keys or $HRPSIM_KEYS win over the project
         os.environ[ENV_KEYS] = project.keys
     try:
@@ -556,8 +563,12 @@ def _launch(args: argparse.Namespace) -> int:
             for c in launch.sup.children
         },
     }
+    _write_summary(args, summary)
+    print(format_summary(summary))
+    return status
+
+
+def _write_summary(args: argparse.Namespace, summary: dict[str, Any]) -> None:
     if args.summary:
         args.summary.parent.mkdir(parents=True, exist_ok=True)
         args.summary.write_text(json.dumps(summary, indent=2) + "\n")
-    print(format_summary(summary))
-    return status
