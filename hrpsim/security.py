@@ -105,6 +105,18 @@ def check_bind(bind: str, who: str) -> None:
     log.warning("%s binds %s WITHOUT authentication (--insecure): anyone who can reach it may do anything", who, bind)
 
 
+def check_web_bind(host: str, port: int, who: str) -> None:
+    """A web server (the 3D view, the Foxglove server) has no CurveZMQ: it binds beyond loopback only
+    as our sockets may (keys, or --insecure), and then with a warning, since its clients are never
+    authenticated whatever the keys."""
+    bind = f"tcp://{host}:{port}"
+    check_bind(bind, who)
+    if not is_loopback(bind):
+        log.warning(
+            "%s on %s:%d is not authenticated: anyone who reaches it sees the run (docs/security.md)", who, host, port
+        )
+
+
 def serve_securely(sock: zmq.Socket, bind: str, domain: str, who: str) -> None:
     """Make ``sock`` a CURVE server of ``domain`` when keys are set; refuse a bare wide bind."""
     check_bind(bind, who)

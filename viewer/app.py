@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from hrpsim.errors import ConfigError, HrpsimError, RecordingError
+from hrpsim.security import check_web_bind
 from hrpsim.viewer.foxglove_live import DEFAULT_ADDRESS, parse_address
 from hrpsim.viewer.scene import ModelNodes, build_scene
 
@@ -291,6 +292,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
+        if not args.foxglove:  # the Foxglove server checks its own address
+            check_web_bind(args.host, args.port, "the 3D view (--host)")
         return view_live(args) if args.live else view_recording(args)
     except (HrpsimError, ConfigError) as exc:
         print(f"hrpsim view: {exc}", file=sys.stderr)

@@ -11,7 +11,8 @@ world-state stream, which never waits for its subscribers (a slow viewer loses f
 the SDK's server drops a slow client's oldest messages: nothing here can slow a tick.
 
 The server is read only (no client publishing, parameters or services). It binds loopback by
-default; beyond loopback only as our other sockets may (keys or --insecure, hrpsim.security),
+default; beyond loopback only as our other sockets may (keys or --insecure, hrpsim.security's
+check_web_bind),
 and a WebSocket client is never authenticated: docs/security.md says what it sees.
 """
 
@@ -30,7 +31,7 @@ from hrpsim.bodyinfo import Body
 from hrpsim.errors import ConfigError
 from hrpsim.recording import foxglove_scene, schemas
 from hrpsim.recording.messages import nanoseconds, timestamp
-from hrpsim.security import check_bind, is_loopback
+from hrpsim.security import check_web_bind
 
 log = logging.getLogger("hrpsim.viewer")
 
@@ -71,14 +72,7 @@ class FoxgloveServer:
         except ImportError as exc:
             raise ConfigError(f"--foxglove needs foxglove-sdk ({exc}): pip install 'hrpsim[foxglove]'") from None
 
-        check_bind(f"tcp://{host}:{port}", "the Foxglove server (--foxglove)")
-        if not is_loopback(f"tcp://{host}:{port}"):
-            log.warning(
-                "the Foxglove server on %s:%d is not authenticated: anyone who reaches it sees the run "
-                "(docs/security.md)",
-                host,
-                port,
-            )
+        check_web_bind(host, port, "the Foxglove server (--foxglove)")
         self._foxglove = foxglove
         self.context = foxglove.Context()
         self.listener = _SceneOnSubscribe()
