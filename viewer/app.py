@@ -16,6 +16,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,7 @@ POSE_INTERVAL_S = 0.01  # simulated seconds between the poses the view keeps (ti
 SPEEDS = ("0.1", "0.25", "0.5", "1", "2", "4")
 LIVE_RESOLVE_TIMEOUT_S = 10.0
 LIVE_IDLE_NOTE_S = 5.0  # say so when the stream has been quiet this long
+STOP_POLL_MS = 200  # how soon a worker reading the stream notices it is asked to stop
 # Once asked to stop, the process ends within this many seconds whatever the web servers' own
 # threads do: their stop() can wait on a thread that wants the interpreter lock the caller holds.
 STOP_GRACE_S = 15
@@ -138,9 +140,6 @@ def view_recording(args: argparse.Namespace) -> int:
 
 
 def view_live(args: argparse.Namespace) -> int:
-    import zmq
-
-    from hrpsim.codec import CODEC
     from hrpsim.naming import NameClient, nameserver_address
     from hrpsim.project import load_project
     from hrpsim.simserver.bodies import load_bodies
@@ -159,35 +158,54 @@ def view_live(args: argparse.Namespace) -> int:
     nodes = build_scene(server, bodies)
     aim_camera(server, np.array(project.models[0].position if project.models else (0.0, 0.0, 0.0)))
     status = server.gui.add_markdown("waiting for the simulation ...")
-    context = zmq.Context.instance()
-    sub = context.socket(zmq.SUB)
-    sub.setsockopt(zmq.LINGER, 0)
-    sub.setsockopt(zmq.RCVTIMEO, int(LIVE_IDLE_NOTE_S * 1000))
-    sub.setsockopt(zmq.SUBSCRIBE, b"world")
-    sub.connect(meta["state"])
+    frames = 0
+
+    def take(frame: dict[str, Any]) -> None:
+        nonlocal frames
+        frames += 1
+        if frames == 1:
+            print(f"hrpsim view: following {args.simserver} from t={frame.get('time', 0.0):.3f} s", flush=True)
+        for model, entry in frame.get("bodies", {}).items():
+            node = nodes.get(model)
+            if node is not None:
+                node.poses(np.asarray(entry["poses"]))
+        status.content = f"t = {frame.get('time', 0.0):.3f} s, tick {frame.get('tick', 0)}"
+
+    def quiet() -> None:
+        status.content = "no frames from the simulator (paused, finished or gone)"
+
+    return serve(server, follow_stream(meta["state"], take, quiet), args)
+
+
+def follow_stream(
+    endpoint: str, take: Callable[[dict[str, Any]], None], quiet: Callable[[], None] = lambda: None
+) -> Callable[[threading.Event], None]:
+    """A worker that hands each frame of a simulator's world-state stream to ``take`` until stopped,
+    and calls ``quiet`` while none comes (every LIVE_IDLE_NOTE_S). The stream's socket is made, read and
+    closed in the worker's own thread: a zmq socket used from two threads, or closed while another
+    polls it, aborts the process (libzmq's signaler assertion)."""
 
     def follow(stop: threading.Event) -> None:
-        frames = 0
-        while not stop.is_set():
-            try:
-                _topic, payload = sub.recv_multipart()
-            except zmq.Again:
-                status.content = "no frames from the simulator (paused, finished or gone)"
-                continue
-            frame = CODEC.decode(payload)
-            frames += 1
-            if frames == 1:
-                print(f"hrpsim view: following {args.simserver} from t={frame.get('time', 0.0):.3f} s", flush=True)
-            for model, entry in frame.get("bodies", {}).items():
-                node = nodes.get(model)
-                if node is not None:
-                    node.poses(np.asarray(entry["poses"]))
-            status.content = f"t = {frame.get('time', 0.0):.3f} s, tick {frame.get('tick', 0)}"
+        import zmq
 
-    try:
-        return serve(server, follow, args)
-    finally:
-        sub.close(linger=0)
+        from hrpsim.codec import CODEC
+        from hrpsim.simserver.publisher import subscribe
+
+        sub = subscribe(zmq.Context.instance(), endpoint)
+        try:
+            heard = time.monotonic()
+            while not stop.is_set():
+                if sub.poll(STOP_POLL_MS):
+                    _topic, payload = sub.recv_multipart()
+                    take(CODEC.decode(payload))
+                    heard = time.monotonic()
+                elif time.monotonic() - heard >= LIVE_IDLE_NOTE_S:
+                    quiet()
+                    heard = time.monotonic()
+        finally:
+            sub.close(linger=0)
+
+    return follow
 
 
 def serve_foxglove_recording(rec: Any, args: argparse.Namespace) -> int:
@@ -198,29 +216,11 @@ def serve_foxglove_recording(rec: Any, args: argparse.Namespace) -> int:
 
 
 def serve_foxglove_live(bodies: dict[str, Any], robots: list[str], endpoint: str, args: argparse.Namespace) -> int:
-    import zmq
-
-    from hrpsim.codec import CODEC
-    from hrpsim.simserver.publisher import subscribe
     from hrpsim.viewer.foxglove_live import FoxgloveServer, LiveFrames
 
     server = FoxgloveServer(*parse_address(args.foxglove))
     frames = LiveFrames(server, bodies, robots)
-    sub = subscribe(zmq.Context.instance(), endpoint)
-    sub.setsockopt(zmq.RCVTIMEO, int(LIVE_IDLE_NOTE_S * 1000))
-
-    def follow(stop: threading.Event) -> None:
-        while not stop.is_set():
-            try:
-                _topic, payload = sub.recv_multipart()
-            except zmq.Again:
-                continue
-            frames.take(CODEC.decode(payload))
-
-    try:
-        return serve(server, follow, args, url=foxglove_url(server))
-    finally:
-        sub.close(linger=0)
+    return serve(server, follow_stream(endpoint, frames.take), args, url=foxglove_url(server))
 
 
 def foxglove_url(server: Any) -> str:
@@ -246,7 +246,7 @@ def serve(server: Any, worker: Any, args: argparse.Namespace, *, url: str | None
         # needed: the bound holds even if a server's stop() never returns.
         signal.alarm(STOP_GRACE_S)
         stop.set()
-        thread.join(2.0)
+        thread.join(STOP_GRACE_S / 2)  # the worker closes what it opened before the server goes
         server.stop()
     return 0
 

@@ -12,8 +12,7 @@ the SDK's server drops a slow client's oldest messages: nothing here can slow a 
 
 The server is read only (no client publishing, parameters or services). It binds loopback by
 default; beyond loopback only as our other sockets may (keys or --insecure, hrpsim.security's
-check_web_bind),
-and a WebSocket client is never authenticated: docs/security.md says what it sees.
+check_web_bind), and a WebSocket client is never authenticated: docs/security.md says what it sees.
 """
 
 from __future__ import annotations
@@ -46,15 +45,20 @@ def parse_address(text: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-class _SceneOnSubscribe:
-    """A client that subscribes to /scene after it was sent gets it again (entities are sent once)."""
+def _scene_on_subscribe(foxglove: Any) -> Any:
+    """The server's listener: a client that subscribes to /scene after it was sent gets it again
+    (entities are sent once). It is one of the SDK's ServerListener, which answers the callbacks it
+    does not override (an unsubscribe, a client leaving) by doing nothing."""
 
-    def __init__(self) -> None:
-        self.wanted = threading.Event()
+    class SceneOnSubscribe(foxglove.ServerListener):
+        def __init__(self) -> None:
+            self.wanted = threading.Event()
 
-    def on_subscribe(self, client: Any, channel: Any) -> None:
-        if channel.topic in (schemas.SCENE_TOPIC,):
-            self.wanted.set()
+        def on_subscribe(self, client: Any, channel: Any) -> None:
+            if channel.topic == schemas.SCENE_TOPIC:
+                self.wanted.set()
+
+    return SceneOnSubscribe()
 
 
 # /scene goes out again at least this often (wall-clock seconds): the SDK drops a slow client's
@@ -75,7 +79,7 @@ class FoxgloveServer:
         check_web_bind(host, port, "the Foxglove server (--foxglove)")
         self._foxglove = foxglove
         self.context = foxglove.Context()
-        self.listener = _SceneOnSubscribe()
+        self.listener = _scene_on_subscribe(foxglove)
         try:
             self.server = foxglove.start_server(
                 name=name,

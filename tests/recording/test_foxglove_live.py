@@ -4,6 +4,7 @@ the simulator's world-state stream, and the robot's shapes. Real processes, real
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -166,3 +167,84 @@ def test_a_view_started_with_ctrl_c_ignored_still_stops_on_it(
         if view.poll() is None:
             view.kill()
             view.wait(30)
+
+
+def _without_keys() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("HRPSIM_")} | {"PYTHONPATH": str(REPO)}
+
+
+@pytest.mark.parametrize("what", ["recording", "live"])
+def test_the_3d_view_beyond_loopback_without_keys_or_insecure_is_refused(stand_recording: Path, what: str) -> None:
+    """As every other server: refused before anything is read or looked up (no simulator runs here)."""
+    source = [str(stand_recording)] if what == "recording" else ["--live", "--nameserver", "tcp://127.0.0.1:9"]
+    run = subprocess.run(
+        [*HRPSIM, "view", *source, "--host", "0.0.0.0", "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env=_without_keys(),
+    )
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "the 3D view (--host): refusing to bind 'tcp://0.0.0.0:0' without keys" in run.stderr
+    assert "--insecure" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_the_3d_view_beyond_loopback_with_insecure_serves_and_warns(tmp_path: Path, stand_recording: Path) -> None:
+    argv = [
+        *HRPSIM,
+        "view",
+        str(stand_recording),
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "0",
+        "--duration",
+        "600",
+        "--insecure",
+    ]
+    with open(tmp_path / "view.log", "wb") as log:
+        view = subprocess.Popen(
+            argv, stdout=log, stderr=subprocess.STDOUT, cwd=REPO, env=_without_keys(), start_new_session=True
+        )
+    try:
+        deadline = time.monotonic() + 120
+        while "open http://0.0.0.0:" not in (tmp_path / "view.log").read_text(errors="replace"):
+            assert view.poll() is None and time.monotonic() < deadline, (tmp_path / "view.log").read_text()
+            time.sleep(0.1)
+    finally:
+        _stop(view)
+    text = (tmp_path / "view.log").read_text(errors="replace")
+    assert "WITHOUT authentication (--insecure)" in text and "is not authenticated: anyone who reaches it" in text
+    assert view.returncode == 0, text
+
+
+def test_ctrl_c_of_a_launch_with_both_viewers_ends_them_cleanly(tmp_path: Path, models_dir: Path) -> None:
+    """Ctrl-C of ``hrpsim launch --foxglove --view`` while both follow the run, after a Foxglove client
+    came and went: both viewers end with status 0, neither aborted by libzmq nor logging an error."""
+    project = stand_project(tmp_path, models_dir, end_time=600.0, record=False)
+    run, summary = tmp_path / "run", tmp_path / "summary.json"
+    argv = [*HRPSIM, "launch", str(project), "--foxglove", "127.0.0.1:0", "--view", "0", "--quiet"]
+    argv += ["--nameserver", "tcp://127.0.0.1:*", "--run-dir", str(run), "--summary", str(summary)]
+    with open(tmp_path / "launch.log", "wb") as log:
+        launch = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True)
+    try:
+        client = FoxgloveClient(_served_at(run / "foxglove.log", launch), timeout=120.0)
+        try:
+            client.wait_for_channels({schemas.SCENE_TOPIC}, timeout=120.0)
+            client.subscribe([schemas.SCENE_TOPIC])
+            next(client.messages(timeout=120.0))
+        finally:
+            client.close()  # the server's listener hears the unsubscribe
+        deadline = time.monotonic() + 120
+        while "following" not in (run / "viewer.log").read_text(errors="replace"):
+            assert launch.poll() is None and time.monotonic() < deadline, (run / "viewer.log").read_text()
+            time.sleep(0.1)
+    finally:
+        _stop(launch)
+    assert launch.returncode == 130, (tmp_path / "launch.log").read_text()
+    components = json.loads(summary.read_text())["launch"]["components"]
+    for viewer in ("viewer", "foxglove"):
+        text = (run / f"{viewer}.log").read_text(errors="replace")
+        assert components[viewer]["exit_status"] == 0, text[-2000:]
+        assert "Assertion failed" not in text and "Error" not in text, text[-2000:]
