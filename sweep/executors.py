@@ -1,6 +1,11 @@
 """Where a sweep's runs execute: a pool of worker slots on this machine (the default), or a Ray
 cluster. Either way one run is one ``hrpsim.sweep.run_one`` process with a deadline (:func:`execute`),
 so what a run does to its process (a crash, a hang, an explosion) stays in its row.
+
+Each run's process is the root of a tree kept by a keeper (hrpsim.process_tree): whatever the run
+starts (a launch's stack, a metric's helper that calls setsid) ends with the run, when it finishes,
+at its deadline, when the sweep is interrupted, and when the process that started it dies, the sweep
+killed with SIGKILL included, so a resumed sweep never meets a run of the last one in its folder.
 """
 
 from __future__ import annotations
@@ -21,22 +26,24 @@ from hrpsim.errors import ConfigError
 from hrpsim.sweep.run_one import Job
 
 KILL_WAIT_S = 10.0
+KEEPER = [sys.executable, "-m", "hrpsim.process_tree"]  # runs a command as a tree that ends with it
 
 _running: dict[int, subprocess.Popen] = {}  # pid -> run process, for stopping them all at once
 _running_lock = threading.Lock()
 
 
 def execute(job: Job, timeout: float, *, return_recording: bool = False) -> dict[str, Any]:
-    """Run one job in its own process group, killed at ``timeout`` s; returns its result (a failed
+    """Run one job in its own kept process tree, ended at ``timeout`` s; returns its result (a failed
     result when it crashed or ran out of time). ``return_recording``: carry the run's recording in
-    the result (``recording_bytes``), for a run on another machine."""
+    the result (``recording_bytes``), for a run on another machine. The calling thread must outlive
+    the run (its keeper ends the tree when that thread ends)."""
     run_dir = Path(job.run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "result.json").unlink(missing_ok=True)
     (run_dir / "job.json").write_text(json.dumps(asdict(job)))
     with open(run_dir / "run.err", "wb") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "hrpsim.sweep.run_one", str(run_dir / "job.json")],
+            [*KEEPER, sys.executable, "-m", "hrpsim.sweep.run_one", str(run_dir / "job.json")],
             stdout=err,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -47,12 +54,12 @@ def execute(job: Job, timeout: float, *, return_recording: bool = False) -> dict
         try:
             status = proc.wait(timeout)
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
+            _end(proc)
             return {"status": "timeout", "error": f"the run took longer than its {timeout:g} s and was killed"}
         finally:
             with _running_lock:
                 _running.pop(proc.pid, None)
-            _kill_group(proc)  # whatever it left behind in its group
+            _end(proc)
     result_path = run_dir / "result.json"
     if not result_path.is_file():
         tail = (run_dir / "run.err").read_text(errors="replace").strip().splitlines()[-3:]
@@ -68,10 +75,20 @@ def stop_all() -> None:
     with _running_lock:
         procs = list(_running.values())
     for proc in procs:
-        _kill_group(proc)
+        _end(proc)
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _end(proc: subprocess.Popen) -> None:
+    """End a run's tree: its keeper, asked with SIGTERM, kills every process of it; a keeper that does
+    not end in KILL_WAIT_S is killed with its group."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(KILL_WAIT_S)
+        return
+    except subprocess.TimeoutExpired:
+        pass
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
