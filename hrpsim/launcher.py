@@ -60,7 +60,7 @@ class Launch:
         stamp = time.strftime("%Y%m%d-%H%M%S")
         self.run_dir = Path(args.run_dir or Path("runs") / f"{Path(project.path).stem}-{stamp}-{os.getpid()}")
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        self.sup = Supervisor(echo=None if args.quiet else sys.stdout)
+        self.sup = Supervisor(echo=None if args.quiet else sys.stdout, holds_tree=True)
         self.stop_requested = threading.Event()
         self.stop_reason = ""
         self.nameserver = ""
@@ -379,6 +379,7 @@ class Launch:
         """Apply each dead child's restart policy; the simulator's death ends the run. A controller that
         exits with status 0 left on its own (the run's bye, or its own choice): nothing is lost."""
         controllers = {c.name for c in self.project.controllers}
+        self.sup.look_after_tree()
         self._check_simulator()  # first: the controllers that die with it are not what ended the run
         for child in self.sup.died():
             if child.name in controllers and child.returncode == 0:

@@ -25,10 +25,12 @@ from pathlib import Path
 from typing import IO
 
 from hrpsim.lifeline import Lifeline
+from hrpsim.process_tree import adopted, become_subreaper, descendants, end_descendants
 
 log = logging.getLogger("hrpsim.launch")
 
 BACKOFF_FIRST_S, BACKOFF_MAX_S = 0.5, 8.0  # the delay before restart n is first * 2**(n-1), capped
+LOOK_INTERVAL_S = 1.0  # how often a supervisor that holds its tree looks at the processes below it
 
 
 @dataclass
@@ -88,9 +90,19 @@ class Child:
 
 
 class Supervisor:
-    """Starts children and stops them all, whatever happens."""
+    """Starts children and stops them all, whatever happens. ``holds_tree``: this process exists to
+    supervise (the launcher), so every process below it is the supervisor's: it becomes their subreaper
+    (hrpsim.process_tree), tells the lifeline each of their groups as it finds them (a child's child
+    that left its child's group with setsid included) and ends them all at the end."""
 
-    def __init__(self, *, echo: IO[str] | None = sys.stdout, grace: float = 3.0, term_grace: float = 3.0) -> None:
+    def __init__(
+        self,
+        *,
+        echo: IO[str] | None = sys.stdout,
+        grace: float = 3.0,
+        term_grace: float = 3.0,
+        holds_tree: bool = False,
+    ) -> None:
         self.children: list[Child] = []
         self._echo = echo
         self._echo_lock = threading.Lock()
@@ -98,6 +110,8 @@ class Supervisor:
         self._term_grace = term_grace
         self._width = 12
         self._lifeline: Lifeline | None = None
+        self.holds_tree = holds_tree and become_subreaper()
+        self._next_look = 0.0  # monotonic time of the next look at the tree
 
     def start(self, child: Child) -> Child:
         env = {**os.environ, **child.env, "PYTHONUNBUFFERED": "1"}
@@ -135,6 +149,26 @@ class Supervisor:
                     line = raw.decode(errors="replace").rstrip("\n")
                     with self._echo_lock:
                         print(f"{child.name:>{self._width}} | {line}", file=self._echo, flush=True)
+
+    def look_after_tree(self) -> None:
+        """Replace a lifeline watchdog that died (saying so); with ``holds_tree``, at most once every
+        LOOK_INTERVAL_S, tell the lifeline the group of every process below this one and reap the
+        orphans it adopted that ended."""
+        if self._lifeline is not None and (status := self._lifeline.keep_alive()) is not None:
+            self.echo(f"launch: the lifeline's watchdog died (exit status {status}); another took its place")
+        if not self.holds_tree or self._lifeline is None or time.monotonic() < self._next_look:
+            return
+        self._next_look = time.monotonic() + LOOK_INTERVAL_S
+        watchdog = self._lifeline.watchdog.pid
+        for process in descendants():
+            if process.pid == watchdog:
+                continue
+            try:
+                if self._lifeline.watch(pgid := os.getpgid(process.pid)):
+                    log.info("the lifeline watches group %d, of pid %d below the children", pgid, process.pid)
+            except ProcessLookupError:
+                pass
+        adopted(managed={c.pid for c in self.children} | {watchdog})
 
     def echo(self, text: str) -> None:
         if self._echo is not None:
@@ -187,6 +221,10 @@ class Supervisor:
         if self._lifeline is not None:
             self._lifeline.release()
             self._lifeline = None
+        if self.holds_tree:
+            leftover = end_descendants()  # orphans adopted from the children: setsid daemons, say
+            if leftover:
+                log.info("ended %d processes left below the children", leftover)
         return {c.name: c.returncode for c in self.children}
 
     def _stop(self, child: Child) -> None:
