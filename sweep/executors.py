@@ -134,7 +134,10 @@ class RayCluster:
         try:
             import ray
         except ImportError:
-            raise ConfigError("--ray needs Ray, hrpsim's ray extra: pip install -e '.[ray]' in the checkout") from None
+            raise ConfigError(
+                "--ray needs Ray, hrpsim's ray extra: pip install 'hrpsim[ray]' "
+                "(in a checkout: pip install -e '.[ray]')"
+            ) from None
         self._ray = ray
         self.address = address
         self.workers = workers

@@ -71,7 +71,8 @@ def plot(rows: list[dict[str, Any]], metric: str, x: str, y: str | None, output:
         import matplotlib
     except ImportError:
         raise ConfigError(
-            "plots need matplotlib, hrpsim's plot extra: pip install -e '.[plot]' in the checkout"
+            "plots need matplotlib, hrpsim's plot extra: pip install 'hrpsim[plot]' "
+            "(in a checkout: pip install -e '.[plot]')"
         ) from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -159,7 +159,8 @@ def write_parquet(path: Path, cols: list[str], rows: list[dict[str, str]]) -> No
         import pyarrow.parquet as pq
     except ImportError:
         raise ValueError(
-            "Parquet output needs pyarrow, hrpsim's sweep extra: pip install -e '.[sweep]' in the checkout"
+            "Parquet output needs pyarrow, hrpsim's sweep extra: pip install 'hrpsim[sweep]' "
+            "(in a checkout: pip install -e '.[sweep]')"
         ) from None
     data = {c: [value_of(r[c]) for r in rows] for c in cols}
     table = pa.table(
