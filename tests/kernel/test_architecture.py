@@ -142,10 +142,24 @@ def test_only_the_ode_engine_package_imports_ode_or_loads_libode():
         if relative.parts[:2] == ("engines", "ode"):
             continue
         text = path.read_text()
-        imports = _imports(ast.parse(text))
-        if "ode" in imports or "ctypes" in imports or "libode" in text:
+        tree = ast.parse(text)
+        imports = _imports(tree)
+        if "ode" in imports or "libode" in text or ("ctypes" in imports and _loads_a_library(tree)):
             offenders.append(str(relative))
     assert offenders == []
+
+
+def _loads_a_library(tree: ast.AST) -> bool:
+    """Whether the code loads a shared library through ctypes (``CDLL("...")``, ``LoadLibrary``,
+    ``find_library``), as opposed to calling into the process's own C library (``CDLL(None)``)."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        own = node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value is None
+        if name in ("LoadLibrary", "find_library") or (name in ("CDLL", "PyDLL") and not own):
+            return True
+    return False
 
 
 def test_only_the_tick_loop_advances_an_engine():
