@@ -159,15 +159,15 @@ class Supervisor:
         if not self.holds_tree or self._lifeline is None or time.monotonic() < self._next_look:
             return
         self._next_look = time.monotonic() + LOOK_INTERVAL_S
-        watchdog = self._lifeline.watchdog.pid
+        watchdog, own_group = self._lifeline.watchdog.pid, os.getpgrp()
         for process in descendants():
-            if process.pid == watchdog:
-                continue
             try:
-                if self._lifeline.watch(pgid := os.getpgid(process.pid)):
-                    log.info("the lifeline watches group %d, of pid %d below the children", pgid, process.pid)
+                pgid = os.getpgid(process.pid)
             except ProcessLookupError:
-                pass
+                continue
+            # never this process's own group (its shell pipeline's, say), which the watchdog would kill
+            if process.pid != watchdog and pgid != own_group and self._lifeline.watch(pgid):
+                log.info("the lifeline watches group %d, of pid %d below the children", pgid, process.pid)
         adopted(managed={c.pid for c in self.children} | {watchdog})
 
     def echo(self, text: str) -> None:
