@@ -173,8 +173,10 @@ def _check_vector(where: str, name: str, value: Any) -> None:
         values = np.asarray(value, dtype=float).reshape(-1)
     except (TypeError, ValueError):
         values = np.full(1, np.nan)
-    if values.shape != (3,) or not np.all(np.isfinite(values)):
+    if values.shape != (3,):
         raise RequestError(f"{where}.{name}: give 3 finite numbers, got {value!r}")
+    if not np.all(np.isfinite(values)):
+        raise RequestError(f"{where}.{name}: give 3 finite numbers, got non-finite {value!r}")
     if problem := push_vector_problem(name, values.tolist()):
         raise RequestError(f"{where}.{name}: {problem}")
 
