@@ -15,6 +15,7 @@ from pathlib import Path
 
 from hrpsim.bodyinfo import Body
 from hrpsim.errors import ModelError
+from hrpsim.modelloader.sensor_names import check_and_name_sensors
 
 # What reading a model may take beyond the process's baseline, per byte of the file (measured
 # with tests/modelloader/test_model_memory_bound.py; the bound docs/security.md states).
@@ -51,10 +52,13 @@ def load_body(path: str | Path, *, lenient: bool = False, world: bool = False) -
     reader = getattr(module, function)
     try:
         if suffix in WORLD_FORMATS:
-            return reader(path, world=world)
-        return reader(path, lenient=lenient) if has_lenient else reader(path)
+            body = reader(path, world=world)
+        else:
+            body = reader(path, lenient=lenient) if has_lenient else reader(path)
     except MemoryError:
         raise ModelError(
             f"{path}: not enough memory to read this model (reading a model file takes up to "
             f"{MEMORY_PER_FILE_BYTE} times its size: docs/security.md)"
         ) from None
+    check_and_name_sensors(body, str(path))
+    return body

@@ -33,6 +33,7 @@ from hrpsim.modelloader.body_joints import initial_value, read_joint, read_mass
 from hrpsim.modelloader.body_resources import Resources
 from hrpsim.modelloader.body_values import BodyFile
 from hrpsim.modelloader.body_yaml import YMap, load_yaml
+from hrpsim.modelloader.sensor_names import repeat_message, repeated_names
 
 EXTRA_JOINTS = ("ball", "piston", "hinge", "fixed")  # Choreonoid's ExtraJoint types
 EXTRA_AXIS = (1.0, 0.0, 0.0)  # Choreonoid's default axis of a hinge or piston
@@ -89,7 +90,7 @@ class _BodyReader:
         body.links = [e.link for e in ordered]
         if len(self.stack) == 1:  # once the whole body is known: a SubBody's tracks wait for it
             self._number_tracks(body.links)
-        body.sensors = _sensors(ordered, self.notes)
+        body.sensors = _sensors(ordered, self.notes, self.problems)
         body.extra_joints = self.extra + self._extra_joints(top, {e.link.name for e in ordered})
         body.static = len(body.links) == 1 and body.root.joint_type == "fixed"
         body.metadata = self._metadata(ordered)
@@ -206,7 +207,8 @@ class _BodyReader:
                 entry.link.joint_id += offset
             entry.parent = prefix + entry.parent + suffix if entry.parent else ""
             for sensor, _ in entry.parts.sensors:
-                sensor.name = self.file.string(node, "devicePrefix", "SubBody", prefix) + sensor.name
+                if sensor.name:  # an unnamed one is named after its (prefixed) link once loaded
+                    sensor.name = self.file.string(node, "devicePrefix", "SubBody", prefix) + sensor.name
         root = entries[0]
         root.parent = self.file.string(node, "parent", "SubBody")
         root.node = node
@@ -310,11 +312,18 @@ class _BodyReader:
         return rotation @ axis if rotation is not None else axis
 
 
-def _sensors(ordered: list[_Entry], notes: list[str]) -> list[Sensor]:
+def _sensors(ordered: list[_Entry], notes: list[str], problems: list[str]) -> list[Sensor]:
     """Sensors in link order (Choreonoid sorts devices so). Ids are numbered per type: a file's id
     is kept; a missing one, or one a sensor of the same type already has (Choreonoid allows
-    that, e.g. two JACO2 arms on one AizuSpider), becomes the next free id, with a note."""
+    that, e.g. two JACO2 arms on one AizuSpider), becomes the next free id, with a note. A name
+    given twice is a problem at the second (modelloader.sensor_names)."""
     found = [(s, where) for entry in ordered for s, where in entry.parts.sensors]
+    where_of = {id(s): where for s, where in found}
+    links = [entry.link.name for entry in ordered]
+    for sensor, earlier in repeated_names(s for s, _ in found):
+        problems.append(
+            f"{where_of[id(sensor)]}: {repeat_message(sensor, earlier, links)} (first at {where_of[id(earlier)]})"
+        )
     used: dict[str, set[int]] = {}
     renumber = []
     for sensor, where in found:
