@@ -25,6 +25,7 @@ from hrpsim.conventions import excluded_link_pairs
 from hrpsim.engines.ode import friction
 from hrpsim.engines.ode import params as odeparams
 from hrpsim.engines.ode import trimesh as odemesh
+from hrpsim.engines.ode.contact_reduction import reduce_contacts
 from hrpsim.engines.ode.model import OdeModel
 from hrpsim.errors import ConfigError
 from hrpsim.project import CollisionPair
@@ -137,12 +138,17 @@ class ContactGenerator:
         self.begin_step()
         self.found = []
         self._error: BaseException | None = None
+        self._touching: dict[tuple[LinkKey, LinkKey], tuple] = {}
         self.space.collide(None, self._near_spaces)
         for model in self.self_colliding:
             self._surface = self.surfaces[(model.name, model.name)]
             model.space.collide(model.name, self._near_self)
         if self._error is not None:  # pyode prints and drops exceptions raised inside its callbacks
             raise self._error
+        for g1, g2, surface, contacts in self._touching.values():
+            contacts = reduce_contacts(contacts)
+            self.found.append((g1, g2, contacts))  # named only when an observer asks (contact_points)
+            self._join(contacts, surface, g1, g2)
         return self.count
 
     def points(self) -> list[dict[str, Any]]:
@@ -206,11 +212,17 @@ class ContactGenerator:
         # A fixed root is a kinematic body: against the environment or another one, nothing can move.
         if immovable(g1.getBody()) and immovable(g2.getBody()):
             return
-        contacts = odemesh.collide(g1, g2)
+        contacts = odemesh.collide(g1, g2, spanning=True)
         if not contacts:
             return
-        self.found.append((g1, g2, contacts))  # named only when an observer asks (contact_points)
-        self._join(contacts, self._surface, g1, g2)
+        # Gathered per pair of links (in the order met, which fixes the normals' sense) and
+        # joined once every geom has been met: a link's shapes make one patch (contact_reduction).
+        links = ((g1.model_name, g1.link_index), (g2.model_name, g2.link_index))
+        touching = self._touching.get(links)
+        if touching is None:
+            self._touching[links] = (g1, g2, self._surface, contacts)
+        else:
+            touching[3].extend(contacts)
 
     def _join(self, contacts: list[ode.Contact], surface: Surface, g1: ode.GeomObject, g2: ode.GeomObject) -> None:
         """Contact joints for this step between the geoms' bodies, with the pair's surface."""

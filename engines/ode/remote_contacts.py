@@ -24,6 +24,7 @@ import numpy as np
 import ode
 
 from hrpsim.client import Client
+from hrpsim.engines.ode.contact_reduction import reduce_contacts
 from hrpsim.engines.ode.contacts import ContactGenerator, immovable
 from hrpsim.engines.ode.model import OdeModel
 from hrpsim.engines.ode.service_link import ServiceLink, Waiting
@@ -142,5 +143,6 @@ class RemoteContacts(ContactGenerator):
             contact = ode.Contact()
             contact.setContactGeomParams(tuple(map(float, position)), tuple(map(float, normal)), float(depth), g1, g2)
             contacts.append(contact)
+        contacts = reduce_contacts(contacts)  # as the built-in generator simulates them
         self.found.append((g1, g2, contacts))
         self._join(contacts, self.surfaces[(record["body1"], record["body2"])], g1, g2)

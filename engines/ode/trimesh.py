@@ -20,6 +20,7 @@ import weakref
 import numpy as np
 import ode
 
+from hrpsim.engines.ode.contact_reduction import kept_indices
 from hrpsim.engines.ode.libode import LIBODE
 
 log = logging.getLogger("hrpsim.odemesh")
@@ -37,6 +38,20 @@ class _ContactGeom(ctypes.Structure):  # dContactGeom, double precision
         ("side1", ctypes.c_int),
         ("side2", ctypes.c_int),
     ]
+
+
+_CONTACT_DTYPE = np.dtype(
+    [
+        ("pos", "<f8", 4),
+        ("normal", "<f8", 4),
+        ("depth", "<f8"),
+        ("g1", "<u8"),
+        ("g2", "<u8"),
+        ("side1", "<i4"),
+        ("side2", "<i4"),
+    ]
+)
+assert _CONTACT_DTYPE.itemsize == ctypes.sizeof(_ContactGeom)
 
 
 def _load() -> ctypes.CDLL | None:
@@ -124,8 +139,9 @@ def exact_mesh_of(geom: ode.GeomObject) -> ExactMesh | None:
     return getattr(geom, "exact_mesh", None)
 
 
-def collide(g1: ode.GeomObject, g2: ode.GeomObject) -> list[ode.Contact]:
-    """``ode.collide(g1, g2)``, with a mesh proxy's exact trimesh in place of its box."""
+def collide(g1: ode.GeomObject, g2: ode.GeomObject, *, spanning: bool = False) -> list[ode.Contact]:
+    """``ode.collide(g1, g2)``, with a mesh proxy's exact trimesh in place of its box; ``spanning``:
+    of a mesh's contacts only those that span the patch (contact_reduction), made into pyode objects."""
     m1, m2 = exact_mesh_of(g1), exact_mesh_of(g2)
     if m1 is None and m2 is None:
         return ode.collide(g1, g2)
@@ -134,9 +150,11 @@ def collide(g1: ode.GeomObject, g2: ode.GeomObject) -> list[ode.Contact]:
     count = _LIB.dCollide(
         m1.id if m1 else g1._id(), m2.id if m2 else g2._id(), MAX_CONTACTS, buffer, ctypes.sizeof(_ContactGeom)
     )
+    found = np.frombuffer(buffer, dtype=_CONTACT_DTYPE, count=count)
+    positions, normals, depths = found["pos"][:, :3], found["normal"][:, :3], found["depth"]
     contacts = []
-    for found in buffer[:count]:
+    for i in kept_indices(positions, normals, depths) if spanning else range(count):
         contact = ode.Contact()
-        contact.setContactGeomParams(tuple(found.pos[:3]), tuple(found.normal[:3]), found.depth, g1, g2)
+        contact.setContactGeomParams(tuple(positions[i].tolist()), tuple(normals[i].tolist()), float(depths[i]), g1, g2)
         contacts.append(contact)
     return contacts
