@@ -36,6 +36,7 @@ from hrpsim.engines.mujoco.layout import ModelLayout
 from hrpsim.engines.mujoco.rays import RayCaster
 from hrpsim.engines.mujoco.sensors import SensorSet
 from hrpsim.engines.mujoco.stepping import SplitStep
+from hrpsim.engines.stability import gain_advice
 from hrpsim.errors import ConfigError, NotFound, RequestError
 from hrpsim.project import Project
 
@@ -302,7 +303,7 @@ class MujocoEngine(Engine):
         body = self._bad_body()
         if body is None:
             return
-        self.fail(self._where(body), "positions, speeds or accelerations")
+        self.fail(self._where(body), "positions, speeds or accelerations" + self._gain_advice(body))
 
     def _bad_body(self) -> int | None:
         """The MuJoCo body of the first bad coordinate, if any."""
@@ -320,6 +321,13 @@ class MujocoEngine(Engine):
         if bad_position.size:
             return int(m.jnt_bodyid[int(np.searchsorted(m.jnt_qposadr, int(bad_position[0]), side="right") - 1)])
         return None
+
+    def _gain_advice(self, body: int) -> str:
+        for model in self.models.values():
+            hits = np.flatnonzero(model.bodies == body)
+            if hits.size and model.drives is not None:
+                return gain_advice(self, model.layout.name, int(hits[0]))
+        return ""
 
     def _where(self, body: int) -> str:
         for model in self.models.values():

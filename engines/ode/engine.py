@@ -32,6 +32,7 @@ from hrpsim.engines.ode.model import OdeModel
 from hrpsim.engines.ode.placement import current_link_values, place
 from hrpsim.engines.ode.sensors import OdeSensors
 from hrpsim.engines.ode.service_link import Waiting
+from hrpsim.engines.stability import gain_advice
 from hrpsim.errors import ConfigError, NotFound, RequestError
 from hrpsim.placement import root_placement
 from hrpsim.project import Project
@@ -254,7 +255,8 @@ class OdeEngine(Engine):
         self.fail(
             f"model {model.name!r} link {model.moving_links[row].link.name!r}",
             f"position {p[0]:.3g} {p[1]:.3g} {p[2]:.3g} m, linear velocity {v[0]:.3g} {v[1]:.3g} "
-            f"{v[2]:.3g} m/s, angular velocity {w[0]:.3g} {w[1]:.3g} {w[2]:.3g} rad/s",
+            f"{v[2]:.3g} m/s, angular velocity {w[0]:.3g} {w[1]:.3g} {w[2]:.3g} rad/s"
+            + gain_advice(self, model.name, model.moving_links[row].index),
         )
 
     def _apply_external(self, robot: str, index: int, force: tuple[float, ...], torque: tuple[float, ...]) -> None:
