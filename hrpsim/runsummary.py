@@ -5,15 +5,40 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 # A robot whose root drops below this fraction of its starting height is reported as fallen.
 FALLEN_FRACTION = 0.6
 # A root whose own z axis leans less than this from the world's z started upright.
 UPRIGHT_TILT = math.radians(30.0)
+# A link of a fixed-root model that ends farther than this from where it started has moved.
+MOVED_M = 1e-3
+# Links whose frames start within this fraction of a model's height of its lowest one are its stance.
+STANCE_BAND = 0.1
+
+# What a model is, for its summary (docs/architecture.md, "The run summary"):
+STANDING = "standing"  # a free root on joints, upright, taller than its stance is wide: can fall
+FIXED_ROOT = "fixed root"  # an arm or a model whose root is the world: its links are what move
+FREE_BODY = "free body"  # any other free root (a box, a many-legged body, a vehicle): no verdict
 
 
 def upright(rotation: Any) -> bool:
     """Whether a root with this rotation (3x3, world from link) stands with its z axis up."""
     return bool(rotation[2][2] >= math.cos(UPRIGHT_TILT))
+
+
+def model_kind(*, free_root: bool, has_joints: bool, root_rotation: Any, link_positions: Any) -> str:
+    """STANDING, FIXED_ROOT or FREE_BODY for a model starting with these link frames (links x 3, world)."""
+    if not free_root:
+        return FIXED_ROOT
+    if not has_joints or not upright(root_rotation):
+        return FREE_BODY
+    positions = np.asarray(link_positions, dtype=float)
+    lowest = positions[:, 2].min()
+    height = positions[0, 2] - lowest  # of the root above the lowest link frame
+    stance = positions[positions[:, 2] <= lowest + STANCE_BAND * max(np.ptp(positions[:, 2]), 1e-9), :2]
+    width = float(np.linalg.norm(np.ptp(stance, axis=0)))
+    return STANDING if height > width else FREE_BODY
 
 
 def empty_summary(**known: Any) -> dict[str, Any]:
@@ -31,14 +56,20 @@ def empty_summary(**known: Any) -> dict[str, Any]:
 
 
 def fallen(robot: dict[str, Any]) -> bool | None:
-    """True or False for a robot with joints that started upright; None (no verdict) for anything
-    else: a dropped box, or a body that started lying down, has nothing to fall from."""
+    """True or False for a standing robot; None (no verdict) for anything else: a dropped box, an arm,
+    a many-legged body settling on its legs, a body that started lying down has nothing to fall from.
+    (A summary written before ``kind`` existed: a robot with joints that started upright.)"""
     start, lowest = robot.get("root_start"), robot.get("min_root_z")
-    if not robot.get("has_joints") or not robot.get("upright_start"):
-        return None
-    if not start or lowest is None or start[2] <= 0:
+    standing = robot["kind"] == STANDING if "kind" in robot else robot.get("has_joints") and robot.get("upright_start")
+    if not standing or not start or lowest is None or start[2] <= 0:
         return None
     return lowest < FALLEN_FRACTION * start[2]
+
+
+def verdict(robot: dict[str, Any]) -> str | None:
+    """ "stayed up", "fell" or None: :func:`fallen` in words, as the summary's ``verdict``."""
+    fell = fallen(robot)
+    return None if fell is None else ("fell" if fell else "stayed up")
 
 
 def _num(value: Any, fmt: str = ".3f") -> str:
@@ -49,6 +80,30 @@ def _xyz(v: Any) -> str:
     return "-" if not v else "(" + ", ".join(f"{x:.3f}" for x in v) + ")"
 
 
+def _robot_line(r: dict[str, Any]) -> str:
+    if r.get("kind") == FIXED_ROOT:
+        moved = sorted((r.get("moved_links") or {}).items(), key=lambda item: -_distance(item[1]))
+        if not moved:
+            return "fixed root; no link moved"
+        shown = ", ".join(f"{link} {_distance(ends):.3f} m" for link, ends in moved[:3])
+        more = f" (+{len(moved) - 3} more)" if len(moved) > 3 else ""
+        return f"fixed root; links moved: {shown}{more}"
+    text = f"root {_xyz(r.get('root_start'))} -> {_xyz(r.get('root_end'))}, "
+    if r.get("kind") == FREE_BODY and r.get("has_joints"):
+        return text + f"root height {_num(r.get('min_root_z'))}-{_num(r.get('max_root_z'))} m"
+    said = verdict(r)
+    return (
+        text
+        + f"lowest root z {_num(r.get('min_root_z'))} m"
+        + ("" if said is None else f", {said.upper() if said == 'fell' else said}")
+    )
+
+
+def _distance(ends: dict[str, Any]) -> float:
+    start, end = ends.get("start"), ends.get("end")
+    return float(np.linalg.norm(np.subtract(end, start))) if start and end else 0.0
+
+
 def format_summary(s: dict[str, Any]) -> str:
     lines = [
         "",
@@ -57,12 +112,7 @@ def format_summary(s: dict[str, Any]) -> str:
         f"real-time factor {_num(s.get('real_time_factor'), '.2f')}, ticks {s.get('ticks', 0)}",
     ]
     for name, r in (s.get("robots") or {}).items():
-        fell = fallen(r)
-        verdict = "" if fell is None else (", FELL" if fell else ", stayed up")
-        lines.append(
-            f"  robot {name}: root {_xyz(r.get('root_start'))} -> {_xyz(r.get('root_end'))}, "
-            f"lowest root z {_num(r.get('min_root_z'))} m{verdict}"
-        )
+        lines.append(f"  robot {name}: {_robot_line(r)}")
     loops = s.get("loops")
     if loops:
         lines.append(

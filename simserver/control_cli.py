@@ -19,6 +19,7 @@ from hrpsim.cli_options import add_everywhere, nameserver_option
 from hrpsim.client import Client
 from hrpsim.errors import HrpsimError
 from hrpsim.naming import NameClient
+from hrpsim.runsummary import format_summary
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -108,5 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     except HrpsimError as exc:
         print(f"hrpsim sim {args.command}: {exc}", file=sys.stderr)
         return 1
-    print(json.dumps(result, indent=2, default=str) if args.json else _describe(result))
+    if args.json:
+        print(json.dumps(result, indent=2, default=str))
+    else:  # the summary reads as hrpsim launch prints it: one summary, one verdict
+        print(format_summary(result) if args.command == "summary" else _describe(result))
     return 0

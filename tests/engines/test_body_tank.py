@@ -25,4 +25,7 @@ def test_tank_drives_forward_at_its_tracks_surface_speed(tmp_path: Path) -> None
     assert end[0] - start[0] == pytest.approx(speed * seconds, rel=0.15)
     assert abs(end[1] - start[1]) < 0.05
     assert end[2] == pytest.approx(start[2], abs=0.01)
-    assert "stayed up" in next(line for line in launched.stdout.splitlines() if "robot tank:" in line)
+    # a vehicle, wider than tall: no verdict, its root's height band (docs/architecture.md, "The run summary")
+    line = next(line for line in launched.stdout.splitlines() if "robot tank:" in line)
+    assert tank["kind"] == "free body" and "stayed up" not in line and "FELL" not in line
+    assert f"root height {tank['min_root_z']:.3f}-{tank['max_root_z']:.3f} m" in line
