@@ -172,9 +172,11 @@ class Drives:
         self._torque_actuators = self.actuators[self._torque]
         # every joint in torque mode (the commonest case): whole arrays, no gathering
         self._torque_only = slice(None) if self._torque.size == len(self.names) else self._torque
+        # the constraint kinds as plain ints: numpy compares an array with a MuJoCo enum object element
+        # by element in Python (120 us a step for 60 rows, as long as the step itself)
         groups = (
-            (self._hold, mujoco.mjtConstraint.mjCNSTR_EQUALITY, self.equalities, self.m.neq),
-            (self._velocity, mujoco.mjtConstraint.mjCNSTR_FRICTION_TENDON, self.tendons, self.m.ntendon),
+            (self._hold, int(mujoco.mjtConstraint.mjCNSTR_EQUALITY), self.equalities, self.m.neq),
+            (self._velocity, int(mujoco.mjtConstraint.mjCNSTR_FRICTION_TENDON), self.tendons, self.m.ntendon),
         )
         self._constrained = [group for group in groups if group[0].size]  # effort: a constraint's force
         self.sets_constraints = bool(self._constrained)  # apply() sets more than the controls
