@@ -1,4 +1,5 @@
-"""Ticks/s of the sample walk on each engine (ODE, MuJoCo), controller in-process and external.
+"""Ticks/s of the sample walk on each engine (ODE, MuJoCo), controller in-process and external; SR1,
+GR001 and sample1 standing on each.
 
 The sample walk is examples/sample_walk.yaml: sample1.wrl on floor.wrl at a 2 ms step, the OpenHRP3
 walking pattern under its PD gains in torque mode (examples/controllers/sample_walk.py), 16 s.
@@ -38,6 +39,13 @@ first one makes every block's caches colder and every ratio larger): the floor u
 root's height at the end of each: the four integrate the same physics. The `raw_mujoco_*` figures are
 medians over RAW_MUJOCO_PROCESSES fresh interpreters, one after the other: the same code read 1.71 to
 1.90 from one process to the next (where its arrays and objects land), more than within one.
+`stand_ROBOT_ENGINE_rt`: the real-time factor of sample1, SR1 and GR001 (Choreonoid body files)
+standing in high-gain mode with no controller (examples/sample_stand.yaml, sr1_stand.yaml,
+gr001_stand.yaml at a 2 ms step), in process (hrpsim.Simulation), each robot on each engine taking
+turns in blocks of ticks for STAND_SECONDS of simulated time: the median block's; `stand_ROBOT_ENGINE_z`
+the root's height at the end (each still standing). `stand_ROBOT_mujoco_launch_rt`: SR1 and GR001 on
+MuJoCo launched as processes (examples/sr1_stand_mujoco.yaml, gr001_stand_mujoco.yaml, 5 s), the real-time
+factor of the run summary.
 The machine has 2 cores shared with other work.
 """
 
@@ -247,6 +255,47 @@ class EngineOnly:
         return float(self.engine.read(self.robot).root_position[2])
 
 
+STANDING = {"sample1": "sample_stand.yaml", "sr1": "sr1_stand.yaml", "gr001": "gr001_stand.yaml"}
+STAND_SECONDS = 4.0
+
+
+def _standing_world(file: str, engine: str, bodies: dict) -> Simulation:
+    project = load_project(REPO / "examples" / file)
+    project.world.engine = engine
+    return Simulation(project, bodies=bodies)
+
+
+def _standing() -> dict[str, float]:
+    """Each robot standing on each engine, in process, in turns: real-time factors and end heights."""
+    sims = {}
+    for robot, file in STANDING.items():
+        bodies = {m.name: load_body(m.file) for m in load_project(REPO / "examples" / file).models}
+        for engine in ENGINES:
+            sims[(robot, engine)] = _standing_world(file, engine, bodies)
+    rates: dict[tuple[str, str], list[float]] = {key: [] for key in sims}
+    block = BLOCK // 2
+    for _ in range(round(STAND_SECONDS / 0.002 / block)):
+        for key, sim in sims.items():
+            start = time.perf_counter()
+            sim.step(block)
+            rates[key].append(block * sim.project.world.timestep / (time.perf_counter() - start))
+    out = {}
+    for (robot, engine), sim in sims.items():
+        out[f"stand_{robot}_{engine}_rt"] = statistics.median(rates[(robot, engine)])
+        out[f"stand_{robot}_{engine}_z"] = float(sim.engine.read("robot").root_position[2])
+        sim.close()
+    return out
+
+
+def _standing_launched(folder: Path) -> dict[str, float]:
+    return {
+        f"stand_{robot}_mujoco_launch_rt": float(
+            launch_summary(REPO / "examples" / f"{robot}_stand_mujoco.yaml", folder)["real_time_factor"]
+        )
+        for robot in ("sr1", "gr001")
+    }
+
+
 def _mujoco_world(bodies: dict) -> Simulation:
     project = load_project(PROJECT)
     project.world.engine = "mujoco"
@@ -307,8 +356,10 @@ def run() -> dict[str, float]:
     figures = _raw_mujoco_in_processes()
     in_process, torques = _in_process()
     figures.update(in_process)
+    figures.update(_standing())
     with tempfile.TemporaryDirectory() as tmp:
         figures.update(_launched(torques, Path(tmp)))
+        figures.update(_standing_launched(Path(tmp)))
     for engine in ENGINES:
         for kind in ("external", "external_floor"):
             figures[f"{engine}_{kind}_ratio"] = figures[f"{engine}_{kind}_rt"] / figures[f"{engine}_inprocess_rt"]
@@ -318,6 +369,11 @@ def run() -> dict[str, float]:
 if __name__ == "__main__":
     if sys.argv[1:] == ["--raw-mujoco"]:
         print(json.dumps(_raw_mujoco()))
+        sys.exit(0)
+    if sys.argv[1:] == ["--standing"]:  # the standing figures alone
+        with tempfile.TemporaryDirectory() as tmp:
+            for key, value in {**_standing(), **_standing_launched(Path(tmp))}.items():
+                print(f"engines.{key} = {value:.4g}")
         sys.exit(0)
     for key, value in run().items():
         print(f"engines.{key} = {value:.4g}")
