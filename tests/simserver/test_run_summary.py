@@ -70,41 +70,6 @@ def test_what_a_model_is(free_root: bool, joints: bool, rotation: np.ndarray, li
     assert model_kind(free_root=free_root, has_joints=joints, root_rotation=rotation, link_positions=links) == kind
 
 
-# A four-legged body in the manner of Gymnasium's ant: a free sphere with four two-joint legs,
-# starting at 0.75 m with its legs out sideways, settling on them.
-ANT_MJCF = """<mujoco model="ant">
-  <compiler angle="degree"/>
-  <option timestep="0.002"/>
-  <worldbody>
-    <geom name="floor" type="plane" size="20 20 0.1"/>
-    <body name="torso" pos="0 0 0.75">
-      <freejoint name="root"/>
-      <geom type="sphere" size="0.25" mass="5"/>
-%s
-    </body>
-  </worldbody>
-</mujoco>
-"""
-LEG = """      <body name="hip_{n}" pos="{x} {y} 0">
-        <joint name="hip_{n}" type="hinge" axis="0 0 1" range="-30 30"/>
-        <geom type="capsule" fromto="0 0 0 {x} {y} 0" size="0.08" mass="0.5"/>
-        <body name="ankle_{n}" pos="{x} {y} 0">
-          <joint name="ankle_{n}" type="hinge" axis="{ax} {ay} 0" range="30 70"/>
-          <geom type="capsule" fromto="0 0 0 {x} {y} -0.4" size="0.08" mass="0.5"/>
-        </body>
-      </body>"""
-
-
-def ant_file(folder: Path) -> Path:
-    legs = [
-        LEG.format(n=i, x=x, y=y, ax=-y, ay=x)
-        for i, (x, y) in enumerate([(0.2, 0.2), (-0.2, 0.2), (-0.2, -0.2), (0.2, -0.2)])
-    ]
-    path = folder / "ant.xml"
-    path.write_text(ANT_MJCF % "\n".join(legs))
-    return path
-
-
 def mjcf_project(folder: Path, model: str, engine: str) -> Path:
     project = folder / f"{model}-{engine}.yaml"
     project.write_text(
@@ -131,7 +96,7 @@ def test_a_many_legged_body_settling_on_its_legs_gets_its_height_band_and_no_ver
     tmp_path: Path, engine: str
 ) -> None:
     pytest.importorskip("mujoco")  # the MJCF reader
-    ant_file(tmp_path)
+    shutil.copy(REPO / "examples" / "models" / "ant.xml", tmp_path / "ant.xml")  # a free torso on four legs
     with Simulation(mjcf_project(tmp_path, "ant", engine)) as sim:
         summary = sim.run()
     ant = summary["robots"]["ant"]
