@@ -19,14 +19,18 @@ the file's rotor inertias, make it stiffer.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from hrpsim.pd_stability import step_gains
 
-if TYPE_CHECKING:
+# Imported here, not on first use: a controller module that imports this one loads Pinocchio before it
+# attaches, so its first tick does not wait for the import (a third of a second on a busy machine).
+try:
     from hrpsim.controllers.model import RobotModel
+except ImportError as exc:
+    raise ImportError(
+        f"PD gains from the robot's model need its toolkit (pip install 'hrpsim[toolkit]'): {exc}"
+    ) from exc
 
 DAMPING_STEP = 1.0  # a of the stiffest mode: half the damping bound, its rate error gone in a step
 STIFFNESS_STEP = 0.5  # b of the stiffest mode: its position error halves each step (a quarter of the bound)
