@@ -79,5 +79,7 @@ def test_a_sweep_runs_the_example_policy_on_varied_worlds(tmp_path) -> None:
     rows = list(csv.DictReader(table.open()))
     assert len(rows) == 8 and {r["status"] for r in rows} == {"ok"}
     assert {r["policy.ticks"] for r in rows} == {"150"}  # 3 s at 4 ticks of 5 ms: every turn taken
-    stood = {(r["push"], r["collisions[0].friction"]): r["robot.stayed_up"] for r in rows}
-    assert stood["20", "1.0"] == "true" and stood["80", "1.0"] == "false"  # a light push stood, a hard one not
+    # a four-legged body gets its height band, not a verdict (docs/architecture.md): how low its trunk went
+    lowest = {(r["push"], r["collisions[0].friction"]): float(r["robot.min_z"]) for r in rows}
+    assert lowest["20", "1.0"] > 0.2 and lowest["80", "1.0"] < 0.1  # a light push stood, a hard one knocked it over
+    assert {r["robot.stayed_up"] for r in rows} == {""}
