@@ -170,21 +170,20 @@ def _interleaved_external(folder: Path) -> float:
     gate = _EveryOtherBlock(Recorder(folder / "external.mcap"))
     with nameserver_process() as nameserver:
         context = zmq.Context()
-        world = External(pd_project(1, 1), nameserver, {}, context)
-        world.loop.observers.append(gate)
-        gate.begin(world.world)
+        ext = External(pd_project(1, 1), nameserver, {}, context)
+        ext.world.observers.append(gate)
+        gate.begin(ext.engine)
 
         def step(n: int) -> None:
-            for _ in range(n):
-                world.loop.tick_once()
-            world.loop.hand_over()
+            ext.world.step(n)
+            ext.world.hand_over()
 
         try:
             step(BLOCK)
             return _alternate(gate, step, EXTERNAL_BLOCKS)
         finally:
             gate.end({})
-            world.close()
+            ext.close()
             context.term()
 
 

@@ -11,6 +11,7 @@ in half the pairs); `tick_ratio` = CURVE / plain, the median of adjacent blocks'
 
 from __future__ import annotations
 
+import math
 import os
 import statistics
 import subprocess
@@ -65,15 +66,13 @@ class _Lockstep:
     by the simulator's own loop (engine, controller hub, TickLoop) in lockstep."""
 
     def __init__(self, nameserver: str, ctx, bodies: dict) -> None:
-        from hrpsim.engines.base import make_engine
         from hrpsim.naming import Registration
-        from hrpsim.simserver.hub import ControllerHub
-        from hrpsim.simserver.loop import TickLoop
+        from hrpsim.service import DEFAULT_BIND
+        from hrpsim.simserver.world import World
 
         project = _project()
-        self.engine = make_engine(project, bodies)
-        self.hub = ControllerHub(self.engine, project, context=ctx)
-        self.loop = TickLoop(self.engine, self.hub)
+        self.world = World(project, bodies=bodies, hub_bind=DEFAULT_BIND, context=ctx, record=False, end_time=math.inf)
+        self.hub = self.world.hub
         self.registration = Registration(
             "simserver",
             "simserver",
@@ -102,12 +101,11 @@ class _Lockstep:
 
     def run(self, ticks: int) -> float:
         start = time.perf_counter()
-        for _ in range(ticks):
-            self.loop.tick_once()
+        self.world.step(ticks)
         return ticks / (time.perf_counter() - start)
 
     def close(self) -> None:
-        self.hub.close()
+        self.world.close()
         self.registration.stop()
         self.controller.terminate()
         self.controller.wait(10)

@@ -44,10 +44,10 @@ from hrpsim.engines.ode.engine import OdeEngine  # noqa: E402
 from hrpsim.modelloader import load_body  # noqa: E402
 from hrpsim.naming import Registration, host_identity  # noqa: E402
 from hrpsim.project import Project, parse_project  # noqa: E402
-from hrpsim.simserver.hub import ControllerHub  # noqa: E402
-from hrpsim.simserver.loop import TickLoop  # noqa: E402
+from hrpsim.service import DEFAULT_BIND  # noqa: E402
 from hrpsim.simserver.range_sensors import RangeScanner  # noqa: E402
 from hrpsim.simserver.vision_sensors import SceneRenderer  # noqa: E402
+from hrpsim.simserver.world import World  # noqa: E402
 
 TIMESTEP = 0.001
 FRAMES = 60
@@ -93,15 +93,17 @@ class Lockstep(External):
 
     def __init__(self, name: str, bodies: dict[str, Body], cameras: str, nameserver: str, ctx: zmq.Context) -> None:
         project = _project(name, cameras)
-        self.world = OdeEngine(project, bodies)
-        self.hub = ControllerHub(self.world, project, context=ctx)
-        self.loop = TickLoop(self.world, self.hub)
+        self.engine = OdeEngine(project, bodies)
+        self.world = World(
+            project, engine=self.engine, hub_bind=DEFAULT_BIND, context=ctx, record=False, end_time=math.inf
+        )
+        self.hub, self.loop = self.world.hub, self.world.loop
         metadata = {
             "controllers": self.hub.endpoint,
             "controllers_ipc": self.hub.ipc_endpoint,
             "controllers_unix": self.hub.unix_endpoint,
             "host": host_identity(),
-            "robots": self.world.robots,
+            "robots": self.engine.robots,
         }
         self.reg = Registration(f"sim-{name}", "simserver", self.hub.endpoint, nameserver=nameserver, metadata=metadata)
         self.reg.start()

@@ -28,6 +28,7 @@ a controller computes beside it, which is what pipelining relies on.
 
 from __future__ import annotations
 
+import math
 import os
 import statistics
 import subprocess
@@ -52,9 +53,9 @@ from hrpsim.engines.base import Engine, make_engine  # noqa: E402
 from hrpsim.modelloader import load_body  # noqa: E402
 from hrpsim.naming import Registration, host_identity  # noqa: E402
 from hrpsim.project import ControllerConfig, Project, parse_project  # noqa: E402
-from hrpsim.simserver.hub import ControllerHub  # noqa: E402
-from hrpsim.simserver.loop import TickLoop  # noqa: E402
+from hrpsim.service import DEFAULT_BIND  # noqa: E402
 from hrpsim.simserver.shm_peers import SharedMemoryPeer  # noqa: E402
+from hrpsim.simserver.world import World  # noqa: E402
 
 TIMESTEP = 0.001
 BLOCK = 250
@@ -99,11 +100,16 @@ def _world(project: Project, cache: dict) -> Engine:
     return make_engine(project, bodies)
 
 
+def _core(project: Project, engine: Engine, **hub: object) -> World:
+    """The simulator's own core over ``engine``: its hub (``hub``: where it binds), loop and observers.
+    A run without an end (the figures come from as many ticks as the blocks ask for)."""
+    return World(project, engine=engine, record=False, end_time=math.inf, **hub)
+
+
 class _Loop:
     def run(self, ticks: int) -> float:
         start = time.perf_counter()
-        for _ in range(ticks):
-            self.loop.tick_once()
+        self.world.step(ticks)
         return ticks / (time.perf_counter() - start)
 
 
@@ -125,9 +131,9 @@ class External(_Loop):
         """``name``: the world's registered name (its controllers attach to it); ``sdk_options``:
         more options for each ``hrpsim controller`` (such as --no-shared-memory), after the
         defaults, which they override (argparse keeps an option's last value)."""
-        self.world = _world(project, cache)
-        self.hub = ControllerHub(self.world, project, context=ctx)
-        self.loop = TickLoop(self.world, self.hub)
+        self.engine = _world(project, cache)
+        self.world = _core(project, self.engine, hub_bind=DEFAULT_BIND, context=ctx)
+        self.hub, self.loop = self.world.hub, self.world.loop
         self.reg = Registration(
             name,
             "simserver",
@@ -138,7 +144,7 @@ class External(_Loop):
                 "controllers_ipc": self.hub.ipc_endpoint,
                 "controllers_unix": self.hub.unix_endpoint,
                 "host": host_identity(),
-                "robots": self.world.robots,
+                "robots": self.engine.robots,
             },
         )
         self.reg.start()
@@ -181,7 +187,7 @@ class External(_Loop):
         return {_transport(c.peer) for c in self.hub.attachments.by_name.values()}
 
     def close(self) -> None:
-        self.hub.close()
+        self.world.close()
         self.reg.stop()
         for p in self.procs:
             p.terminate()
@@ -207,15 +213,15 @@ class InProcess(_Loop):
     """The same world, loop and hub with the same controllers run in process."""
 
     def __init__(self, project: Project, cache: dict, *, work_us: float = 0.0) -> None:
-        self.world = _world(project, cache)
-        self.hub = ControllerHub(self.world, project, bind=None)
-        self.loop = TickLoop(self.world, self.hub)
+        self.engine = _world(project, cache)
+        self.world = _core(project, self.engine)
+        self.hub, self.loop = self.world.hub, self.world.loop
         for c in project.controllers:
-            self.hub.attach_local(HoldPD(work_us=work_us), name=c.name, robot=c.robot)
+            self.world.attach(HoldPD(work_us=work_us), name=c.name, robot=c.robot)
         self.loop.begin()
 
     def close(self) -> None:
-        self.hub.close()
+        self.world.close()
 
 
 def _ratio(inproc: _Loop, ext: External, plain: _Loop | None = None) -> tuple[float, list[float], list[float], float]:

@@ -253,13 +253,18 @@ class Engine(ABC):
 
     def apply(self, robot: str, command: JointCommand) -> None:
         """Hold these commands and modes from now on; RequestError naming the field if they are wrong."""
+        self.apply_checked(robot, self.check_command(robot, command))
+
+    def check_command(self, robot: str, command: JointCommand) -> JointCommand:
+        """The command as :meth:`apply_checked` takes it: full-length float arrays, finite, modes known;
+        RequestError naming the field (and the joint) otherwise."""
         names = self._joint_names(robot)
         arrays = [
             command_array(robot, name, value, names)
             for name, value in (("torque", command.torque), ("q_ref", command.q_ref), ("dq_ref", command.dq_ref))
         ]
         modes = None if command.modes is None else checked_modes(robot, command.modes, names)
-        self._command(robot, *arrays, modes)
+        return JointCommand(*arrays, modes)
 
     def apply_checked(self, robot: str, command: JointCommand) -> None:
         """:meth:`apply` of a command that has had its checks (full-length finite float arrays, valid

@@ -10,10 +10,11 @@
 
 Models load in this process (no nameserver, no model loader), the engine is the project's
 (``world.engine``), and the world is the simulator process's own core (simserver/world.py): the
-same tick loop, controller hub, reset, recording (the project's ``record:``) and run summary.
-Controllers the project marks ``in_process: true``, or ones given to :meth:`attach`, run at their
-turns with the same periods, policies and statistics as external ones. A project whose controllers
-run as processes (``command:``) is refused, naming them: ``hrpsim launch`` runs those.
+same tick loop, controller hub, operations, run state, reset, snapshots, recording (the project's
+``record:``) and run summary; every call here is one call into it. Controllers the project marks
+``in_process: true``, or ones given to :meth:`attach`, run at their turns with the same periods,
+policies and statistics as external ones. A project whose controllers run as processes
+(``command:``) is refused, naming them: ``hrpsim launch`` runs those.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 from hrpsim.bodyinfo import Body
 from hrpsim.controllers.base import Controller
 from hrpsim.controllers.state import JointIndex, State
-from hrpsim.engines.base import Engine, JointCommand
+from hrpsim.engines.base import Engine, RobotState
 from hrpsim.errors import ConfigError
 from hrpsim.project import Project, load_project
 from hrpsim.simserver.bodies import load_bodies
@@ -56,7 +57,6 @@ class Simulation:
         refuse_external_controllers(project)
         self.bodies = bodies if bodies is not None else load_bodies(project, None, local=True)
         self.world = World(project, bodies=self.bodies, observers=observers, record=record)
-        self.world.begin()
 
     # The world's parts, for scripts that reach below the API.
     @property
@@ -85,21 +85,28 @@ class Simulation:
     def tick(self) -> int:
         return self.engine.tick
 
-    def step(self, n: int = 1) -> None:
-        """Advance ``n`` ticks; SimulationError (naming model and link) if the world blows up, or a
-        controller's policy stops the run.
+    def step(self, n: int = 1) -> int:
+        """Advance ``n`` ticks, and no further than the run's end time (the project's ``end_time``, or
+        a later one :meth:`run` went to): reaching it ends the run. Returns the ticks made.
+        SimulationError (naming model and link) if the world blows up, or a controller's policy stops
+        the run; RequestError once the run has ended.
 
         Observers may hold ticks between calls (the recorder writes 16 at a time): a script that
         steps one tick at a time would otherwise pay for a pipe write every tick. ``run``, an
         error and ``close`` hand everything over."""
-        self.world.step(n)
+        return self.world.step(n)
 
     def run(self, until: float | None = None) -> dict[str, Any]:
-        """Step until simulated time ``until`` (default: the project's end_time); the run summary.
-        SimulationError as :meth:`step`; the summary keeps the error too."""
-        self.world.advance(self.project.world.end_time if until is None else until)
-        self.world.hand_over()
+        """Step until simulated time ``until`` (default: the end time; a later one becomes the end
+        time); the run summary. Reaching the end time ends the run. SimulationError as :meth:`step`;
+        the summary keeps the error too."""
+        self.world.advance_to(until)
         return self.summary()
+
+    @property
+    def status(self) -> dict[str, Any]:
+        """Where the run stands: ``status`` (paused, running, ended), ``reason``, ``end_time``, ``error``..."""
+        return self.world.status()
 
     # --- robots ---
 
@@ -108,8 +115,15 @@ class Simulation:
         return list(self.engine.robots)
 
     def state(self, robot: str) -> State:
-        """The robot's state now, as a controller receives it."""
-        return State.of(self.engine.read(robot), JointIndex(self.engine.body(robot).joint_names))
+        """The robot's state now, as a controller receives it (through its device models, if any)."""
+        return self._state(self.world.state(robot), robot)
+
+    def raw_state(self, robot: str) -> State:
+        """The robot's true state now, as the engine measures it (what observers and recordings see)."""
+        return self._state(self.world.raw_state(robot), robot)
+
+    def _state(self, state: RobotState, robot: str) -> State:
+        return State.of(state, JointIndex(self.engine.body(robot).joint_names))
 
     def command(
         self,
@@ -120,29 +134,30 @@ class Simulation:
         dq_ref: Any = None,
         modes: dict[str, str] | None = None,
     ) -> None:
-        """Hold these commands (full-length arrays, controller order) and drive modes from now on."""
-        self.engine.apply(robot, JointCommand(torque=torque, q_ref=q_ref, dq_ref=dq_ref, modes=modes))
+        """Hold these commands (full-length arrays, controller order) and drive modes from now on, as a
+        controller's command: through the robot's held arrays and device models."""
+        self.world.command(robot, torque=torque, q_ref=q_ref, dq_ref=dq_ref, modes=modes)
 
     def attach(
         self, controller: Controller, *, robot: str, name: str | None = None, period: float | None = None
     ) -> None:
         """Run ``controller`` (a Controller subclass instance) at its turns from the next tick on."""
-        self.hub.attach_local(controller, name=name or type(controller).__name__, robot=robot, period=period)
+        self.world.attach(controller, robot=robot, name=name, period=period)
 
     def push(self, robot: str, link: str, force: Any, *, duration: float, **where: Any) -> dict[str, Any]:
         """Push a link: ``force`` N (world) for ``duration`` s; ``time`` (default now), ``point`` (m, link
         frame) and ``torque`` (N m, world) optional (simserver/disturbances.py). What it will do."""
-        return self.loop.disturbances.push(robot, link, force, duration=duration, **where)
+        return self.world.push(robot, link, force, duration=duration, **where)
 
     def set_link_data(self, robot: str, **values: Any) -> None:
         """Put a robot into a configuration: q, dq, root_position, root_rotation, root_velocity."""
-        self.engine.set_link_data(robot, **values)
+        self.world.set_link_data(robot, **values)
 
     # --- snapshots ---
 
     def snapshot(self) -> Snapshot:
         """The simulation now, to come back to with :meth:`restore`: the engine's state, the commands
-        held, the device models, the pushes, the controllers' statistics and the run's figures
+        held, the device models, the pushes, the controllers' statistics and the run
         (docs/python-api.md). Picklable; it restores into this simulation or another of the same
         project. SimulationError for a world that has blown up."""
         return self.world.snapshot()
@@ -159,7 +174,6 @@ class Simulation:
         """Back to the project's initial state, as a new run: attached controllers are sent away,
         the project's in-process ones start afresh, a recorder starts its next file."""
         self.world.reset()
-        self.world.begin()
 
     def summary(self) -> dict[str, Any]:
         """The run summary, as the simulator process gives it (docs/architecture.md)."""

@@ -25,6 +25,7 @@ class Actuation:
         self._held = HeldCommands(engine)
         self.devices: dict[str, RobotDevices] = devices_of(project.models, engine.bodies, project.world.timestep)
         self._joints: dict[str, tuple[list[str], dict[str, int]]] = {}
+        self._sensed: tuple[int, dict[str, RobotState]] | None = None  # (tick, states) the devices gave
 
     def joint_table(self, robot: str) -> tuple[list[str], dict[str, int]]:
         """The robot's joints in controller order, and each one's index."""
@@ -35,10 +36,20 @@ class Actuation:
         return table
 
     def sense(self, record: TickRecord) -> dict[str, RobotState]:
-        """This tick's states as each robot's devices let controllers see them (robots with devices only)."""
+        """This tick's states as each robot's devices let controllers see them (robots with devices only).
+        Once per tick: the devices' noise and delays advance with it, so a second look at the same tick
+        (the API's before the tick's own) gets what the first got."""
         if not self.devices:
             return {}
-        return {robot: devices.sense(record.state(robot)) for robot, devices in self.devices.items()}
+        if self._sensed is not None and self._sensed[0] == record.tick:
+            return self._sensed[1]
+        states = {robot: devices.sense(record.state(robot)) for robot, devices in self.devices.items()}
+        self._sensed = (record.tick, states)
+        return states
+
+    def forget_sensed(self) -> None:
+        """The robots were moved by hand: what the devices gave for this tick is not what they see now."""
+        self._sensed = None
 
     def command(self, robot: str, cmd: proto.Command, tick: int) -> JointCommand:
         """Merge a controller's command into what ``robot`` holds and send it on; RequestError when the
@@ -50,6 +61,16 @@ class Actuation:
         else:  # checked on arrival (tick.parse_command) and merged into full-length arrays
             self.engine.apply_checked(robot, merged)
         return merged
+
+    def hold(self, robot: str, command: JointCommand, tick: int) -> JointCommand:
+        """A command from outside the tick protocol (the API's, the ``command`` operation's), checked as
+        the engine checks one (RequestError naming the field and joint) and then taken as a
+        controller's answer to ``tick``: merged, and through the robot's device models."""
+        self.engine.require_robot(robot)
+        checked = self.engine.check_command(robot, command)
+        every = proto.every_joint(len(self.joint_table(robot)[0]))
+        cmd = proto.Command(tick, every, checked.torque, checked.q_ref, checked.dq_ref, modes=dict(checked.modes or {}))
+        return self.command(robot, cmd, tick)
 
     def actuate(self, record: TickRecord) -> list[ControllerEvent]:
         """Commands that have come through their robot's device models this tick reach the engine;
@@ -80,6 +101,7 @@ class Actuation:
 
     def restore(self, memory: dict[str, Any]) -> None:
         self._held.restore(memory["held"])
+        self._sensed = None
         for robot, devices in self.devices.items():
             devices.restore(memory["devices"][robot])
 

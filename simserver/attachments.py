@@ -59,7 +59,12 @@ class Attachments:
 
 
 def welcome(
-    ctl: AttachedController, project: Project, engine: Engine, joints: list[str], end_time: float, **transport: Any
+    ctl: AttachedController,
+    project: Project,
+    engine: Engine,
+    joints: list[str],
+    end_time: float | None,
+    **transport: Any,
 ) -> bytes:
     """The welcome frame: the terms of the attachment and the robot's model (and ``transport``:
     what the peer's way of being reached needs said, such as a shared memory layout)."""

@@ -82,19 +82,24 @@ def _request(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     return args.command, {}
 
 
-def _describe(result: Any) -> str:
+def _describe(result: Any, asked: dict[str, Any]) -> str:
     if not isinstance(result, dict) or "tick" not in result:
         return json.dumps(result, indent=2, default=str)
     if "snapshots" in result:
         kept = ", ".join(result["snapshots"])
         return f"snapshot {result['name']!r} at t={result['time']:.4f} s, tick {result['tick']} (kept: {kept})"
-    state = "running" if result.get("running") else "finished" if result.get("finished") else "paused"
-    waiting = result.get("waiting_for") or []
+    state = result.get("status") or ("running" if result.get("running") else "paused")
     text = f"t={result['time']:.4f} s, tick {result['tick']}, {state}"
+    waiting = result.get("waiting_for") or []
     if waiting:
         text += f", waiting for {', '.join(waiting)}"
     if result.get("error"):
         text += f"; error: {result['error']}"
+    elif state == "ended" or result.get("finished"):
+        text += f": {result.get('reason')}"
+    stepped = result.get("stepped")
+    if stepped is not None and stepped < asked.get("n", stepped):
+        text += f"\n{stepped} of the {asked['n']} ticks asked were made: the run {result.get('reason')}"
     return text
 
 
@@ -112,5 +117,5 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result, indent=2, default=str))
     else:  # the summary reads as hrpsim launch prints it: one summary, one verdict
-        print(format_summary(result) if args.command == "summary" else _describe(result))
+        print(format_summary(result) if args.command == "summary" else _describe(result, call_args))
     return 0

@@ -20,6 +20,7 @@ range and vision readings (simserver/sensor_delivery.py), which the loop produce
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -39,12 +40,13 @@ from hrpsim.simserver.admission import AttachedController
 from hrpsim.simserver.attachments import Attachments
 from hrpsim.simserver.hub_inbox import Inbox
 from hrpsim.simserver.peers import InProcessPeer, WirePeer
-from hrpsim.simserver.policies import Policies, RunStopped
+from hrpsim.simserver.policies import Policies
 from hrpsim.simserver.record import AppliedCommand, TickRecord
+from hrpsim.simserver.run_state import RunState
 from hrpsim.simserver.sensor_delivery import WorldSensors, with_readings
 from hrpsim.simserver.sync_modes import sync_mode
 
-__all__ = ["ControllerHub", "RunStopped", "attach_in_process"]
+__all__ = ["ControllerHub", "attach_in_process"]
 
 log = logging.getLogger("hrpsim.simserver.hub")
 
@@ -59,17 +61,20 @@ class ControllerHub:
         self,
         engine: Engine,
         project: Project,
+        run: RunState,
         *,
         context: zmq.Context | None = None,
         bind: str | None = DEFAULT_BIND,
         spin_s: float = 0.0005,
     ) -> None:
-        """``bind=None``: no socket, in-process controllers only (the Python API)."""
+        """``run``: the run's state (its end time; a controller's ``stop`` policy halts it).
+        ``bind=None``: no socket, in-process controllers only (the Python API)."""
         from hrpsim.simserver.hub_wire import NoWire, WireTransport
 
         self.engine = engine
+        self.run = run
         # Called between slices of a long lockstep wait, so that the simulator's service keeps answering
-        # (status, summary, pause, quit) while a controller is late or stopped. It may raise RunStopped.
+        # (status, summary, pause, quit) while a controller is late or stopped; it may halt the run.
         self.serve_requests: Callable[[], None] | None = None
         self.attachments = Attachments()
         self.inbox = Inbox(self)
@@ -137,8 +142,8 @@ class ControllerHub:
                 self.lost(ctl, f"its connection dropped (the state of tick {tick} could not be sent)")
 
     def after_collide(self, record: TickRecord, slot_end: float | None = None) -> None:
-        """Collect, check and apply the commands answering the record's tick; apply policies;
-        RunStopped to stop. In realtime, answers are served until ``slot_end`` (perf_counter s)."""
+        """Collect, check and apply the commands answering the record's tick; apply policies (a ``stop``
+        halts the run). In realtime, answers are served until ``slot_end`` (perf_counter s)."""
         tick = record.tick
         self.sync.collect(self, tick, slot_end)
         for ctl in self.attachments.ordered:
@@ -150,7 +155,6 @@ class ControllerHub:
                 self._answer_in_process(ctl, record)
         self.policies.events.extend(self.actuation.actuate(record))
         record.events.extend(self.policies.take_events())
-        self.policies.raise_if_stopped()
 
     def idle_until(self, wall: float) -> None:
         """Serve hellos and answers until ``wall`` (perf_counter s); the last IDLE_SPIN_S are spun, so
@@ -179,6 +183,11 @@ class ControllerHub:
         return sorted(c.name for c in self.attachments.by_name.values() if c.outstanding is not None)
 
     @property
+    def end_time(self) -> float | None:
+        """The run's end time, what a welcome tells a controller (nil for a run without one)."""
+        return self.run.end_time if math.isfinite(self.run.end_time) else None
+
+    @property
     def attached(self) -> list[str]:
         return sorted(self.attachments.by_name)
 
@@ -187,9 +196,10 @@ class ControllerHub:
     def _configure(self, project: Project) -> None:
         self.project = project
         self.sync = sync_mode(project.world)
-        self.end_time: float = float(project.world.end_time)
         self.actuation = Actuation(self.engine, project)
-        self.policies = Policies(project, tick=lambda: int(self.engine.tick), zero=self.actuation.zero)
+        self.policies = Policies(
+            project, tick=lambda: int(self.engine.tick), zero=self.actuation.zero, halt=self.run.halt
+        )
         self._seen: dict[str, RobotState] = {}  # this tick's states as the devices let controllers see them
         self.sensors.close()
 

@@ -16,7 +16,9 @@ Per tick k::
 gives each tick a wall-clock slot of one time step: states go out when the slot starts, answers
 that arrive before it ends are applied to that tick, and the loop keeps figures on how late each
 tick started (jitter) and how many overran their slot. A loop that falls far behind says so once
-and re-anchors its schedule instead of racing to catch up.
+and re-anchors its schedule instead of racing to catch up. A stop asked for inside a tick (the run
+state's ``halt``: a controller's ``stop`` policy, a quit while a tick waits) ends that tick before
+the world integrates, and the ticking with it.
 """
 
 from __future__ import annotations
@@ -28,12 +30,12 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from hrpsim.engines.base import Engine
-from hrpsim.errors import SimulationError
 from hrpsim.simserver.controller_stats import LatencyHistogram
 from hrpsim.simserver.disturbances import Disturbances
 from hrpsim.simserver.guard import StateGuard
 from hrpsim.simserver.hub import ControllerHub
 from hrpsim.simserver.record import Observer, TickRecord
+from hrpsim.simserver.run_state import RunState, tick_of
 
 log = logging.getLogger("hrpsim.simserver")
 
@@ -49,9 +51,12 @@ class TickAction(Protocol):
 
 
 class TickLoop:
-    def __init__(self, engine: Engine, hub: ControllerHub | None, observers: list[Observer] | None = None) -> None:
+    def __init__(
+        self, engine: Engine, hub: ControllerHub | None, run: RunState, observers: list[Observer] | None = None
+    ) -> None:
         self.engine = engine
         self.hub = hub
+        self.run = run  # a stop asked for inside a tick ends the tick and the ticking (run.halting)
         self.observers: list[Observer] = list(observers or [])
         self.actions: list[TickAction] = []
         self.guard = StateGuard()  # physically absurd states stop the run
@@ -64,7 +69,6 @@ class TickLoop:
 
     def clear(self) -> None:
         """Forget the run so far (after a reset or a new project) and tell the observers."""
-        self.error: str | None = None
         self.wall_time = 0.0
         self._wall_start: float | None = None
         self._sim_start = self.engine.time
@@ -80,14 +84,22 @@ class TickLoop:
     # --- running ---
 
     def begin(self) -> None:
-        self._wall_start = time.perf_counter()
-        self._sim_start = self.engine.time
+        """A run (re)starts: realtime slots count from its first tick, the wall clock runs."""
         self._anchor = None
+        self.start_clock()
 
-    def pause(self) -> None:
+    def start_clock(self) -> None:
+        """The wall clock runs (while ticks are made): the run summary's wall time counts from now."""
+        if self._wall_start is None:
+            self._wall_start = time.perf_counter()
+
+    def stop_clock(self) -> None:
         if self._wall_start is not None:
             self.wall_time += time.perf_counter() - self._wall_start
             self._wall_start = None
+
+    def pause(self) -> None:
+        self.stop_clock()
         self.hand_over()
 
     def hand_over(self) -> None:
@@ -101,23 +113,25 @@ class TickLoop:
     def run_for(self, until: float, budget_s: float) -> bool:
         """Tick until sim time ``until`` or ``budget_s`` of wall time; True when ``until`` is reached.
         Raises SimulationError (a controller policy or a bad state) with the world left readable."""
-        engine = self.engine
+        engine, run = self.engine, self.run
         deadline = time.perf_counter() + budget_s
-        end_tick = round(until / engine.timestep)
-        while engine.tick < end_tick:
+        end_tick = tick_of(until, engine.timestep)
+        while end_tick is None or engine.tick < end_tick:
             self.tick_once()
-            if time.perf_counter() >= deadline:
+            if run.halting is not None or time.perf_counter() >= deadline:
                 break
-        return engine.tick >= end_tick
+        return end_tick is not None and engine.tick >= end_tick
 
     def step(self, n: int, batch_s: float, between: Callable[[], bool]) -> int:
         """Tick ``n`` times, calling ``between()`` after every ``batch_s`` of wall time so the caller
         can answer requests; a False from it ends the steps early. Returns the ticks made."""
-        made = 0
+        made, run = 0, self.run
         deadline = time.perf_counter() + batch_s
         while made < n:
             self.tick_once()
             made += 1
+            if run.halting is not None:
+                break
             if made < n and time.perf_counter() >= deadline:
                 if not between():
                     break
@@ -136,6 +150,8 @@ class TickLoop:
             engine.collide()
             if hub is not None:
                 hub.after_collide(record, slot_end)
+                if self.run.halting is not None:  # a controller's policy or a quit stopped the run in this tick
+                    return
             self.disturbances.apply(record)
             for action in self.actions:
                 action.apply(record)
@@ -176,10 +192,9 @@ class TickLoop:
         return start + dt
 
     def memory(self) -> dict[str, Any]:
-        """The run's figures so far and its error, for a snapshot (the pushes are the World's)."""
+        """The run's figures so far, for a snapshot (the pushes are the World's)."""
         return copy.deepcopy(
             {
-                "error": self.error,
                 "wall_time": self.elapsed_wall(),
                 "lateness": self.lateness,
                 "overruns": self.overruns,
@@ -189,15 +204,11 @@ class TickLoop:
 
     def restore(self, memory: dict[str, Any]) -> None:
         memory = copy.deepcopy(memory)
-        self.error, self.wall_time = memory["error"], memory["wall_time"]
+        self.wall_time = memory["wall_time"]
         self.lateness, self.overruns, self.fell_behind = memory["lateness"], memory["overruns"], memory["fell_behind"]
         if self._wall_start is not None:  # running: the wall clock counts on from the restored figure
             self._wall_start = time.perf_counter()
         self._anchor = None  # realtime: the schedule starts again from the restored tick
-
-    def fail(self, exc: SimulationError) -> None:
-        self.error = str(exc)
-        log.error("run stopped: %s", exc)
 
     # --- reports ---
 

@@ -2,7 +2,7 @@
 (simserver/controller_stats.py) and the events of the current tick (attach, detach, miss, policy).
 
 A controller that misses its deadline, disconnects, says bye, raises or sends a bad command gets its
-policy applied: ``stop`` ends the run (the hub raises :class:`RunStopped` at the end of the tick),
+policy applied: ``stop`` ends the run (the run state's ``halt``: the tick ends there and the World ends the run),
 ``hold`` keeps its last command, ``zero`` switches its robot's joints to zero torque.
 """
 
@@ -13,7 +13,6 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from hrpsim.errors import SimulationError
 from hrpsim.project import Project
 from hrpsim.simserver.admission import AttachedController
 from hrpsim.simserver.controller_stats import ControllerStats
@@ -22,16 +21,14 @@ from hrpsim.simserver.record import ControllerEvent
 log = logging.getLogger("hrpsim.simserver.hub")
 
 
-class RunStopped(SimulationError):
-    """A controller's policy is ``stop`` and it missed its deadline, left, died or sent a bad command."""
-
-
 class Policies:
-    def __init__(self, project: Project, *, tick: Callable[[], int], zero: Callable[[str], None]) -> None:
-        self._tick, self._zero = tick, zero
+    def __init__(
+        self, project: Project, *, tick: Callable[[], int], zero: Callable[[str], None], halt: Callable[[str], None]
+    ) -> None:
+        """``zero(robot)`` switches a robot to zero torque, ``halt(reason)`` stops the run at the end of the tick."""
+        self._tick, self._zero, self._halt = tick, zero, halt
         self.stats: dict[str, ControllerStats] = {c.name: ControllerStats() for c in project.controllers}
         self.events: list[ControllerEvent] = []  # since the last tick record
-        self._stop_reason: str | None = None
 
     def of(self, name: str) -> ControllerStats:
         stats = self.stats.get(name)  # read every tick: a new one (its histogram is 16 kB) only when missing
@@ -50,19 +47,13 @@ class Policies:
         self.event(ctl, "policy", event)
         log.log(level, "controller %s (robot %s): %s", ctl.name, ctl.robot, event)
         if ctl.policy == "stop":
-            if self._stop_reason is None:
-                self._stop_reason = f"controller {ctl.name!r} (robot {ctl.robot!r}): {reason}; its policy is stop"
+            self._halt(f"controller {ctl.name!r} (robot {ctl.robot!r}): {reason}; its policy is stop")
         elif ctl.policy == "zero":
             self._zero(ctl.robot)
 
     def take_events(self) -> list[ControllerEvent]:
         events, self.events = self.events, []
         return events
-
-    def raise_if_stopped(self) -> None:
-        if self._stop_reason is not None:
-            reason, self._stop_reason = self._stop_reason, None
-            raise RunStopped(reason)
 
     def memory(self) -> dict[str, Any]:
         """Every controller's statistics (copies), for a snapshot."""
@@ -73,7 +64,7 @@ class Policies:
         from) are attached in them, whatever they were then."""
         memory = copy.deepcopy(memory)
         kept = {name: stats for name, stats in self.stats.items() if name in attached}
-        self.stats, self.events, self._stop_reason = memory["stats"], memory["events"], None
+        self.stats, self.events = memory["stats"], memory["events"]
         for stats in self.stats.values():
             stats.attached = False
         for name, tick in attached.items():

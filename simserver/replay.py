@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -141,10 +142,10 @@ def replay_lockstep(rec: Recording, project: Project) -> tuple[bool, str, dict[s
     project.controllers, project.record, project.world.sync = [], None, "lockstep"
     project.disturbances = []  # the pushes that acted are recorded: they are applied from the recording
     project.world.cameras = "off"
+    project.world.end_time = math.inf  # the recording says which ticks there are
     world = World(project, bodies=rec.bodies(), record=False)
     commands = RecordedCommands()
     world.add_action(commands)
-    world.begin()
     try:
         identical, message = _compare(rec, world, commands)
         world.pause()

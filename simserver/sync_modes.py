@@ -110,7 +110,8 @@ class Realtime(SyncMode):
 
 def wait_for_answers(hub: ControllerHub, tick: int) -> None:
     """Wait for every answer to ``tick``, each up to its controller's deadline; a wait of a slice or
-    more lets the simulator's service answer requests between slices (it may raise RunStopped)."""
+    more lets the simulator's service answer requests between slices (a quit there halts the run,
+    and the wait ends)."""
     started = time.perf_counter()
     while True:
         waiting = hub.attachments.waiting_on(tick)
@@ -131,6 +132,8 @@ def wait_for_answers(hub: ControllerHub, tick: int) -> None:
         hub.receive(min(remaining, SERVE_SLICE_S))
         if time.perf_counter() - started >= SERVE_SLICE_S:  # answers in time cost no request polling
             hub.serve_requests()
+            if hub.run.halting is not None:
+                return
 
 
 def collect_owed(hub: ControllerHub) -> None:

@@ -17,9 +17,9 @@ from hrpsim.bodyinfo import Body
 from hrpsim.engines.kinematic.engine import KinematicEngine
 from hrpsim.naming import Registration, host_identity
 from hrpsim.project import Project, parse_project
-from hrpsim.simserver.hub import ControllerHub
-from hrpsim.simserver.loop import TickLoop
+from hrpsim.service import DEFAULT_BIND
 from hrpsim.simserver.record import TickRecord
+from hrpsim.simserver.world import World
 
 SR1_URDF = MODELS / "choreonoid" / "model" / "SR1" / "SR1.urdf"
 EXAMPLES = REPO / "examples"
@@ -48,16 +48,16 @@ def kinematic_project(
 
 
 class HubUnderTest:
-    """The real ControllerHub and TickLoop on the kinematic engine, in the test process, registered as
-    simserver ``sim`` with the nameserver (so a test can step the loop tick by tick)."""
+    """A real World (its ControllerHub and TickLoop) on the kinematic engine, in the test process,
+    registered as simserver ``sim`` with the nameserver (so a test can step the loop tick by tick)."""
 
     def __init__(self, nameserver: str, project: Project, body: Body, *, transport: str = "tcp") -> None:
         """``transport``: what the registration offers controllers: ``tcp`` alone, or ``ipc`` / ``unix``
         with this host's identity (the SDK then takes that endpoint)."""
         self.context = zmq.Context()
-        self.world = KinematicEngine(project, {"robot": body})
-        self.hub = ControllerHub(self.world, project, context=self.context)
-        self.loop = TickLoop(self.world, self.hub)
+        self.engine = KinematicEngine(project, {"robot": body})
+        self.world = World(project, engine=self.engine, hub_bind=DEFAULT_BIND, context=self.context, record=False)
+        self.hub, self.loop = self.world.hub, self.world.loop
         self.loop.begin()
         self.registration = Registration(
             "sim",
@@ -79,7 +79,7 @@ class HubUnderTest:
 
     def record(self) -> TickRecord:
         """A record of the current tick, for tests that drive the hub's phases one by one."""
-        return TickRecord(tick=self.world.tick, time=self.world.time, engine=self.world)
+        return TickRecord(tick=self.engine.tick, time=self.engine.time, engine=self.engine)
 
     def run(self, ticks: int) -> None:
         for _ in range(ticks):
@@ -87,7 +87,7 @@ class HubUnderTest:
 
     def close(self) -> None:
         self.registration.stop()
-        self.hub.close()
+        self.world.close()
         self.context.destroy(linger=0)  # also closes sockets a test made from it
 
     def __enter__(self) -> HubUnderTest:

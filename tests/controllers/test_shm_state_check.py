@@ -55,7 +55,7 @@ def test_a_non_finite_state_in_shared_memory_is_refused_naming_the_field(nameser
             sim.run(3)
             peer = sim.hub.attachments.by_name["notes"].peer
             assert isinstance(peer, SharedMemoryPeer), proc.log_text()
-            state = sim.world.read("robot").to_wire()
+            state = sim.engine.read("robot").to_wire()
             _hand_over(peer, {**state, "tick": 100, "tau": np.full_like(state["tau"], np.nan)})
             assert _answered(peer)["tick"] == 100  # torques not known yet: not a fault
             bad = {**state, "tick": 101, field: np.full_like(state[field], np.nan)}

@@ -174,6 +174,38 @@ def test_only_the_tick_loop_advances_an_engine():
     assert sorted(set(callers)) == ["simserver/loop.py"]
 
 
+# The World is the one assembler of the simulator core: anything else builds on it.
+CORE_PARTS = ("ControllerHub", "TickLoop")
+
+
+def _builds_core_parts(source: str) -> list[str]:
+    """The core parts a source constructs (a call of the class by name or as an attribute)."""
+    built = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+            if name in CORE_PARTS:
+                built.append(name)
+    return built
+
+
+def test_only_the_world_builds_the_hub_and_the_loop():
+    """Product code, benchmarks and tests alike stand on World (simserver/world.py)."""
+    files = [*_sources(), *sorted((REPO / "bench").rglob("*.py")), *sorted((REPO / "tests").rglob("*.py"))]
+    builders = []
+    for path in files:
+        relative = path.relative_to(REPO)
+        if relative.as_posix() == "simserver/world.py":
+            continue
+        builders += [f"{relative}: {name}" for name in _builds_core_parts(path.read_text())]
+    assert builders == []
+
+
+def test_the_core_check_finds_a_hub_or_a_loop_built_by_hand():
+    source = "hub = ControllerHub(engine, project, run)\nloop = loops.TickLoop(engine, hub, run)\nWorld(project)\n"
+    assert _builds_core_parts(source) == ["ControllerHub", "TickLoop"]
+
+
 def test_the_install_adds_only_the_hrpsim_namespace(tmp_path):
     probe = (
         "import importlib.util as u; "

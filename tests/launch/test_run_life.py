@@ -86,7 +86,7 @@ def test_the_by_hand_sequence_ends_with_the_controller_leaving_on_its_own(namese
         assert f"at {entry['metadata']['controllers_unix']}" in controller.log_text()
         assert "interrupted" not in controller.log_text()
         status = _sim(["status"], nameserver)
-        assert "tick 200, finished" in status.stdout
+        assert "tick 200, ended: reached its end time, 0.4 s" in status.stdout
         with Client(entry["endpoint"], peer="simserver", timeout=5.0) as client:
             report = client.call("summary")["controllers"]["hold"]
         assert report["ticks"] == 200 and report["missed"] == 0

@@ -41,7 +41,7 @@ def _run(nameserver: str, project, ticks: int) -> tuple[_Probe, list[np.ndarray]
         true_q = []
         for _ in range(ticks):
             sim.step()
-            true_q.append(sim.world.read("robot").q.copy())
+            true_q.append(sim.engine.read("robot").q.copy())
     return probe, true_q
 
 
@@ -89,11 +89,11 @@ def test_the_watchdog_zeroes_torques_when_commands_stop(shared_nameserver, tmp_p
     body = sr1_body()
     n = len(body.joint_names)
     with HubUnderTest(shared_nameserver, project, body) as sim:
-        sim.world.apply("robot", JointCommand(torque=np.full(n, 5.0), modes=dict.fromkeys(body.joint_names, "torque")))
+        sim.engine.apply("robot", JointCommand(torque=np.full(n, 5.0), modes=dict.fromkeys(body.joint_names, "torque")))
         sim.run(15)
-        assert np.all(sim.world.read("robot").tau == 5.0)  # within 20 ms: the drivers keep the torque
+        assert np.all(sim.engine.read("robot").tau == 5.0)  # within 20 ms: the drivers keep the torque
         sim.run(10)
-        assert np.all(sim.world.read("robot").tau == 0.0)
+        assert np.all(sim.engine.read("robot").tau == 0.0)
 
 
 def test_torque_saturation_and_dropped_commands(shared_nameserver, tmp_path):
@@ -108,7 +108,7 @@ def test_torque_saturation_and_dropped_commands(shared_nameserver, tmp_path):
     with HubUnderTest(shared_nameserver, project, body) as sim:
         sim.hub.attach_local(Push(), name="push", robot="robot")
         sim.run(40)
-        tau = sim.world.read("robot").tau
+        tau = sim.engine.read("robot").tau
         dropped = sim.hub.actuation.devices["robot"].dropped
     finite = np.isfinite(limits)
     assert finite.any() and np.all(tau[finite] == limits[finite])

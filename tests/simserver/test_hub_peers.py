@@ -16,9 +16,8 @@ from hrpsim.controllers.command import Command, answer_fields
 from hrpsim.controllers.state import JointIndex
 from hrpsim.engines.kinematic.engine import KinematicEngine
 from hrpsim.errors import RequestError
-from hrpsim.simserver.hub import ControllerHub
-from hrpsim.simserver.loop import TickLoop
 from hrpsim.simserver.peers import InProcessPeer
+from hrpsim.simserver.world import World
 
 
 class _Targets(Controller):
@@ -31,10 +30,10 @@ class _Raises(Controller):
         raise ValueError("a bug in the controller")
 
 
-def _hub(tmp_path, controllers):
+def _world(tmp_path, controllers) -> World:
+    """A World on the kinematic engine with its hub in process only (no socket)."""
     project = kinematic_project(tmp_path, controllers)
-    engine = KinematicEngine(project, {"robot": sr1_body()})
-    return engine, ControllerHub(engine, project, bind=None)
+    return World(project, engine=KinematicEngine(project, {"robot": sr1_body()}), record=False)
 
 
 def test_answer_fields_turns_each_kind_of_result_into_command_fields():
@@ -50,23 +49,24 @@ def test_answer_fields_turns_each_kind_of_result_into_command_fields():
 
 
 def test_an_in_process_controller_is_a_peer_of_the_hub(tmp_path):
-    engine, hub = _hub(tmp_path, [{"name": "targets", "policy": "hold"}])
+    world = _world(tmp_path, [{"name": "targets", "policy": "hold"}])
+    hub = world.hub
     try:
         hub.attach_local(_Targets(), name="targets", robot="robot")
         ctl = hub.attachments.by_name["targets"]
         assert isinstance(ctl.peer, InProcessPeer) and ctl.peer.in_process and ctl.identity is None
         assert ctl.peer.send(b"anything") is False  # it reads no protocol messages
-        loop = TickLoop(engine, hub)
         for _ in range(3):
-            loop.tick_once()
-        np.testing.assert_allclose(engine.read("robot").q, 0.25)
+            world.loop.tick_once()
+        np.testing.assert_allclose(world.engine.read("robot").q, 0.25)
         assert hub.summary()["targets"]["ticks"] == 3
     finally:
-        hub.close()
+        world.close()
 
 
 def test_in_process_peers_follow_the_admission_rules_of_connections(tmp_path):
-    _, hub = _hub(tmp_path, [])
+    world = _world(tmp_path, [])
+    hub = world.hub
     try:
         hub.attach_local(_Targets(), name="first", robot="robot")
         with pytest.raises(RequestError, match="already driven by controller 'first'"):
@@ -75,19 +75,20 @@ def test_in_process_peers_follow_the_admission_rules_of_connections(tmp_path):
             hub.attach_local(_Targets(), name="third", robot="nobody")
         assert hub.attached == ["first"]
     finally:
-        hub.close()
+        world.close()
 
 
 def test_an_in_process_controller_that_raises_gets_its_policy(tmp_path):
-    engine, hub = _hub(tmp_path, [{"name": "buggy", "policy": "hold"}])
+    world = _world(tmp_path, [{"name": "buggy", "policy": "hold"}])
+    hub = world.hub
     try:
         hub.attach_local(_Raises(), name="buggy", robot="robot")
-        TickLoop(engine, hub).tick_once()
+        world.loop.tick_once()
         report = hub.summary()["buggy"]
         assert report["errors"] == 1 and report["policy_applied"] == "hold" and not report["attached"]
         assert "raised ValueError: a bug in the controller" in report["events"][-1]
     finally:
-        hub.close()
+        world.close()
 
 
 class _Answers(Controller):
@@ -127,35 +128,38 @@ def _booleans(n):
 
 @pytest.mark.parametrize("bad", [_nan_at_1, _infinite_at_0, _one_short, _two_dimensional, _booleans])
 def test_an_in_process_torque_array_gets_the_checks_of_a_wire_command(tmp_path, bad):
-    engine, hub = _hub(tmp_path, [{"name": "bad", "policy": "hold"}])
+    world = _world(tmp_path, [{"name": "bad", "policy": "hold"}])
+    hub = world.hub
     try:
         names, _ = hub.actuation.joint_table("robot")
         torque, text = bad(len(names))
         hub.attach_local(_Answers(torque), name="bad", robot="robot")
-        TickLoop(engine, hub).tick_once()
+        world.loop.tick_once()
         report = hub.summary()["bad"]
         assert report["errors"] == 1 and report["ticks"] == 0 and not report["attached"]
         assert re.search(text, report["events"][-1]), report["events"][-1]
     finally:
-        hub.close()
+        world.close()
 
 
 def test_an_in_process_torque_array_is_recorded_as_the_command_it_stands_for(tmp_path):
-    engine, hub = _hub(tmp_path, [{"name": "pd", "policy": "hold"}])
+    world = _world(tmp_path, [{"name": "pd", "policy": "hold"}])
+    hub = world.hub
     try:
         names, _ = hub.actuation.joint_table("robot")
         torque = np.arange(len(names), dtype=np.int64)  # integers: taken as float torques
         hub.attach_local(_Answers(torque), name="pd", robot="robot")
-        loop = TickLoop(engine, hub)
+        loop = world.loop
         seen = []
-        loop.observers.append(type("Keep", (), {"observe": lambda self, record: seen.append(record)})())
+        keep = {"begin": lambda self, engine: None, "end": lambda self, summary: None}
+        loop.observers.append(type("Keep", (), {**keep, "observe": lambda self, record: seen.append(record)})())
         loop.tick_once()
         (applied,) = seen[0].commands
         assert sorted(applied.received) == ["tick", "torque"] and applied.received["tick"] == 0
         assert applied.received["torque"].dtype == np.float64
         np.testing.assert_array_equal(applied.torque, torque.astype(np.float64))
     finally:
-        hub.close()
+        world.close()
 
 
 def test_an_in_process_torque_answer_keeps_huge_finite_values_and_names_a_bad_one():

@@ -15,10 +15,9 @@ from hrpsim.controllers import Controller
 from hrpsim.engines.ode.engine import OdeEngine
 from hrpsim.errors import SimulationError
 from hrpsim.modelloader import load_body
-from hrpsim.simserver.hub import ControllerHub
-from hrpsim.simserver.loop import TickLoop
 from hrpsim.simserver.sensor_delivery import SensorDelivery
 from hrpsim.simserver.sensor_frames import SensorFrames
+from hrpsim.simserver.world import World
 
 
 def _run(tmp_path: Path, cameras: str, ticks: int) -> dict[int, dict]:
@@ -148,14 +147,11 @@ class _Watcher(Controller):
 def test_an_in_process_controller_gets_readings_and_switches_a_sensor_off(tmp_path: Path) -> None:
     proj, bodies = known_scene(tmp_path, [range_sensor("laser", FRONT)])
     bodies["stand"].static = proj.models[-1].static = False  # a robot, so that a controller can drive it
-    engine = OdeEngine(proj, bodies)
-    hub = ControllerHub(engine, proj, bind=None)
+    world = World(proj, bodies=bodies, record=False)
     watcher = _Watcher()
     try:
-        hub.attach_local(watcher, name="watcher", robot="stand")
-        loop = TickLoop(engine, hub)
-        for _ in range(350):
-            loop.tick_once()
+        world.attach(watcher, name="watcher", robot="stand")
+        world.step(350)
     finally:
-        hub.close()
+        world.close()
     assert watcher.times == pytest.approx([0.0, 0.1, 0.2])

@@ -73,7 +73,7 @@ def test_a_controller_killed_mid_tick_leaves_no_shared_memory(nameserver, tmp_pa
             assert sim.hub.waiting_for() == ["stalls"]
             proc.popen.send_signal(signal.SIGKILL)
             proc.popen.wait(10)
-            sim.world.collide()
+            sim.engine.collide()
             sim.hub.after_collide(record)  # returns once the dropped channel is seen, not after 60 s
             report = sim.hub.summary()["stalls"]
         finally:

@@ -7,8 +7,9 @@ import pickle
 
 import numpy as np
 import pytest
-from controller_helpers import EXAMPLES, SR1_URDF, Stack, write_project
+from controller_helpers import EXAMPLES, SR1_URDF, Stack
 from process_helpers import run_hrpsim
+from sim_helpers import write_box_drop_project
 
 import hrpsim
 from hrpsim.controllers import Controller
@@ -202,24 +203,13 @@ def test_a_failed_world_has_no_snapshot_but_a_restore_heals_it(tmp_path):
 
 
 def test_the_simulator_keeps_named_snapshots_and_the_cli_goes_back_to_them(tmp_path, shared_nameserver):
-    project = write_project(
-        tmp_path,
-        """
-        world: {timestep: 0.002, end_time: 10.0}
-        services: {loader: local}
-        models:
-          - {name: floor, file: {models}/floor.wrl, static: true, position: [0, 0, -0.1]}
-          - {name: box, file: {models}/box2.wrl, position: [0, 0, 1.0]}
-        collisions:
-          - {a: floor, b: box, friction: 0.5}
-        """,
-    )
+    project = write_box_drop_project(tmp_path, end_time=10.0)
     ns = ["--nameserver", shared_nameserver]
     with Stack(tmp_path, shared_nameserver, project, loader=False) as stack:
         stack.sim.call("step", n=200)
         taken = run_hrpsim(["sim", "snapshot", "landing", *ns])
         assert taken.returncode == 0, taken.stderr
-        assert "snapshot 'landing' at t=0.4000 s, tick 200" in taken.stdout
+        assert "snapshot 'landing' at t=0.2000 s, tick 200" in taken.stdout
         stack.sim.call("step", n=150)
         after = stack.sim.call("state", robot="box")
         back = run_hrpsim(["sim", "restore", "landing", *ns])

@@ -44,15 +44,15 @@ def one_tick(sim: HubUnderTest, ctl: RawController, answer) -> dict:
     sim.hub.before_collide(record)
     state = ctl.receive()
     ctl.send_raw(answer(state))
-    sim.world.collide()
+    sim.engine.collide()
     sim.hub.after_collide(record)
-    sim.world.integrate()
+    sim.engine.integrate()
     return state
 
 
 def test_welcome_describes_the_robot(sim):
     ctl = RawController(sim)
-    body = sim.world.body("robot")
+    body = sim.engine.body("robot")
     assert ctl.welcome.joints == body.joint_names
     assert ctl.welcome.every == 1 and ctl.welcome.policy == "hold"
     assert ctl.welcome.body["name"] == body.name
@@ -94,7 +94,7 @@ def test_bad_commands_get_an_error_naming_the_field_and_the_run_goes_on(sim, bui
     summary = sim.hub.summary()["raw"]
     assert summary["errors"] == 1 and summary["policy_applied"] == "hold"
     # hold: the last good command still drives the robot, and the next good tick is accepted
-    np.testing.assert_allclose(sim.world.read("robot").q, good)
+    np.testing.assert_allclose(sim.engine.read("robot").q, good)
     one_tick(sim, ctl, lambda s: proto.command(s["tick"]))
     assert sim.hub.summary()["raw"]["ticks"] == 2
     assert sim.hub.attached == ["raw"]
@@ -112,7 +112,7 @@ def test_commands_by_joint_name(sim):
     ctl = RawController(sim)
     names = ctl.welcome.joints
     one_tick(sim, ctl, lambda s: proto.command(s["tick"], q_ref=[0.5], joints=[names[3]]))
-    q = sim.world.read("robot").q
+    q = sim.engine.read("robot").q
     assert q[3] == pytest.approx(0.5) and np.count_nonzero(q) == 1
 
 
@@ -146,7 +146,7 @@ def test_codec_lists_travel_too(sim):
         ctl,
         lambda s: CODEC.encode({"v": 1, "type": "command", "tick": s["tick"], "q_ref": [0.1] * n, "dq_ref": [0.0] * n}),
     )
-    np.testing.assert_allclose(sim.world.read("robot").q, 0.1)
+    np.testing.assert_allclose(sim.engine.read("robot").q, 0.1)
 
 
 def test_a_reused_socket_number_does_not_detach_the_newcomer(sim):

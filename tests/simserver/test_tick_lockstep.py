@@ -27,7 +27,7 @@ def test_a_pd_controller_answers_every_tick(nameserver, tmp_path):
         proc = start_controller(tmp_path, EXAMPLES / "controllers" / "hold_pose.py", nameserver=nameserver, name="hold")
         try:
             attach(sim, ["hold"], [proc])
-            sim.world.apply("robot", JointCommand(modes=dict.fromkeys(body.joint_names, "torque")))
+            sim.engine.apply("robot", JointCommand(modes=dict.fromkeys(body.joint_names, "torque")))
             sim.run(400)
             summary = sim.hub.summary()["hold"]
         finally:
@@ -35,7 +35,7 @@ def test_a_pd_controller_answers_every_tick(nameserver, tmp_path):
     assert summary["ticks"] == 200  # every second tick at a 2 ms period on a 1 ms step
     assert summary["missed"] == 0 and summary["errors"] == 0
     assert summary["rtt_p50_us"] > 0
-    assert np.all(np.isfinite(sim.world.read("robot").q))
+    assert np.all(np.isfinite(sim.engine.read("robot").q))
 
 
 def test_a_second_process_under_the_same_name_replaces_the_first(nameserver, tmp_path):

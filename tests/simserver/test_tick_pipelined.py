@@ -33,7 +33,7 @@ def test_the_answer_to_tick_k_acts_from_tick_k_plus_the_delay(nameserver, tmp_pa
         after = []
         for _ in range(8):
             sim.step()
-            after.append(float(sim.world.read("robot").q[0]))
+            after.append(float(sim.engine.read("robot").q[0]))
     expected = [0.01 * (k - delay) if k >= delay else 0.0 for k in range(8)]
     assert after == pytest.approx(expected, abs=1e-12)
 

@@ -19,9 +19,9 @@ def test_a_late_answer_is_counted_and_applied_at_the_next_tick(shared_nameserver
         record = sim.record()
         sim.hub.poll()
         sim.hub.before_collide(record)
-        sim.world.collide()
+        sim.engine.collide()
         sim.hub.after_collide(record)  # nothing has come and no slot is given: the tick is missed
-        sim.world.integrate()
+        sim.engine.integrate()
         assert sim.hub.summary()["slow"]["missed"] == 1
         assert sock.poll(5000)
         state = proto.decode(sock.recv(), expect=proto.TO_CONTROLLER)
@@ -29,7 +29,7 @@ def test_a_late_answer_is_counted_and_applied_at_the_next_tick(shared_nameserver
         sim.hub.wait_for_controllers(["nobody"], 0.2)  # the answer arrives between ticks
         sim.step()
         report = sim.hub.summary()["slow"]
-        np.testing.assert_allclose(sim.world.read("robot").q, 0.3)
+        np.testing.assert_allclose(sim.engine.read("robot").q, 0.3)
         assert report["ticks"] == 1 and report["errors"] == 0
 
 
@@ -64,7 +64,7 @@ def test_an_answer_inside_its_slot_is_applied_to_that_tick(shared_nameserver, tm
         applied = []
         for _ in range(ticks):
             sim.step()
-            applied.append(float(sim.world.read("robot").q[0]))
+            applied.append(float(sim.engine.read("robot").q[0]))
         worker.join(10)
         report = sim.hub.summary()["half"]
     assert applied == [0.01 * k for k in range(ticks)]
@@ -97,10 +97,10 @@ def test_a_tick_the_simulator_started_late_still_gives_the_controller_its_time_s
         record = sim.record()
         sim.hub.poll()
         sim.hub.before_collide(record)
-        sim.world.collide()
+        sim.engine.collide()
         sim.hub.after_collide(record, slot_end=time.perf_counter() - 1.0)  # a slot that ended long ago
-        sim.world.integrate()
+        sim.engine.integrate()
         worker.join(10)
         report = sim.hub.summary()["quick"]
-    np.testing.assert_allclose(sim.world.read("robot").q, 0.2)
+    np.testing.assert_allclose(sim.engine.read("robot").q, 0.2)
     assert report["missed"] == 0 and report["ticks"] == 1

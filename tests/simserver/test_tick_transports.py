@@ -53,7 +53,7 @@ def _follow(nameserver: str, tmp_path, transport: str, *, command_delay: int = 0
             path = []
             for _ in range(150):
                 sim.step()
-                path.append(sim.world.read("robot").q.copy())
+                path.append(sim.engine.read("robot").q.copy())
             summary = sim.hub.summary()["follow"]
             used = _endpoint_in(proc.log_text(), sim)
             expected = {"tcp": sim.hub.endpoint, "ipc": sim.hub.ipc_endpoint, "unix": sim.hub.unix_endpoint}
@@ -215,7 +215,7 @@ def test_a_refused_command_and_drive_modes_are_the_same_over_shared_memory(names
             attach(sim, ["follow"], [proc])
             sim.run(10)
             report = sim.hub.summary()["follow"]
-            modes = sim.world.drive_modes("robot")
+            modes = sim.engine.drive_modes("robot")
         finally:
             proc.stop()
         log = proc.log_text()

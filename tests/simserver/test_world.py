@@ -159,7 +159,6 @@ def test_a_tick_action_acts_in_every_tick_before_the_world_integrates(tmp_path: 
     try:
         lift = _Lift(world.engine.body("box").total_mass * -proj.world.gravity[2], until=25)
         world.add_action(lift)
-        world.begin()
         world.step(25)
         assert world.engine.read("box").root_position[2] == pytest.approx(1.0, abs=1e-9)
         world.step(25)
