@@ -13,13 +13,14 @@ import logging
 from typing import Any
 
 from hrpsim.bodyinfo import Body
+from hrpsim.cli_options import add_service_options
 from hrpsim.collision import checks, queries
 from hrpsim.collision.geometry import LIBRARIES, collision_geometry
 from hrpsim.collision.scene import LinkPair, Scene
 from hrpsim.errors import HrpsimError, RequestError
 from hrpsim.logs import setup_logging
 from hrpsim.models import fetch_body
-from hrpsim.service import DEFAULT_BIND, Operation, Service
+from hrpsim.service import Operation, Service
 
 DEFAULT_NAME = "collision"
 DEFAULT_MAX_DISTANCE = 100.0  # m, for rays and scans that do not say
@@ -198,9 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="hrpsim run collision", description="Run the collision detector service (contacts, distance, rays)."
     )
-    parser.add_argument("--nameserver", help="nameserver address (default: $HRPSIM_NAMESERVER or tcp://127.0.0.1:2809)")
-    parser.add_argument("--bind", default=DEFAULT_BIND, help=f"address to bind (default {DEFAULT_BIND})")
-    parser.add_argument("--name", default=DEFAULT_NAME, help=f"name to register (default {DEFAULT_NAME!r})")
+    add_service_options(parser, name=DEFAULT_NAME)
     parser.add_argument(
         "--geometry",
         choices=LIBRARIES,

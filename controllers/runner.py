@@ -41,6 +41,7 @@ import numpy as np
 from hrpsim import tick as proto
 from hrpsim import unix_channel
 from hrpsim.bodyinfo import Body
+from hrpsim.cli_options import NAMESERVER, add_security_options
 from hrpsim.controllers.base import Controller
 from hrpsim.controllers.command import answer_fields
 from hrpsim.controllers.link import Link, open_link
@@ -485,7 +486,8 @@ def _parser(*, with_spec: bool = True) -> argparse.ArgumentParser:
         help="control period in seconds (default: the project's, else the "
         "time step); a whole multiple of the time step",
     )
-    p.add_argument("--nameserver", help="nameserver address (default: $HRPSIM_NAMESERVER or tcp://127.0.0.1:2809)")
+    NAMESERVER.add(p)
+    add_security_options(p)
     p.add_argument("--simserver", help="registered name of the simserver (default: the one that has the robot)")
     p.add_argument("--connect-timeout", type=float, default=15.0, help="seconds to wait for the simulator")
     p.add_argument(

@@ -23,6 +23,7 @@ import threading
 from pathlib import Path
 
 from hrpsim.bodyinfo import Body
+from hrpsim.cli_options import add_service_options
 from hrpsim.controllers.motion_data import Motion, read_motion
 from hrpsim.engines.kinematic.engine import KinematicEngine
 from hrpsim.errors import ConfigError, HrpsimError, NotFound, Timeout
@@ -112,8 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lockstep", action="store_true", help="wait for controllers instead of the wall clock")
     p.add_argument("--until", type=float, help="sim time to stop at (default: the project's end_time)")
     p.add_argument("--start", action="store_true", help="start at once instead of waiting for 'start'")
-    p.add_argument("--name", default="hil", help="name to register (default hil)")
-    p.add_argument("--nameserver", help="nameserver address (default $HRPSIM_NAMESERVER or port 2809)")
+    add_service_options(p, name="hil")
     p.add_argument(
         "--local-loader",
         action="store_true",
@@ -137,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
             until=args.until,
             name=args.name,
             nameserver=args.nameserver,
+            bind=args.bind,
         )
     except HrpsimError as exc:
         log.error("%s", exc)

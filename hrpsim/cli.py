@@ -12,6 +12,8 @@ import os
 import signal
 import sys
 
+from hrpsim.cli_options import SECURITY, VALUE_OPTIONS, keys_value
+
 COMMANDS: dict[str, tuple[str, str]] = {
     "launch": ("hrpsim.launcher", "start and supervise the stack of a project file"),
     "run": (
@@ -32,9 +34,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("hrpsim.sweep.cli", "run one project many times with parameters varied (sweep FILE, sweep report TABLE)"),
     "export": ("hrpsim.recording.export", "convert a recording for other tools (export ros2 RUN.mcap BAG/)"),
 }
-# Options of every command, taken out before it runs and passed on to child processes through
-# the environment: --keys DIR, --key NAME, --insecure (see hrpsim.security).
-SECURITY_OPTIONS = {"--keys": "HRPSIM_KEYS", "--key": "HRPSIM_KEY"}
 
 COMPONENTS: dict[str, str] = {
     "nameserver": "hrpsim.nameserver.service",
@@ -58,25 +57,23 @@ def _usage() -> str:
 
 
 def take_security_options(argv: list[str]) -> list[str]:
-    """``argv`` without --keys/--key/--insecure, which go to the environment (for children too)."""
+    """``argv`` without --keys/--key/--insecure (hrpsim.cli_options.SECURITY), which go to the
+    environment (for children too)."""
+    options = {flag: option for option in SECURITY for flag in option.flags}
     rest: list[str] = []
     args = iter(argv)
     for arg in args:
         name, eq, value = arg.partition("=")
-        if arg == "--insecure":
-            os.environ["HRPSIM_INSECURE"] = "1"
-        elif name in SECURITY_OPTIONS:
+        option = options.get(name)
+        if option is None:
+            rest.append(arg)
+            continue
+        if option.takes_value:
             value = value if eq else next(args, "")
             if not value:
                 raise ValueError(f"{name} needs a value")
-            os.environ[SECURITY_OPTIONS[name]] = os.path.abspath(value) if name == "--keys" else value
-        else:
-            rest.append(arg)
+        os.environ[option.env] = keys_value(option.env, value)
     return rest
-
-
-# Options that take a value, so that the value is not read as the command or the component.
-VALUE_OPTIONS = ("--nameserver", "--name", "--bind", "--model-root")
 
 
 def word_first(argv: list[str]) -> list[str]:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from hrpsim import interrupts
+from hrpsim.cli_options import NAMESERVER, add_security_options
 from hrpsim.client import Client
 from hrpsim.errors import AccessDenied, ConfigError, HrpsimError, NotFound, PeerGone, Timeout
 from hrpsim.joint_names import check_joint_names
@@ -105,6 +106,11 @@ class Launch:
             # OpenHRP's port is taken (another stack runs): a private nameserver on a free port.
             self.sup.echo(f"launch: {DEFAULT_NAMESERVER} is in use; starting a private nameserver instead")
             self._start_nameserver_at("tcp://127.0.0.1:*", attempt="nameserver-2")
+            # hrpsim sim, hrpsim ns ... go to 2809 unless told: the line that points them at this run
+            self.sup.echo(
+                f"launch: the stack at {DEFAULT_NAMESERVER} is another one; for this run's, in another shell:\n"
+                f"export {ENV_NAMESERVER}={self.nameserver}"
+            )
 
     def _start_nameserver_at(self, bind: str, attempt: str = "nameserver") -> None:
         endpoint_file = self.run_dir / f"{attempt}.endpoint"
@@ -453,8 +459,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("project", help="project file (YAML)")
     parser.add_argument("--until", type=float, help="stop at this simulation time (default: the project's end_time)")
     parser.add_argument("--summary", type=Path, help="write the run summary (JSON) to this file")
-    parser.add_argument(
-        "--nameserver",
+    NAMESERVER.add(
+        parser,
         help=f"address for the nameserver this launch starts (default "
         f"${ENV_NAMESERVER} or {DEFAULT_NAMESERVER}; 'tcp://127.0.0.1:*' for a free port)",
     )
@@ -490,6 +496,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         metavar="HOST:PORT",
         help=f"serve the run to Foxglove over its WebSocket protocol (default {FOXGLOVE_ADDRESS})",
     )
+    add_security_options(parser)
     args = parser.parse_args(argv)
     if args.until is not None and args.until <= 0:
         parser.error("--until must be positive")

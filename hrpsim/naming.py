@@ -87,6 +87,10 @@ class NameClient:
             "register", name=name, kind=kind, endpoint=endpoint, owner=owner, metadata=metadata or {}
         )
 
+    def call(self, op: str, **args: Any) -> Any:
+        """Any of the nameserver's operations (nameserver/operations.py) by name."""
+        return self._client.call(op, **args)
+
     def heartbeat(self, name: str, *, owner: str) -> dict[str, Any]:
         return self._client.call("heartbeat", name=name, owner=owner)
 

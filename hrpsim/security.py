@@ -27,12 +27,10 @@ from typing import Any
 import zmq
 from zmq.utils import z85
 
+from hrpsim.cli_options import ENV_INSECURE, ENV_KEY, ENV_KEYS
 from hrpsim.errors import AccessDenied, ConfigError, RequestError
 from hrpsim.keys import Grant, Identity, load_identity, rank, read_allowed
 
-ENV_KEYS = "HRPSIM_KEYS"
-ENV_KEY = "HRPSIM_KEY"
-ENV_INSECURE = "HRPSIM_INSECURE"
 DOMAIN_ROLES = {"service": "observer", "controllers": "controller", "state": "observer"}
 _LOOPBACK = ("127.0.0.1", "localhost", "[::1]", "::1", "lo")
 

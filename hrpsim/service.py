@@ -1,16 +1,18 @@
 """The base of every hrpsim service: a ROUTER socket, an explicit table of operations, and one
 dispatcher that turns every failure into an error reply, so bad input never stops the service.
 
-A subclass returns its operations from :meth:`Service.operations` (a plain dict: the name on
-the wire maps to a bound method; nothing is looked up by getattr on a wire string). Arguments
-arrive as keywords and are checked against the method's signature before the call.
+A subclass declares its operations (``declared``: hrpsim/operations.py, each one ``Op`` with its
+name, arguments, role and serving method), or returns them from :meth:`Service.operations` (a
+plain dict: the name on the wire maps to a bound method). Either way the table is built once, at
+start: nothing is looked up by getattr on a wire string. Arguments arrive as keywords and are
+checked against the method's signature before the call.
 
 Every service also answers ``ping`` (name, kind, protocol version, pid) and ``quit`` (stop
 after replying). SIGTERM and SIGINT go through the same path as a remote ``quit``.
 
-Each operation needs a role of the calling key (hrpsim.security): a subclass lists the least
-role of its operations in :meth:`Service.roles`; one it does not list needs ``admin``, so an
-operation added without thought is closed rather than open. Without keys every peer has every role.
+Each operation needs a role of the calling key (hrpsim.security): its declaration's, or the one
+:meth:`Service.roles` lists; an operation without one needs ``admin``, so an operation added
+without thought is closed rather than open. Without keys every peer has every role.
 """
 
 from __future__ import annotations
@@ -26,14 +28,15 @@ from typing import Any
 
 import zmq
 
+from hrpsim.cli_options import DEFAULT_BIND
 from hrpsim.codec import CODEC, PROTOCOL_VERSION, Codec
 from hrpsim.connections import ConnectionBound, max_connections
 from hrpsim.errors import HrpsimError, ProtocolError, RequestError
 from hrpsim.naming import Registration, advertised
+from hrpsim.operations import EVERY_SERVICE, Op
 from hrpsim.security import UNAUTHENTICATED, Peer, peer_of, serve_securely
 from hrpsim.sockets import NOBLOCK, readable
 
-DEFAULT_BIND = "tcp://127.0.0.1:*"
 # Bounds on what a peer can make a service hold: a request's size (fitted per service), the
 # requests queued per connection while the service is busy, and how long a connection may stay
 # without finishing its handshake or answering heartbeats before it is closed.
@@ -173,6 +176,7 @@ class Service:
 
     kind = "service"
     max_request_bytes = DEFAULT_MAX_REQUEST
+    declared: tuple[Op, ...] = ()  # this service's operations; ping and quit are every service's
 
     def __init__(
         self,
@@ -195,9 +199,10 @@ class Service:
         # A socket made without keys carries no key on any request: every peer has every role.
         self._peer_of = peer_of if self.socket.get(zmq.CURVE_SERVER) else _anyone
         self._stopping = threading.Event()
-        self._ops: dict[str, Operation] = {"ping": self._ping, "quit": self._quit}
+        self._ops: dict[str, Operation] = {name: op.serving(self) for op in EVERY_SERVICE for name in op.names}
         self._ops.update(self.operations())
-        self._roles = {"ping": "observer", "quit": "admin", **self.roles()}
+        self._roles = {name: op.role for op in EVERY_SERVICE for name in op.names}
+        self._roles.update(self.roles())
         self.peer: Peer = UNAUTHENTICATED  # who sent the request being answered
         self._params = {op: _Params.of(fn) for op, fn in self._ops.items()}
         self.registration: Registration | None = None
@@ -209,11 +214,12 @@ class Service:
     # --- for subclasses ---
 
     def operations(self) -> dict[str, Operation]:
-        return {}
+        """Each operation's serving method by its names on the wire: the declared ones'."""
+        return {name: op.serving(self) for op in self.declared for name in op.names}
 
     def roles(self) -> dict[str, str]:
         """The least role each operation needs (hrpsim.keys.ROLES); unlisted ones need ``admin``."""
-        return {}
+        return {name: op.role for op in self.declared for name in op.names}
 
     def metadata(self) -> dict[str, Any]:
         return {"pid": os.getpid()}

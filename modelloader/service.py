@@ -25,12 +25,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from hrpsim.cli_options import add_service_options
 from hrpsim.errors import HrpsimError, RequestError
 from hrpsim.files import ReadPolicy, add_root_option, allowed_path, model_roots, reading_under
 from hrpsim.logs import setup_logging
 from hrpsim.modelloader import load_body
 from hrpsim.modelloader.cache import BodyCache, CacheKey, file_sha256
-from hrpsim.service import DEFAULT_BIND, Operation, Service
+from hrpsim.service import Operation, Service
 
 log = logging.getLogger("hrpsim.modelloader")
 
@@ -135,9 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="hrpsim run modelloader", description="Serve model files (.wrl, .urdf, .dae, .zae, .body) as BodyInfo."
     )
-    parser.add_argument("--nameserver", help="nameserver address (default: $HRPSIM_NAMESERVER or tcp://127.0.0.1:2809)")
-    parser.add_argument("--bind", default=DEFAULT_BIND, help=f"address to bind (default {DEFAULT_BIND})")
-    parser.add_argument("--name", default="modelloader", help="name to register (default modelloader)")
+    add_service_options(parser, name="modelloader")
     add_root_option(parser)
     parser.add_argument("--cache-size", type=int, default=64, help="bodies kept in the cache (default 64)")
     args = parser.parse_args(argv)

@@ -5,19 +5,10 @@ summary and life are the :class:`World`'s; this module serves them as operations
 world in the background of its request loop.
 
 Registers as ``simserver`` (kind ``simserver``) with the endpoints of its world-state stream
-(``state``) and controller hub (``controllers``) in its metadata. Operations, in the spirit of
-OpenHRP's DynamicsSimulator:
-
-- run control: ``init(project=None)`` (reload the project, or load another, and rebuild),
-  ``start(until=None)`` (run in the background of the serving loop; returns at once),
-  ``pause()``, ``step(n=1)`` (when paused), ``reset()``, ``snapshot(name)`` and ``restore(name)``
-  (when paused), ``status()``, ``summary()``;
-- data: ``models()``, ``state(robot)``, ``sensor_state(robot)``, ``world_state()``,
-  ``get_link_data(robot, link)``, ``set_link_data(robot, q, dq, root_position, root_rotation,
-  root_velocity)``, ``set_external_force(robot, link, force, torque)``, ``push(robot, link, force,
-  duration, time=None, point=None, torque=None)`` (simserver/disturbances.py),
-  ``command(robot, torque, q_ref, dq_ref, modes)``, ``set_drive_modes(robot, modes)``,
-  ``forward_kinematics(robot, q, root_position, root_rotation)``.
+(``state``) and controller hub (``controllers``) in its metadata. Its operations, in the spirit of
+OpenHRP's DynamicsSimulator (run control, the world's data, commands, pushes, snapshots), are
+declared in simserver/operations.py, each with the World method, or the method here, that serves
+it; docs/protocol.md tabulates them.
 
 While running, requests are answered between batches of ticks (every few milliseconds), and every
 20 ms while a tick waits for a late controller or a lost collision service (docs/faults.md). A run
@@ -37,16 +28,18 @@ from typing import Any
 
 import zmq
 
+from hrpsim.cli_options import add_service_options
 from hrpsim.engines.base import Engine
 from hrpsim.errors import HrpsimError, NotFound, RequestError, SimulationError
 from hrpsim.files import ReadPolicy, add_root_option, model_roots, reading_under
 from hrpsim.logs import setup_logging
 from hrpsim.naming import host_identity, sibling_bind
 from hrpsim.project import RECORD_PROFILES, Project, apply_record_profile, load_project
-from hrpsim.service import DEFAULT_BIND, Operation, Service
+from hrpsim.service import DEFAULT_BIND, Service
 from hrpsim.simserver.bodies import load_bodies
 from hrpsim.simserver.hub import ControllerHub
 from hrpsim.simserver.loop import TickLoop
+from hrpsim.simserver.operations import CONTROLLER_WAIT_S, MAX_STEP_TICKS, SIMULATOR
 from hrpsim.simserver.publisher import StatePublisher
 from hrpsim.simserver.record import Observer
 from hrpsim.simserver.run_state import RUNNING
@@ -55,27 +48,7 @@ from hrpsim.simserver.world import Snapshot, World
 log = logging.getLogger("hrpsim.simserver")
 
 TICK_BATCH_S = 0.005  # wall seconds of ticking between looks at the request socket
-# What a tick that waits for a late controller still answers: reading, stopping, and start (a no-op
-# while running); nothing that moves the world.
-SERVED_WITHIN_A_TICK = frozenset(
-    {
-        "ping",
-        "quit",
-        "status",
-        "summary",
-        "pause",
-        "start",
-        "models",
-        "state",
-        "sensor_state",
-        "world_state",
-        "get_link_data",
-        "forward_kinematics",
-    }
-)
 MAX_SNAPSHOTS = 16  # named snapshots a simulator keeps (each holds a copy of the world's state)
-CONTROLLER_WAIT_S = 30.0  # how long start() waits for the project's controllers to attach
-MAX_STEP_TICKS = 1_000_000  # one step request's bound; a longer advance is a run: start(until=...)
 
 
 class SimServer(Service):
@@ -83,6 +56,7 @@ class SimServer(Service):
     in slices between requests while it runs."""
 
     kind = "simserver"
+    declared = SIMULATOR  # simserver/operations.py: each operation once, with the method serving it
 
     def __init__(
         self,
@@ -123,6 +97,9 @@ class SimServer(Service):
             raise
         self.world.serve_requests = self._serve_within_tick
         self._within_tick = False
+        # What a tick that waits for a late controller still answers (the declarations say): reading,
+        # stopping, and start (a no-op while running); nothing that moves the world.
+        self._served_within_tick = frozenset(name for op in self.declared if op.within_tick for name in op.names)
         self._snapshots: dict[str, Snapshot] = {}
         super().__init__(name, bind=bind, nameserver=nameserver, register=register, context=ctx)
 
@@ -155,53 +132,6 @@ class SimServer(Service):
             "robots": list(self.engine.robots),
             "engine": self.engine.name,
             **self._extra_metadata,
-        }
-
-    def operations(self) -> dict[str, Operation]:
-        world = self.world
-        return {
-            "init": self.op_init,
-            "load": self.op_init,
-            "start": self.op_start,
-            "pause": self.op_pause,
-            "step": self.op_step,
-            "reset": self.op_reset,
-            "snapshot": self.op_snapshot,
-            "restore": self.op_restore,
-            "status": world.status,
-            "summary": world.summary,
-            "models": world.models,
-            "state": self.op_state,
-            "raw_state": self.op_raw_state,
-            "sensor_state": self.op_sensor_state,
-            "world_state": world.world_state,
-            "get_link_data": world.link_data,
-            "set_link_data": self.op_set_link_data,
-            "set_external_force": self.op_set_external_force,
-            "push": world.push,  # robot, link, force, duration, time, point, torque
-            "command": self.op_command,
-            "set_drive_modes": world.set_drive_modes,
-            "forward_kinematics": world.link_poses,
-        }
-
-    def roles(self) -> dict[str, str]:  # run control and set_* need admin (the default)
-        return {
-            **dict.fromkeys(
-                [
-                    "status",
-                    "summary",
-                    "models",
-                    "state",
-                    "raw_state",
-                    "sensor_state",
-                    "world_state",
-                    "get_link_data",
-                    "forward_kinematics",
-                ],
-                "observer",
-            ),
-            "command": "controller",
-            "set_drive_modes": "controller",
         }
 
     # --- the serving loop ---
@@ -238,7 +168,7 @@ class SimServer(Service):
         return not self.stopping
 
     def _call(self, op: str, args: dict[str, Any]) -> Any:
-        if self._within_tick and op not in SERVED_WITHIN_A_TICK:
+        if self._within_tick and op not in self._served_within_tick:
             raise RequestError(f"{op}: the simulator is {self.world.busy_with()}; pause first, or retry")
         return super()._call(op, args)
 
@@ -352,9 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="hrpsim run simserver", description="Run the hrpsim simulator.")
     parser.add_argument("--project", required=True, help="the project file (YAML)")
     parser.add_argument("--until", type=float, help="sim time to stop at (default: the project's world.end_time)")
-    parser.add_argument("--nameserver", help="nameserver address (default: $HRPSIM_NAMESERVER or port 2809)")
-    parser.add_argument("--bind", default=DEFAULT_BIND, help="address for requests (default: %(default)s)")
-    parser.add_argument("--name", default="simserver", help="name to register (default: %(default)s)")
+    add_service_options(parser, name="simserver")
     add_root_option(parser)
     when = parser.add_mutually_exclusive_group()
     when.add_argument(

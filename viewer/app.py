@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from hrpsim.cli_options import NAMESERVER
 from hrpsim.errors import ConfigError, HrpsimError, RecordingError
 from hrpsim.security import check_web_bind
 from hrpsim.viewer.foxglove_live import DEFAULT_ADDRESS, parse_address
@@ -265,7 +266,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="hrpsim view", description="A 3D view of a run in the browser.")
     parser.add_argument("recording", nargs="?", help="a recording (.mcap) to play")
     parser.add_argument("--live", action="store_true", help="follow a running simulator instead")
-    parser.add_argument("--nameserver", help="with --live: the nameserver (default $HRPSIM_NAMESERVER or port 2809)")
+    NAMESERVER.add(parser)
     parser.add_argument(
         "--simserver", default="simserver", help="with --live: the simulator's name (default %(default)s)"
     )

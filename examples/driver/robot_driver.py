@@ -26,6 +26,7 @@ import zmq
 
 from hrpsim import tick as proto
 from hrpsim.bodyinfo import Body
+from hrpsim.cli_options import NAMESERVER
 from hrpsim.errors import HrpsimError, ProtocolError, RequestError
 from hrpsim.modelloader import load_body
 from hrpsim.naming import Registration
@@ -170,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--robot", required=True, help="the robot's name, as controllers ask for it")
     p.add_argument("--period", type=float, default=0.001, help="control period in seconds")
     p.add_argument("--ticks", type=int, default=10_000, help="control periods to run before saying bye")
-    p.add_argument("--nameserver", help="nameserver address (default $HRPSIM_NAMESERVER or tcp://127.0.0.1:2809)")
+    NAMESERVER.add(p)
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
     try:
