@@ -41,6 +41,7 @@ ENGINES = [
 def held_simulation(project: str, engine: str, **gains: float) -> tuple[Simulation, HoldPose]:
     loaded = load_project(REPO / "examples" / project)
     loaded.world.engine = engine
+    loaded.world.end_time = max(loaded.world.end_time, 5.0)  # a step stops at the run's end time
     loaded.controllers = []  # the same controller, attached in this process
     sim = Simulation(loaded)
     controller = HoldPose(**gains)
