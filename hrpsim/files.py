@@ -83,13 +83,23 @@ def allowed_path(path: str | Path, what: str, *, shown: str | None = None) -> Pa
     """``path`` resolved, when it lies under the allowed folders; AccessDenied otherwise, naming
     ``shown`` (the path as the peer gave it; default ``path``), never where a link leads."""
     policy = _POLICY.get()
-    resolved = Path(os.path.abspath(os.fspath(path))).resolve()
+    resolved = _resolved(path)
     if not policy.allows(resolved):
         raise AccessDenied(
             f"{path if shown is None else shown}: {what} outside the folders this service reads ({policy.where()}); "
             f"add its folder with --model-root or ${ENV_MODEL_ROOTS}"
         )
     return resolved
+
+
+def may_read(path: str | Path) -> bool:
+    """Whether ``path`` lies under the allowed folders: a search among candidate paths asks this
+    before it looks at one, so that it finds nothing, rather than something it may not read."""
+    return _POLICY.get().allows(_resolved(path))
+
+
+def _resolved(path: str | Path) -> Path:
+    return Path(os.path.abspath(os.fspath(path))).resolve()
 
 
 def check_readable(path: str | Path, what: str) -> Path:
@@ -136,7 +146,7 @@ def read_model(path: str | Path, what: str, missing: type[HrpsimError] = ModelEr
     try:
         return read_regular(path, what)
     except AccessDenied:
-        if not os.path.lexists(path) and _POLICY.get().allows(Path(os.path.abspath(path)).resolve()):
+        if not os.path.lexists(path) and may_read(path):
             raise missing(f"{path}: no such file (the {what})") from None
         raise
 

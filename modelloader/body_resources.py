@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from hrpsim.bodyinfo import Shape
-from hrpsim.errors import HrpsimError
-from hrpsim.files import read_regular
+from hrpsim.errors import AccessDenied, HrpsimError
+from hrpsim.files import allowed_path, read_regular
 from hrpsim.modelloader.body_values import BodyFile
 from hrpsim.modelloader.body_yaml import YamlDocument, YMap, load_yaml
 from hrpsim.modelloader.meshes import MeshError, load_mesh
@@ -63,10 +63,15 @@ class Resources:
                      "metadata")  # fmt: skip
             return None
         path = Path(os.path.normpath(file.path.parent / uri))
-        if not path.is_file():
+        try:  # the folders first: a refusal says nothing of whether the file exists
+            allowed_path(path, f"{what} file", shown=uri)
+        except AccessDenied as exc:
+            file.add(node, what, str(exc), "uri")
+            return None
+        if not os.path.lexists(path):
             file.add(node, what, f"uri {uri!r}: no such file {path}", "uri")
             return None
-        return path
+        return path  # a folder or a FIFO is refused by the reader, which reads regular files only
 
     def is_yaml(self, path: Path) -> bool:
         return path.suffix.lower() in YAML_SUFFIXES
@@ -135,6 +140,9 @@ class Resources:
     def _parse_scene(self, file: BodyFile, node: YMap, path: Path) -> ParsedFile | None:
         try:
             return self._scenes.load(path)
+        except AccessDenied as exc:  # not a file the rules let be read: nothing to mend
+            file.add(node, "Resource", str(exc), "uri")
+            return None
         except HrpsimError as exc:
             refusal = str(exc)
         # Choreonoid's VRML reader takes ``DEF Transform {`` (a type where the name belongs, in

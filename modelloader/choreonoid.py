@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from hrpsim.bodyinfo import Body, ExtraJoint, Link, Sensor
-from hrpsim.errors import ModelError
+from hrpsim.errors import HrpsimError, ModelError
 from hrpsim.modelloader.body_elements import ElementWalk, LinkParts
 from hrpsim.modelloader.body_joints import initial_value, read_joint, read_mass
 from hrpsim.modelloader.body_resources import Resources
@@ -195,6 +195,9 @@ class _BodyReader:
             sub_body = sub.read()
         except ModelError as exc:
             self.problems.extend(p for p in exc.problems if p not in self.problems)
+            return
+        except HrpsimError as exc:  # a file the reading rules refuse: a FIFO, one too large
+            self.file.add(node, "SubBody", str(exc), "uri")
             return
         prefix, suffix = self.file.string(node, "prefix", "SubBody"), self.file.string(node, "suffix", "SubBody")
         offset = int(self.file.number(node, "jointIdOffset", "SubBody", 0.0))

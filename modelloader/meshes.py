@@ -1,13 +1,17 @@
 """Mesh files (STL, OBJ, PLY, OFF, glTF ... through trimesh; COLLADA .dae through our own COLLADA
-geometry reader) turned into plain vertex and triangle arrays."""
+geometry reader) turned into plain vertex and triangle arrays.
+
+trimesh gets the file's bytes, read by hrpsim.files' rules, and a resolver that reads the files
+a mesh names (an OBJ's materials, a glTF's buffers) by the same rules: it opens nothing itself."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
 
-from hrpsim.files import check_readable
+from hrpsim.files import check_readable, read_regular
 
 
 class MeshError(ValueError):
@@ -32,8 +36,14 @@ def load_mesh(path: Path, scale: np.ndarray | None = None) -> tuple[np.ndarray, 
 def _load_with_trimesh(path: Path) -> tuple[np.ndarray, np.ndarray]:
     import trimesh  # imported here: it is slow to import and only mesh files need it
 
+    data = read_regular(path, "mesh file")
     try:
-        loaded = trimesh.load(str(path), process=False)
+        loaded = trimesh.load(
+            io.BytesIO(data),
+            file_type=path.suffix.lower().lstrip("."),
+            resolver=_checked_files(path.parent),
+            process=False,
+        )
         parts = _parts(loaded)
     except Exception as exc:  # trimesh raises many unrelated types for unreadable files
         raise MeshError(f"{path}: cannot read mesh: {exc}") from None
@@ -45,6 +55,29 @@ def _load_with_trimesh(path: Path) -> tuple[np.ndarray, np.ndarray]:
     if count == 0 or sum(len(f) for f in faces) == 0:
         raise MeshError(f"{path}: mesh file holds no triangles")
     return np.concatenate(vertices), np.concatenate(faces).astype(np.int32)
+
+
+def _checked_files(folder: Path):  # -> trimesh.resolvers.Resolver
+    """A trimesh resolver that reads what a mesh file names beside it by hrpsim.files' rules."""
+    from trimesh.resolvers import Resolver
+
+    class CheckedFiles(Resolver):
+        def __init__(self, base: Path) -> None:
+            self.base = base
+
+        def get(self, key: str) -> bytes:
+            return read_regular(self.base / key, "file a mesh names")
+
+        def write(self, name: str, data: object) -> None:
+            raise PermissionError(f"{name}: a mesh is read, never written")
+
+        def namespaced(self, namespace: str) -> Resolver:
+            return CheckedFiles(self.base / namespace)
+
+        def keys(self) -> list[str]:
+            return []  # what a folder holds is nobody's business
+
+    return CheckedFiles(folder)
 
 
 def _parts(loaded) -> list[tuple[np.ndarray, np.ndarray]]:

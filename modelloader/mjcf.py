@@ -29,6 +29,7 @@ from hrpsim.bodyinfo import Body, Link
 from hrpsim.engines.mujoco.build import JOINT_ID, SENSOR_ID
 from hrpsim.errors import ModelError
 from hrpsim.modelloader.mjcf_checks import check_model
+from hrpsim.modelloader.mjcf_files import read_mjcf_files
 from hrpsim.modelloader.mjcf_native import native_model
 from hrpsim.modelloader.mjcf_parts import PartsReader, world_shapes
 from hrpsim.modelloader.mjcf_source import MjcfSource, compile_model, import_mujoco, quat_matrix
@@ -58,7 +59,8 @@ def load_mjcf(path: str | Path, *, world: bool = False) -> Body:
     path = Path(path).resolve()
     mujoco = import_mujoco(path)
     problems = Problems(path, "MJCF")
-    source = MjcfSource(path, compile_model(mujoco, path), mujoco, problems)
+    files = read_mjcf_files(path)
+    source = MjcfSource(path, compile_model(mujoco, path, files), mujoco, problems, files)
     return _MjcfReader(source).read_world() if world else _MjcfReader(source).read()
 
 

@@ -18,14 +18,12 @@ with the body:
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from lxml import etree
 
 from hrpsim.bodyinfo import Body
-from hrpsim.files import read_regular
 from hrpsim.modelloader.mjcf_source import MjcfSource
 
 ASSET_TAGS = ("mesh", "hfield")  # files a model needs to compile (skins and textures only draw)
@@ -63,10 +61,9 @@ def _name_unnamed(source: MjcfSource) -> tuple[list[str], list[str]]:
 
 
 def _carry_assets(source: MjcfSource, root: etree._Element) -> dict[str, bytes]:
-    """The bytes of every file ``root`` needs, by the name it gives them, read as the reader read
-    them (under the same rules); the folders that found them are dropped from the compiler."""
+    """The bytes of every file ``root`` needs, by the name it gives them: those the reader read
+    and checked (mjcf_files.py), which MuJoCo compiled from; the compiler's folders are dropped."""
     compiler = root.find("compiler")
-    folder = Path(source.spec.compiler.meshdir or "")
     for dropped in [e for tag in DROPPED_TAGS for e in root.iter(tag)]:
         dropped.getparent().remove(dropped)
     for element in root.iter("material"):
@@ -75,8 +72,7 @@ def _carry_assets(source: MjcfSource, root: etree._Element) -> dict[str, bytes]:
     for element in root.iter(*ASSET_TAGS):
         name = element.get("file")
         if name and name not in assets:
-            path = Path(name) if Path(name).is_absolute() else source.path.parent / folder / name
-            assets[name] = read_regular(path, f"{element.tag} file of {source.path.name}")
+            assets[name] = source.assets[name]
     if compiler is not None:
         for setting in ("meshdir", "texturedir", "assetdir"):
             compiler.attrib.pop(setting, None)

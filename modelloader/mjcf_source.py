@@ -1,9 +1,10 @@
 """The MJCF file beside MuJoCo's compiled model: compiling it, finding an element's line for a
 message, the files a load read, and element names.
 
-MuJoCo's compiler resolves defaults, includes, ``fromto``, degrees and frames; the compiled model
-keeps no line numbers, so a problem is located by looking the element up in the file with lxml
-(by its name, else by its place among the elements of its tag).
+MuJoCo's compiler resolves defaults, includes, ``fromto``, degrees and frames, from the files
+mjcf_files.py read and checked; the compiled model keeps no line numbers, so a problem is located
+by looking the element up in the file with lxml (by its name, else by its place among the
+elements of its tag).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import numpy as np
 from lxml import etree
 
 from hrpsim.errors import ModelError
-from hrpsim.modelloader.urdf_xml import Problems, parse_xml, read_file
+from hrpsim.modelloader.mjcf_files import MjcfFiles
+from hrpsim.modelloader.urdf_xml import Problems
 
 MISSING_MUJOCO = "MJCF is read by MuJoCo's own compiler; install it with: pip install 'hrpsim[mujoco]'"
 
@@ -29,14 +31,20 @@ def import_mujoco(path: Path) -> Any:
     return mujoco
 
 
-def compile_model(mujoco: Any, path: Path) -> tuple[Any, list[str], Any]:
-    """MuJoCo's MjModel of ``path``, its compiler's warnings and the MjSpec it was compiled from;
-    its error (which names the line) as a ModelError.
+def source_spec(mujoco: Any, files: MjcfFiles) -> Any:
+    """MuJoCo's MjSpec of the model, from the files hrpsim read and checked (mjcf_files.py): MuJoCo
+    opens none itself. Its error (which names the line) is a ValueError."""
+    return mujoco.MjSpec.from_string(files.text, include=files.include, assets=files.assets)
+
+
+def compile_model(mujoco: Any, path: Path, files: MjcfFiles) -> tuple[Any, list[str], Any]:
+    """MuJoCo's MjModel of the model at ``path``, its compiler's warnings and the MjSpec it was
+    compiled from; its error (which names the line) as a ModelError.
 
     Textures are dropped before compiling: BodyInfo keeps colours, not images, and generating
     them is nearly all of MuJoCo's compile time for dm_control's files (their skybox)."""
     try:
-        spec = mujoco.MjSpec.from_file(str(path))
+        spec = source_spec(mujoco, files)
         for texture in list(spec.textures):
             spec.delete(texture)
         for material in spec.materials:
@@ -60,14 +68,18 @@ def quat_matrix(mujoco: Any, quat: np.ndarray) -> np.ndarray:
 class MjcfSource:
     """The file's elements, to locate problems, and the names MuJoCo gave the compiled ones."""
 
-    def __init__(self, path: Path, compiled: tuple[Any, list[str], Any], mujoco: Any, problems: Problems) -> None:
+    def __init__(
+        self, path: Path, compiled: tuple[Any, list[str], Any], mujoco: Any, problems: Problems, files: MjcfFiles
+    ) -> None:
         self.path = path
+        self.paths = files.paths
+        self.assets = files.assets  # the asset files' bytes, by the names the model gives them
         self.model, compiler_warnings, self.spec = compiled
         for message in compiler_warnings:
             problems.warn(None, message)
         self.mujoco = mujoco
         self.problems = problems
-        self.root = parse_xml(read_file(path, "MJCF"), path, "MJCF")
+        self.root = files.root
         if self.root.tag != "mujoco":
             raise ModelError(f"{path}: root element is <{self.root.tag}>, expected <mujoco> (an MJCF file)")
         self.prefix = self._hrpsim_prefix()
@@ -114,18 +126,8 @@ class MjcfSource:
         label = f"<{tags[0]}{f' name={name!r}' if name else ''}>"
         self.problems.add(element, message if element is not None else f"{label}: {message}")
 
-    # --- files ---------------------------------------------------------------------------------
+    # --- files ---
 
     def files(self) -> list[str]:
-        """This file, its includes and mesh files: what the modelloader's cache checks for edits."""
-        files = [str(self.path)]
-        folder = self.path.parent
-        compiler = self.root.find("compiler")
-        settings = compiler.attrib if compiler is not None else {}
-        meshdir = folder / (settings.get("meshdir") or settings.get("assetdir") or "")
-        for element in self.root.iter("include"):
-            files.append(str((folder / element.get("file", "")).resolve()))
-        for element in self.root.iter("mesh"):
-            if element.get("file"):
-                files.append(str((meshdir / element.get("file")).resolve()))
-        return list(dict.fromkeys(files))
+        """This file and every file it read: what the modelloader's cache checks for edits."""
+        return list(self.paths)

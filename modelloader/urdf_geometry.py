@@ -12,6 +12,7 @@ import numpy as np
 from lxml import etree
 
 from hrpsim.bodyinfo import Appearance, Shape
+from hrpsim.files import may_read
 from hrpsim.modelloader.meshes import MeshError, load_mesh
 from hrpsim.modelloader.urdf_xml import Problems, floats, number, rpy_matrix
 from hrpsim.transforms import axis_angle_matrix
@@ -185,7 +186,7 @@ def resolve_resource(url: str, urdf_path: Path) -> tuple[Path | None, list[Path]
     relative to the URDF file's folder, or failing that to a folder above it."""
     candidates = _candidates(url, urdf_path)
     for candidate in candidates:
-        if candidate.is_file():
+        if may_read(candidate) and candidate.is_file():  # outside the folders: never looked at
             return candidate.resolve(), candidates
     return None, candidates
 

@@ -67,9 +67,22 @@ def wait_registered(nameserver: str, name: str, proc: ManagedProcess, timeout: f
 
 
 @contextmanager
-def modelloader_process(nameserver: str, folder: Path, name: str = "modelloader") -> Iterator[ManagedProcess]:
-    """A real ``hrpsim run modelloader`` registered with ``nameserver``; stopped afterwards."""
-    proc = spawn(["run", "modelloader", "--nameserver", nameserver, "--name", name], folder / f"{name}.log")
+def modelloader_process(
+    nameserver: str,
+    folder: Path,
+    name: str = "modelloader",
+    *,
+    roots: list[Path] | None = None,
+    args: tuple[str, ...] = (),
+) -> Iterator[ManagedProcess]:
+    """A real ``hrpsim run modelloader`` registered with ``nameserver``; stopped afterwards.
+    ``roots``: the only folders it reads (default: the repository and ``folder``)."""
+    confined = [a for root in roots or () for a in ("--model-root", str(root))]
+    proc = spawn(
+        ["run", "modelloader", "--nameserver", nameserver, "--name", name, *confined, *args],
+        folder / f"{name}.log",
+        env={"HRPSIM_MODEL_ROOTS": ""} if roots else None,
+    )
     try:
         proc.address = wait_registered(nameserver, name, proc)
         yield proc
