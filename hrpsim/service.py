@@ -7,6 +7,9 @@ plain dict: the name on the wire maps to a bound method). Either way the table i
 start: nothing is looked up by getattr on a wire string. Arguments arrive as keywords and are
 checked against the method's signature before the call.
 
+An operation that takes long may return a :class:`Pending` and settle it later: the service
+answers other requests meanwhile and replies to that one when it is settled.
+
 Every service also answers ``ping`` (name, kind, protocol version, pid) and ``quit`` (stop
 after replying). SIGTERM and SIGINT go through the same path as a remote ``quit``.
 
@@ -24,6 +27,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import zmq
@@ -171,6 +175,38 @@ class _Params:
             self.check_kinds(op, args)
 
 
+class Pending:
+    """An operation's answer that comes later: the operation returns it, keeps it, and calls
+    :meth:`resolve` or :meth:`fail` from the service's loop (``on_idle``) once it has returned."""
+
+    def __init__(self) -> None:
+        self._encode: Callable[[Any], bytes] | None = None
+        self._encode_error: Callable[[HrpsimError], bytes] | None = None
+        self._send: Callable[[bytes], None] | None = None
+
+    def resolve(self, result: Any) -> None:
+        self._deliver(lambda: self._encode(result))
+
+    def fail(self, error: HrpsimError) -> None:
+        self._deliver(lambda: self._encode_error(error))
+
+    def _encode_with(self, encode: Callable[[Any], bytes], encode_error: Callable[[HrpsimError], bytes]) -> None:
+        self._encode, self._encode_error = encode, encode_error
+
+    def _send_with(self, send: Callable[[bytes], None]) -> None:
+        self._send = send
+
+    def _deliver(self, reply: Callable[[], bytes]) -> None:
+        send, self._send = self._send, None
+        if send is None or self._encode_error is None:
+            raise RuntimeError("a Pending is settled once, after its operation has returned it")
+        try:
+            data = reply()
+        except HrpsimError as exc:  # a result the codec cannot carry
+            data = self._encode_error(exc)
+        send(data)
+
+
 class Service:
     """Subclass, set ``kind``, implement :meth:`operations`; then ``serve_forever()``."""
 
@@ -306,28 +342,41 @@ class Service:
         self._connections.seen(frames[-1])
         self.peer = self._peer_of(frames[-1])
         reply = self.dispatch(frames[-1].bytes)
+        routing = [frame.bytes for frame in frames[:-1]]
+        if isinstance(reply, Pending):
+            reply._send_with(lambda data: self._send_reply(routing, data))
+        else:
+            self._send_reply(routing, reply)
+
+    def _send_reply(self, routing: list[bytes], reply: bytes) -> None:
         try:
-            for frame in frames[:-1]:  # the routing id(s), then the reply
-                self.socket.send(frame.bytes, _NOBLOCK_MORE)
+            for frame in routing:  # the routing id(s), then the reply
+                self.socket.send(frame, _NOBLOCK_MORE)
             self.socket.send(reply, NOBLOCK)
         except zmq.ZMQError as exc:
             log.warning("could not send a reply: %s", exc)
 
-    def dispatch(self, payload: bytes) -> bytes:
-        """One request frame in, one reply frame out; never raises."""
+    def dispatch(self, payload: bytes) -> bytes | Pending:
+        """One request frame in, one reply frame out (or the Pending that will send it); never raises."""
         try:
             req = self._codec.parse_request(payload)
         except ProtocolError as exc:
             return self._codec.error(self._codec.request_id_of(payload), "ProtocolError", str(exc))
         try:
             result = self._call(req.op, req.args)
+            if isinstance(result, Pending):
+                result._encode_with(lambda value: self._codec.reply(req.id, value), partial(self._error_reply, req.id))
+                return result
             return self._codec.reply(req.id, result)
         except HrpsimError as exc:
-            details = exc.to_wire()  # type, message and what makes the error usable: field, problems
-            return self._codec.error(req.id, details.pop("type"), details.pop("message"), **details)
+            return self._error_reply(req.id, exc)
         except Exception as exc:  # a bug in an operation must not kill the service
             log.exception("operation %r failed", req.op)
             return self._codec.error(req.id, type(exc).__name__, f"{req.op}: {exc}")
+
+    def _error_reply(self, req_id: int | None, exc: HrpsimError) -> bytes:
+        details = exc.to_wire()  # type, message and what makes the error usable: field, problems
+        return self._codec.error(req_id, details.pop("type"), details.pop("message"), **details)
 
     def _call(self, op: str, args: dict[str, Any]) -> Any:
         fn = self._ops.get(op)

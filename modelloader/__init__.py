@@ -17,8 +17,8 @@ from hrpsim.bodyinfo import Body
 from hrpsim.errors import ModelError
 from hrpsim.modelloader.sensor_names import check_and_name_sensors
 
-# What reading a model may take beyond the process's baseline, per byte of the file (measured
-# with tests/modelloader/test_model_memory_bound.py; the bound docs/security.md states).
+# What reading a VRML mesh may take beyond the process's baseline, per byte of the file (checked
+# by tests/modelloader/test_model_memory_bound.py); docs/security.md gives every format's figure.
 MEMORY_PER_FILE_BYTE = 6
 
 # suffix -> (module, function, takes the ``lenient`` option)
@@ -57,8 +57,8 @@ def load_body(path: str | Path, *, lenient: bool = False, world: bool = False) -
             body = reader(path, lenient=lenient) if has_lenient else reader(path)
     except MemoryError:
         raise ModelError(
-            f"{path}: not enough memory to read this model (reading a model file takes up to "
-            f"{MEMORY_PER_FILE_BYTE} times its size: docs/security.md)"
+            f"{path}: not enough memory to read this model (reading a model takes 4 to 160 times "
+            "its size, by format: docs/security.md)"
         ) from None
     check_and_name_sensors(body, str(path))
     return body

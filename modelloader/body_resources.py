@@ -8,7 +8,9 @@
   anchored as ``&NAME``), read as if they were written where the Resource is.
 
 Relative uris are relative to the file that names them; ``${SHARE}``-style path variables need
-a Choreonoid installation and are refused.
+a Choreonoid installation and are refused. What one body reads is bounded (:meth:`Resources.charge`):
+at most MAX_NODES YAML nodes in all, a YAML Resource counted each time it is used, and at most
+MAX_SUB_BODIES SubBodies.
 """
 
 from __future__ import annotations
@@ -21,10 +23,10 @@ from typing import Any
 import numpy as np
 
 from hrpsim.bodyinfo import Shape
-from hrpsim.errors import AccessDenied, HrpsimError
+from hrpsim.errors import AccessDenied, HrpsimError, ModelError
 from hrpsim.files import allowed_path, read_regular
 from hrpsim.modelloader.body_values import BodyFile
-from hrpsim.modelloader.body_yaml import YamlDocument, YMap, load_yaml
+from hrpsim.modelloader.body_yaml import MAX_NODES, YamlDocument, YMap, load_yaml
 from hrpsim.modelloader.meshes import MeshError, load_mesh
 from hrpsim.modelloader.openhrp import transform_matrix
 from hrpsim.modelloader.vrml.fields import FieldReader
@@ -35,8 +37,13 @@ from hrpsim.modelloader.vrml.scope import resolve_file
 from hrpsim.modelloader.vrml_shapes import place_mesh, shape_of
 
 YAML_SUFFIXES = (".body", ".yaml", ".yml")
+MAX_SUB_BODIES = 256  # SubBodies one body reads in all; the real ones read up to three
 _GROUPS = ("Group", "Anchor", "Collision", "Billboard")
 _TYPE_AS_NAME = re.compile(r"\bDEF\s+(Transform|Group|Shape|Switch|Collision)\s*\{")
+
+
+class ReadingBound(ModelError):
+    """A body that reads more than the bounds allow: the whole reading stops."""
 
 
 class Resources:
@@ -49,6 +56,8 @@ class Resources:
         self._yaml: dict[str, YamlDocument] = {}
         self._parsed: dict[str, ParsedFile | None] = {}
         self.notes: list[str] = []
+        self.nodes = 0  # YAML nodes read, aliases expanded (see charge)
+        self.sub_bodies = 0
 
     def path_of(self, file: BodyFile, node: YMap, what: str) -> Path | None:
         uri = file.string(node, "uri", what)
@@ -106,11 +115,31 @@ class Resources:
         if document is None:
             return None
         name = file.string(node, "node", "Resource")
-        value = document.anchored(name) if name else document.top
+        value, size = document.anchored(name) if name else (document.top, document.size)
         if value is None:
             file.add(node, "Resource", f"{path.name} has no node anchored as &{name}", "node")
             return None
+        self.charge(size, file.where(node))
         return value, file.inside(path)
+
+    # --- bounds ---
+
+    def charge(self, nodes: int, where: str) -> None:
+        """Count ``nodes`` more YAML nodes read for the body (a SubBody's, or a Resource's at each
+        use); past MAX_NODES in all the reading stops."""
+        self.nodes += nodes
+        if self.nodes > MAX_NODES:
+            raise ReadingBound(
+                f"{where}: the body and what it includes (SubBodies, and YAML Resources each time one is "
+                f"used) hold more than {MAX_NODES} YAML nodes once aliases are expanded; a body holds far fewer"
+            )
+
+    def count_sub_body(self, where: str) -> None:
+        self.sub_bodies += 1
+        if self.sub_bodies > MAX_SUB_BODIES:
+            raise ReadingBound(
+                f"{where}: the body reads more than {MAX_SUB_BODIES} SubBodies in all (one including the next twice?)"
+            )
 
     # --- the files ---
 

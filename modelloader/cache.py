@@ -9,6 +9,8 @@ less than parsing them, and it notices an edit that keeps the size and the times
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -23,11 +25,27 @@ class _Entry:
 
 
 def file_sha256(path: str) -> str | None:
+    """The file's sha256; None when it is not a regular file that can be read (opened without
+    blocking: a file replaced by a FIFO since its load must not hang the service)."""
     try:
-        with open(path, "rb") as handle:
-            return hashlib.file_digest(handle, "sha256").hexdigest()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def body_digests(metadata: dict[str, Any]) -> dict[str, str]:
+    """The content of every file a load read (``metadata["files"]``): as the loader saw it when
+    it says so (``metadata["file_sha256"]``), else as it is now."""
+    known = dict(metadata.get("file_sha256") or {})
+    for path in metadata.get("files") or []:
+        if path not in known:
+            digest = file_sha256(path)
+            known[path] = digest if digest is not None else ""
+    return known
 
 
 class BodyCache:

@@ -30,14 +30,14 @@ from hrpsim.bodyinfo import Body, ExtraJoint, Link, Sensor
 from hrpsim.errors import HrpsimError, ModelError
 from hrpsim.modelloader.body_elements import ElementWalk, LinkParts
 from hrpsim.modelloader.body_joints import initial_value, read_joint, read_mass
-from hrpsim.modelloader.body_resources import Resources
+from hrpsim.modelloader.body_resources import ReadingBound, Resources
 from hrpsim.modelloader.body_values import BodyFile
 from hrpsim.modelloader.body_yaml import YMap, load_yaml
 from hrpsim.modelloader.sensor_names import repeat_message, repeated_names
 
 EXTRA_JOINTS = ("ball", "piston", "hinge", "fixed")  # Choreonoid's ExtraJoint types
 EXTRA_AXIS = (1.0, 0.0, 0.0)  # Choreonoid's default axis of a hinge or piston
-_MAX_SUB_BODIES = 16
+_MAX_SUB_BODY_DEPTH = 16
 
 
 def load_choreonoid_body(path: str | Path) -> Body:
@@ -48,7 +48,7 @@ def load_choreonoid_body(path: str | Path) -> Body:
     try:
         body = _BodyReader(path, problems, resources, []).read()
     except ModelError as exc:  # a problem that stops the reading: the ones found so far come along
-        problems.extend(p for p in exc.problems if p not in problems)
+        _add_new(problems, exc.problems)
     if problems:
         if len(problems) == 1:
             raise ModelError(problems[0], problems)
@@ -79,6 +79,7 @@ class _BodyReader:
 
     def read(self) -> Body:
         document = load_yaml(self.path)
+        self.resources.charge(document.size, str(self.path))
         top = document.top
         if not isinstance(top, YMap):
             raise ModelError(f"{self.path}: a body file is a YAML mapping with format: ChoreonoidBody")
@@ -186,15 +187,21 @@ class _BodyReader:
         path = self.resources.path_of(self.file, node, "SubBody")
         if path is None:
             return
-        if path in self.stack or len(self.stack) > _MAX_SUB_BODIES:
+        if path in self.stack:
             self.file.add(node, "SubBody", f"{path.name} includes itself")
             return
+        if len(self.stack) > _MAX_SUB_BODY_DEPTH:
+            self.file.add(node, "SubBody", f"SubBodies nest more than {_MAX_SUB_BODY_DEPTH} deep")
+            return
+        self.resources.count_sub_body(self.file.where(node))
         self.resources.note(path)
         sub = _BodyReader(path, self.problems, self.resources, self.stack)
         try:
             sub_body = sub.read()
+        except ReadingBound:
+            raise
         except ModelError as exc:
-            self.problems.extend(p for p in exc.problems if p not in self.problems)
+            _add_new(self.problems, exc.problems)
             return
         except HrpsimError as exc:  # a file the reading rules refuse: a FIFO, one too large
             self.file.add(node, "SubBody", str(exc), "uri")
@@ -262,7 +269,8 @@ class _BodyReader:
             for sensor, _ in entry.parts.sensors:
                 sensor.link = index
             stack.extend((child, index) for child in reversed(children.get(entry.link.name, [])))
-        unreached = [e.link.name for e in self.entries if e not in ordered and e.parent in by_name]
+        reached = {id(e) for e in ordered}  # by identity: comparing entries compares every field
+        unreached = [e.link.name for e in self.entries if id(e) not in reached and e.parent in by_name]
         if unreached:
             self.file.add(top, "links", f"links {', '.join(unreached)} form a loop not attached to the root")
         self._ordered = ordered
@@ -313,6 +321,12 @@ class _BodyReader:
         rotation = self.file.rotation(node, label, "rotationInLink1")
         axis = axis / np.linalg.norm(axis)
         return rotation @ axis if rotation is not None else axis
+
+
+def _add_new(problems: list[str], more: list[str]) -> None:
+    """Append the problems of ``more`` that ``problems`` lacks (a SubBody's reach its includer)."""
+    known = set(problems)
+    problems.extend(p for p in dict.fromkeys(more) if p not in known)
 
 
 def _sensors(ordered: list[_Entry], notes: list[str], problems: list[str]) -> list[Sensor]:

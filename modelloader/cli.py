@@ -9,7 +9,7 @@ import json
 import sys
 from typing import Any
 
-from hrpsim.bodyinfo import Body
+from hrpsim.bodyinfo import Body, Link
 from hrpsim.errors import HrpsimError
 
 USAGE = "usage: hrpsim model {info,convert} ..."
@@ -86,6 +86,20 @@ def summary(body: Body) -> dict[str, Any]:
     }
 
 
+MAX_INDENT = 32  # levels of a tree drawn by indentation; deeper ones say their depth
+
+
+def _link_line(link: Link, depth: int) -> str:
+    joint = link.joint_type
+    if link.joint_id >= 0:
+        joint += f" id {link.joint_id}"
+    if link.joint_type in ("rotate", "slide", "crawler"):
+        joint += " axis " + " ".join(f"{v:g}" for v in link.joint_axis)
+    shapes = f", {len(link.shapes)} shape{'s' if len(link.shapes) != 1 else ''}" if link.shapes else ""
+    indent = "  " * depth if depth <= MAX_INDENT else "  " * MAX_INDENT + f"[depth {depth}] "
+    return f"{indent}{link.name}  {joint}  {link.mass:.6g} kg{shapes}"
+
+
 def tree(body: Body) -> str:
     """A short readable tree: links with joint types, ids and masses; then sensors and extra joints."""
     lines = [
@@ -93,20 +107,14 @@ def tree(body: Body) -> str:
         f"{body.total_mass:.6g} kg{', static' if body.static else ''})  {body.source}"
     ]
 
-    def walk(index: int, depth: int) -> None:
-        link = body.links[index]
-        joint = link.joint_type
-        if link.joint_id >= 0:
-            joint += f" id {link.joint_id}"
-        if link.joint_type in ("rotate", "slide", "crawler"):
-            joint += " axis " + " ".join(f"{v:g}" for v in link.joint_axis)
-        shapes = f", {len(link.shapes)} shape{'s' if len(link.shapes) != 1 else ''}" if link.shapes else ""
-        lines.append(f"{'  ' * depth}{link.name}  {joint}  {link.mass:.6g} kg{shapes}")
-        for child in body.children(index):
-            walk(child, depth + 1)
-
-    if body.links:
-        walk(0, 1)
+    children: dict[int, list[int]] = {}
+    for index, link in enumerate(body.links):
+        children.setdefault(link.parent, []).append(index)
+    stack = [(index, 1) for index in reversed(children.get(-1, []))]
+    while stack:  # depth first, without recursion: a chain of thousands of links is a model too
+        index, depth = stack.pop()
+        lines.append(_link_line(body.links[index], depth))
+        stack.extend((child, depth + 1) for child in reversed(children.get(index, [])))
     if body.sensors:
         lines.append("sensors:")
         lines += [f"  {s.name}  {s.type} id {s.id} on {body.links[s.link].name}" for s in body.sensors]

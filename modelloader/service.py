@@ -12,7 +12,9 @@ Operations:
 - ``stats()`` -> cache size, hits and misses.
 
 A model that cannot be loaded is an error reply (ModelError naming file, line and problem);
-the service goes on serving.
+the service goes on serving. Models are read in worker processes (load_workers.py), each load
+within a deadline (``--load-timeout``) and a memory bound (``--load-memory``), so that the service
+answers every other request (``ping`` among them) while a load runs, and outlives any model file.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import argparse
 import logging
 import os
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -29,9 +32,17 @@ from hrpsim.cli_options import add_service_options
 from hrpsim.errors import HrpsimError, RequestError
 from hrpsim.files import ReadPolicy, add_root_option, allowed_path, model_roots, reading_under
 from hrpsim.logs import setup_logging
-from hrpsim.modelloader import load_body
-from hrpsim.modelloader.cache import BodyCache, CacheKey, file_sha256
-from hrpsim.service import Operation, Service
+from hrpsim.modelloader.cache import BodyCache, CacheKey
+from hrpsim.modelloader.load_workers import (
+    DEFAULT_LIMITS,
+    DEFAULT_MEMORY_MB,
+    DEFAULT_TIMEOUT_S,
+    DEFAULT_WORKERS,
+    LoadLimits,
+    LoadWorkers,
+    reply_error,
+)
+from hrpsim.service import Operation, Pending, Service
 
 log = logging.getLogger("hrpsim.modelloader")
 
@@ -42,10 +53,18 @@ class ModelLoaderService(Service):
     kind = "modelloader"
 
     def __init__(
-        self, name: str = "modelloader", *, cache_size: int = 64, roots: tuple[Path, ...] = (), **kwargs: Any
+        self,
+        name: str = "modelloader",
+        *,
+        cache_size: int = 64,
+        roots: tuple[Path, ...] = (),
+        workers: int = DEFAULT_WORKERS,
+        limits: LoadLimits = DEFAULT_LIMITS,
+        **kwargs: Any,
     ) -> None:
         self.cache = BodyCache(cache_size)
         self.policy = ReadPolicy(roots=roots or (Path.cwd().resolve(),))
+        self.workers = LoadWorkers(workers, limits)
         super().__init__(name, **kwargs)
 
     def operations(self) -> dict[str, Operation]:
@@ -54,31 +73,45 @@ class ModelLoaderService(Service):
     def roles(self) -> dict[str, str]:  # clear needs admin (the default)
         return {"load": "observer", "stats": "observer"}
 
-    def load(self, path: Any, options: Any = None) -> dict[str, Any]:
+    @property
+    def idle_interval(self) -> float:  # a finished load is answered within this
+        return 0.002 if self.workers.busy else 0.1
+
+    def start(self) -> None:
+        self.workers.start()
+        super().start()
+
+    def on_idle(self) -> None:
+        self.workers.poll()
+
+    def close(self) -> None:
+        self.workers.close()
+        super().close()
+
+    def load(self, path: Any, options: Any = None) -> dict[str, Any] | Pending:
         local = local_path(path)
         opts = checked_options(options)
         with reading_under(self.policy):
             # the folders first: a path outside them learns nothing of its format, existence or link target
             allowed_path(local, "model file", shown=path)
-            return self._load(local, opts)
-
-    def _load(self, local: str, opts: dict[str, Any]) -> dict[str, Any]:
         key: CacheKey = (local, tuple(sorted(opts.items())))
         wire = self.cache.get(key)
         if wire is not None:
             return wire
-        started = time.perf_counter()
-        body = load_body(local, **opts)
-        wire = body.to_wire()
-        self.cache.put(key, wire, _digests(body.metadata))
-        log.info(
-            "loaded %s (%s, %d links) in %.0f ms",
-            local,
-            body.name,
-            len(body.links),
-            (time.perf_counter() - started) * 1000,
-        )
-        return wire
+        answer = Pending()
+        request = {"path": local, "options": opts, "roots": [str(root) for root in self.policy.roots or ()]}
+        self.workers.submit(request, partial(self._loaded, key, answer, time.perf_counter()))
+        return answer
+
+    def _loaded(self, key: CacheKey, answer: Pending, started: float, reply: dict[str, Any]) -> None:
+        error = reply_error(reply)
+        if error is not None:
+            answer.fail(error)
+            return
+        self.cache.put(key, reply["wire"], reply["digests"])
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        log.info("loaded %s (%s, %d links) in %.0f ms", key[0], reply["name"], reply["links"], elapsed_ms)
+        answer.resolve(reply["wire"])
 
     def clear(self) -> int:
         return self.cache.clear()
@@ -122,16 +155,6 @@ def checked_options(options: Any) -> dict[str, Any]:
     return dict(options)
 
 
-def _digests(metadata: dict[str, Any]) -> dict[str, str]:
-    """The content of every file the load read: as the loader saw it when it says so."""
-    known = dict(metadata.get("file_sha256") or {})
-    for path in metadata.get("files") or []:
-        if path not in known:
-            digest = file_sha256(path)
-            known[path] = digest if digest is not None else ""
-    return known
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="hrpsim run modelloader", description="Serve model files (.wrl, .urdf, .dae, .zae, .body) as BodyInfo."
@@ -139,7 +162,26 @@ def main(argv: list[str] | None = None) -> int:
     add_service_options(parser, name="modelloader")
     add_root_option(parser)
     parser.add_argument("--cache-size", type=int, default=64, help="bodies kept in the cache (default 64)")
+    parser.add_argument(
+        "--load-workers", type=int, default=DEFAULT_WORKERS, help=f"loads read at once (default {DEFAULT_WORKERS})"
+    )
+    parser.add_argument(
+        "--load-timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="S",
+        help=f"seconds one load may take (default {DEFAULT_TIMEOUT_S:g})",
+    )
+    parser.add_argument(
+        "--load-memory",
+        type=int,
+        default=DEFAULT_MEMORY_MB,
+        metavar="MB",
+        help=f"memory one load may take beyond the reading process's own (default {DEFAULT_MEMORY_MB})",
+    )
     args = parser.parse_args(argv)
+    if args.load_workers < 1 or not args.load_timeout > 0 or args.load_memory < 64:
+        parser.error("--load-workers must be at least 1, --load-timeout above 0, --load-memory at least 64")
     setup_logging("modelloader")
     try:
         service = ModelLoaderService(
@@ -148,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
             nameserver=args.nameserver,
             cache_size=args.cache_size,
             roots=model_roots(args.model_root),
+            workers=args.load_workers,
+            limits=LoadLimits(timeout=args.load_timeout, memory_mb=args.load_memory),
         )
         print(f"modelloader {args.name!r} bound to {service.endpoint}", flush=True)
         service.serve_forever()
