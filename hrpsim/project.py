@@ -591,7 +591,10 @@ def _collision(c: _Checker, i: int, data: Any) -> CollisionPair | None:
         c.boolean(f"{key}.self_collision", data["self_collision"])
     for k in ("friction", "sliding_friction", "restitution", "soft_erp", "soft_cfm"):
         if data.get(k) is not None and (v := c.number(f"{key}.{k}", data[k])) is not None:
-            setattr(pair, k, v)
+            if v < 0:  # a negative friction or restitution pushes bodies along or into each other
+                c.bad(f"{key}.{k}", f"must not be negative, got {v:g}")
+            else:
+                setattr(pair, k, v)
     for k in ("links_a", "links_b"):
         links = data.get(k) or []
         if isinstance(links, list) and all(isinstance(name, str) and name for name in links):

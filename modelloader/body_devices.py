@@ -89,14 +89,14 @@ def read_device(file: BodyFile, node: YMap, kind: str, link: int, placed: np.nda
     params = _params(file, node, sensor_type, what)
     if params is None:
         return f"{file.where(node)}: {what}: a Camera without format is not created (as in Choreonoid)"
-    sensor_id = file.number(node, "id", what, -1.0)
+    sensor_id = file.integer(node, "id", what, -1)
     rotation = _rigid(placed[:3, :3])
     if sensor_type in ("vision", "range"):
         rotation = rotation @ _optical_frame(file, node, what)
     return Sensor(
         name=name,
         type=sensor_type,
-        id=int(sensor_id),
+        id=sensor_id,
         link=link,
         translation=placed[:3, 3].copy(),
         rotation=rotation,
@@ -149,8 +149,8 @@ def _params(file: BodyFile, node: YMap, sensor_type: str, what: str) -> dict[str
     if image not in _IMAGE_TYPES:
         file.add(node, what, f"format {image!r} is not one of {', '.join(_IMAGE_TYPES)}", "format")
     params: dict[str, Any] = {
-        "width": int(num("width", 640)),
-        "height": int(num("height", 480)),
+        "width": file.integer(node, "width", what, 640, 1, 1 << 16),
+        "height": file.integer(node, "height", what, 480, 1, 1 << 16),
         "fieldOfView": angle("fieldOfView", 0.785398),
         "frontClipDistance": num("nearClipDistance", 0.04),
         "backClipDistance": num("farClipDistance", 200.0),

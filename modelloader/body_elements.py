@@ -21,6 +21,7 @@ from hrpsim.modelloader.body_geometry import read_shape
 from hrpsim.modelloader.body_resources import Resources
 from hrpsim.modelloader.body_values import BodyFile
 from hrpsim.modelloader.body_yaml import YMap
+from hrpsim.modelloader.openhrp_mass import inertia_problem, nearest_inertia
 
 BOTH, VISUAL, COLLISION = "both", "visual", "collision"
 # Scene nodes that draw something but have no body: a viewer's business.
@@ -126,6 +127,9 @@ class ElementWalk:
         what = "RigidBody"
         com = file.vector(node, "centerOfMass", what, 3, (0.0, 0.0, 0.0))
         mass = file.number(node, "mass", what, 0.0)
+        if mass < 0:
+            file.add(node, what, f"mass {mass:g} is negative", "mass")
+            mass = 0.0
         inertia = read_inertia(file, node, what)
         linear = placed[:3, :3]
         self.parts.rigid.append(RigidPart(mass, linear @ com + placed[:3, 3], linear @ inertia @ linear.T))
@@ -178,9 +182,14 @@ def read_inertia(file: BodyFile, node: YMap, what: str) -> np.ndarray:
                 f"{file.where(node, found)}: {what}: inertia is not symmetric; its symmetric part is used"
             )
             matrix = (matrix + matrix.T) / 2
-        return matrix
-    if values.size == 6:
+    elif values.size == 6:
         xx, xy, xz, yy, yz, zz = values
-        return np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
-    file.add(node, what, f"inertia must hold 9 numbers (or 6), not {values.size}", found)
-    return np.zeros((3, 3))
+        matrix = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+    else:
+        file.add(node, what, f"inertia must hold 9 numbers (or 6), not {values.size}", found)
+        return np.zeros((3, 3))
+    why = inertia_problem(matrix)  # a negative moment would make the body gain energy from nothing
+    if why:
+        file.add(node, what, why, found)
+        return nearest_inertia(matrix)
+    return matrix

@@ -78,8 +78,8 @@ def _polygons(file: BodyFile, geometry: YMap, kind: str) -> Mesh:
         heights = file.vector(geometry, "height", what, 0, ())
         return elevation_grid(
             heights,
-            int(file.number(geometry, "xDimension", what, 0)),
-            int(file.number(geometry, "zDimension", what, 0)),
+            file.integer(geometry, "xDimension", what, 0, 0),
+            file.integer(geometry, "zDimension", what, 0, 0),
             file.number(geometry, "xSpacing", what, 1.0),
             file.number(geometry, "zSpacing", what, 1.0),
             ccw=geometry.get("ccw", True) is not False,

@@ -10,12 +10,15 @@ parallel-axis rule.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from hrpsim.bodyinfo import Link
 from hrpsim.modelloader.body_elements import RigidPart, read_inertia
 from hrpsim.modelloader.body_values import BodyFile
 from hrpsim.modelloader.body_yaml import YMap
+from hrpsim.modelloader.openhrp_mass import MAX_LINK_MASS_KG
 
 JOINT_TYPES = {
     "revolute": "rotate",
@@ -31,9 +34,7 @@ AXES = {"X": (1, 0, 0), "Y": (0, 1, 0), "Z": (0, 0, 1)}
 
 def read_joint(file: BodyFile, node: YMap, link: Link, label: str) -> None:
     """The joint keys of a link node, written into ``link`` (absent keys leave it as it is)."""
-    joint_id = file.number(node, "jointId", label)
-    if joint_id is not None:
-        link.joint_id = int(joint_id)
+    link.joint_id = file.integer(node, "jointId", label, link.joint_id)
     kind = file.string(node, "jointType", label)
     if kind:
         if kind in JOINT_TYPES:
@@ -106,7 +107,7 @@ def _limit(
     """A bound as a positive magnitude for the upper side (negated back for ``lower``)."""
     if value == "unlimited":
         return np.inf
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
         file.add(node, label, f"{key} holds {value!r}: a number or 'unlimited'", key)
         return np.inf
     number = float(np.radians(value)) if rotary else float(value)
@@ -128,6 +129,8 @@ def read_mass(file: BodyFile, node: YMap, link: Link, rigid: list[RigidPart], la
     link.mass, link.com, link.inertia = combine(parts)
     if link.mass < 0:
         file.add(node, label, f"mass {link.mass} is negative", file.key(node, "mass"))
+    elif link.mass > MAX_LINK_MASS_KG:
+        file.add(node, label, f"mass {link.mass:g} is beyond {MAX_LINK_MASS_KG:g} kg", file.key(node, "mass"))
 
 
 def initial_value(file: BodyFile, node: YMap, link: Link, label: str) -> float | None:

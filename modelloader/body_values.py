@@ -7,6 +7,7 @@ ranges and speeds of revolute joints, fields of view) are degrees unless ``angle
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from hrpsim.modelloader.body_yaml import YList, YMap
 from hrpsim.transforms import axis_angle_matrix
 
 Keys = str | tuple[str, ...]
+MAX_ID = 2**31 - 1  # joint and device ids, and their offsets, are 32-bit integers on every wire and engine
 
 
 def spellings(keys: Keys) -> tuple[str, ...]:
@@ -73,14 +75,27 @@ class BodyFile:
         return str(value)
 
     def number(self, node: YMap, keys: Keys, what: str, default: float | None = None) -> float | None:
+        """A finite number; a problem and ``default`` for anything else (NaN and infinity too)."""
         found = self.key(node, keys)
         if found is None:
             return default
         value = _as_number(node[found])
-        if value is None:
-            self.add(node, what, f"{found} must be a number, not {_describe(node[found])}", found)
+        if value is None or not math.isfinite(value):
+            self.add(node, what, f"{found} must be a finite number, not {_describe(node[found])}", found)
             return default
         return value
+
+    def integer(self, node: YMap, keys: Keys, what: str, default: int, low: int = -1, high: int = MAX_ID) -> int:
+        """A whole number from ``low`` to ``high`` (an id, an offset, a size); a problem and ``default``
+        for anything else."""
+        found = self.key(node, keys)
+        value = self.number(node, keys, what)
+        if value is None:
+            return default
+        if value != int(value) or not low <= value <= high:
+            self.add(node, what, f"{found} must be a whole number from {low} to {high}, not {node[found]!r}", found)
+            return default
+        return int(value)
 
     def vector(self, node: YMap, keys: Keys, what: str, size: int, default: Any = None) -> np.ndarray | None:
         found = self.key(node, keys)
@@ -102,7 +117,12 @@ class BodyFile:
             bad = next(v for v, n in zip(value, numbers, strict=True) if n is None)
             self.add(node, what, f"{key} holds {_describe(bad)} where a number belongs", key)
             return None
-        return np.array(numbers, dtype=np.float64)
+        array = np.array(numbers, dtype=np.float64)
+        if not np.all(np.isfinite(array)):
+            bad = next(v for v in array if not math.isfinite(v))
+            self.add(node, what, f"{key} holds {bad} where a finite number belongs", key)
+            return None
+        return array
 
     # --- angles and poses ---
 

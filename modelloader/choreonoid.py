@@ -64,6 +64,7 @@ class _Entry:
     node: YMap
     parts: LinkParts = field(default_factory=LinkParts)
     initial: float | None = None  # the joint's starting value, when the file gives one
+    file: BodyFile | None = None  # the file the link is written in
 
 
 class _BodyReader:
@@ -86,11 +87,13 @@ class _BodyReader:
         self._header(top)
         self._links(top)
         ordered = self._tree(top)
+        _check_id_range([e for e in ordered if e.file is self.file], len(ordered))
         name = self.file.string(top, "name", "body") or self.path.stem
         body = Body(name=name, source=str(self.path), format="choreonoid")
         body.links = [e.link for e in ordered]
         if len(self.stack) == 1:  # once the whole body is known: a SubBody's tracks wait for it
             self._number_tracks(body.links)
+            _check_id_repeats(ordered)
         body.sensors = _sensors(ordered, self.notes, self.problems)
         body.extra_joints = self.extra + self._extra_joints(top, {e.link.name for e in ordered})
         body.static = len(body.links) == 1 and body.root.joint_type == "fixed"
@@ -171,7 +174,7 @@ class _BodyReader:
         if rotation is not None:
             link.rotation = rotation
         read_joint(self.file, node, link, label)
-        entry = _Entry(link, self.file.string(node, "parent", label), node)
+        entry = _Entry(link, self.file.string(node, "parent", label), node, file=self.file)
         entry.initial = initial_value(self.file, node, link, label)
         walk = ElementWalk(self.resources, len(self.entries), entry.parts)
         walk.contents(self.file, node.get("elements"), np.eye(4), "both")
@@ -207,7 +210,7 @@ class _BodyReader:
             self.file.add(node, "SubBody", str(exc), "uri")
             return
         prefix, suffix = self.file.string(node, "prefix", "SubBody"), self.file.string(node, "suffix", "SubBody")
-        offset = int(self.file.number(node, "jointIdOffset", "SubBody", 0.0))
+        offset = self.file.integer(node, "jointIdOffset", "SubBody", 0, 0)
         entries = sub._ordered
         for entry in entries:
             entry.link.name = prefix + entry.link.name + suffix
@@ -287,9 +290,14 @@ class _BodyReader:
 
     def _extra_joints(self, top: YMap, names: set[str]) -> list[ExtraJoint]:
         value = self.file.raw(top, "extraJoints")
+        if value is not None and not isinstance(value, list):
+            self.file.add(top, "extraJoints", "must be a list of mappings", self.file.key(top, "extraJoints"))
         result = []
         for index, node in enumerate(value if isinstance(value, list) else []):
             label = f"extra joint {index}"
+            if not isinstance(node, YMap):
+                self.file.add(value, label, "must be a mapping (link1Name, link2Name, jointType ...)")
+                continue
             link1, link2 = self.file.string(node, "link1Name", label), self.file.string(node, "link2Name", label)
             kind = self.file.string(node, "jointType", label)
             for link in (link1, link2):
@@ -321,6 +329,25 @@ class _BodyReader:
         rotation = self.file.rotation(node, label, "rotationInLink1")
         axis = axis / np.linalg.norm(axis)
         return rotation @ axis if rotation is not None else axis
+
+
+def _check_id_range(own: list[_Entry], count: int) -> None:
+    """A file's own jointIds (before a SubBody's offset) count its joints: below its ``count`` links."""
+    for entry in own:
+        if entry.link.joint_id >= count:
+            why = f"jointId {entry.link.joint_id} is beyond the {count} link(s) of this body (ids count joints from 0)"
+            entry.file.add(entry.node, f"link {entry.link.name!r}", why, "jointId")
+
+
+def _check_id_repeats(ordered: list[_Entry]) -> None:
+    """Each jointId names one joint: hrpsim commands joints by id."""
+    owners: dict[int, str] = {}
+    for entry in ordered:
+        link = entry.link
+        if link.joint_id >= 0 and link.joint_id in owners:
+            why = f"jointId {link.joint_id} is that of {owners[link.joint_id]!r} too"
+            entry.file.add(entry.node, f"link {link.name!r}", why, "jointId")
+        owners.setdefault(link.joint_id, link.name)
 
 
 def _add_new(problems: list[str], more: list[str]) -> None:

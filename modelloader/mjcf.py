@@ -20,6 +20,8 @@
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +30,7 @@ import numpy as np
 from hrpsim.bodyinfo import Body, Link
 from hrpsim.engines.mujoco.build import JOINT_ID, SENSOR_ID
 from hrpsim.errors import ModelError
+from hrpsim.modelloader.body_values import MAX_ID
 from hrpsim.modelloader.mjcf_checks import check_model
 from hrpsim.modelloader.mjcf_files import read_mjcf_files
 from hrpsim.modelloader.mjcf_native import native_model
@@ -199,11 +202,17 @@ class _MjcfReader:
             kind, _, name = self.source.name("numeric", n).partition("/")
             target = numbered.get((kind, name))
             if target is not None and m.numeric_size[n] == 1:
-                number = int(m.numeric_data[m.numeric_adr[n]])
-                if kind == JOINT_ID:
-                    target.joint_id = number
+                number = float(m.numeric_data[m.numeric_adr[n]])
+                if not (math.isfinite(number) and number == int(number) and -1 <= number <= MAX_ID):
+                    why = f"{kind} {number:g} is not a whole number from -1 (none) to {MAX_ID}"
+                    self.source.refuse(("numeric",), f"{kind}/{name}", n, why)
+                elif kind == JOINT_ID:
+                    target.joint_id = int(number)
                 else:
-                    target.id = number
+                    target.id = int(number)
+        ids = [link.joint_id for link in body.joints]
+        for repeated in sorted(i for i, count in Counter(ids).items() if count > 1):
+            self.source.refuse(("numeric",), "", -1, f"{JOINT_ID} {repeated} is given to more than one joint")
 
     def _joints(self, b: int) -> list[_Joint]:
         m, t = self.model, self.mujoco.mjtJoint

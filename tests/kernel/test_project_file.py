@@ -154,6 +154,13 @@ def test_a_flag_that_is_not_a_boolean_is_refused_naming_its_key(tmp_path: Path, 
         load_project(path)
 
 
+@pytest.mark.parametrize("key", ["friction", "sliding_friction", "restitution", "soft_cfm"])
+def test_a_negative_contact_parameter_is_refused_naming_its_key(tmp_path: Path, key: str) -> None:
+    path = write(tmp_path, f"models: [{{name: r, file: m.wrl}}]\ncollisions: [{{a: r, b: r, {key}: -0.5}}]\n")
+    with pytest.raises(ConfigError, match=re.escape(f"collisions[0].{key}: must not be negative, got -0.5")):
+        load_project(path)
+
+
 def test_true_and_false_flags_are_read_as_written(tmp_path: Path) -> None:
     path = write(tmp_path, "models: [{name: a, file: m.wrl, static: false}, {name: b, file: m.wrl, static: true}]\n")
     p = load_project(path)

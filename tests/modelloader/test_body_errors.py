@@ -55,7 +55,7 @@ def test_every_problem_is_reported_with_its_file_line_and_element(tmp_path: Path
     expected = [
         (8, "jointType 'hinge'"),
         (9, "jointAxis 'W'"),
-        (12, "mass must be a number"),
+        (12, "mass must be a finite number"),
         (16, "element Gizmo"),
         (17, "missing.stl"),
         (18, "metadata (length unit, upper axis) is not read"),
