@@ -20,6 +20,7 @@ from hrpsim.modelloader.body_devices import is_device, read_device
 from hrpsim.modelloader.body_geometry import read_shape
 from hrpsim.modelloader.body_resources import Resources
 from hrpsim.modelloader.body_values import BodyFile
+from hrpsim.modelloader.body_variants import TRACK_DEVICES
 from hrpsim.modelloader.body_yaml import YMap
 from hrpsim.modelloader.openhrp_mass import inertia_problem, nearest_inertia
 
@@ -159,6 +160,8 @@ class ElementWalk:
         self._add_shapes(self.resources.geometry(file, node, placed), mode)
 
     def _device(self, file: BodyFile, node: YMap, kind: str, placed: np.ndarray, mode: str) -> None:
+        if kind in TRACK_DEVICES:  # refused: the reading says what to change once it is done
+            self.resources.plugin_track = kind
         device = read_device(file, node, kind, self.link, placed)
         if isinstance(device, Sensor):
             self.parts.sensors.append((device, file.where(node)))

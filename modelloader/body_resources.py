@@ -58,6 +58,7 @@ class Resources:
         self.notes: list[str] = []
         self.nodes = 0  # YAML nodes read, aliases expanded (see charge)
         self.sub_bodies = 0
+        self.plugin_track = ""  # what a simulator plugin's track was refused as, if one was
 
     def path_of(self, file: BodyFile, node: YMap, what: str) -> Path | None:
         uri = file.string(node, "uri", what)

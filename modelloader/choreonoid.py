@@ -32,6 +32,7 @@ from hrpsim.modelloader.body_elements import ElementWalk, LinkParts
 from hrpsim.modelloader.body_joints import initial_value, read_joint, read_mass
 from hrpsim.modelloader.body_resources import ReadingBound, Resources
 from hrpsim.modelloader.body_values import BodyFile
+from hrpsim.modelloader.body_variants import track_advice
 from hrpsim.modelloader.body_yaml import YMap, load_yaml
 from hrpsim.modelloader.sensor_names import repeat_message, repeated_names
 
@@ -49,6 +50,8 @@ def load_choreonoid_body(path: str | Path) -> Body:
         body = _BodyReader(path, problems, resources, []).read()
     except ModelError as exc:  # a problem that stops the reading: the ones found so far come along
         _add_new(problems, exc.problems)
+    if resources.plugin_track:
+        problems.append(track_advice(path, resources.plugin_track))
     if problems:
         if len(problems) == 1:
             raise ModelError(problems[0], problems)
@@ -155,6 +158,7 @@ class _BodyReader:
         elif kind == "SubBody":
             self._sub_body(node)
         elif kind == "ContinuousTrack":
+            self.resources.plugin_track = "ContinuousTrack links"
             self.file.add(node, "ContinuousTrack", "a chain of track links whose first link floats free of its parent "
                           "cannot be simulated by hrpsim; use jointType: pseudo_continuous_track")  # fmt: skip
         elif kind != "Skip":
