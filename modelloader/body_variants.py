@@ -29,16 +29,17 @@ SAME_ROBOT = 0.6  # how alike two file names must be to call the other the same 
 
 
 def track_advice(path: Path, refused: str) -> str:
-    """What to change in the body at ``path``, refused for ``refused`` (a plugin's track)."""
+    """What to change in the body at ``path``, refused for ``refused`` (a plugin's track): a
+    sentence to follow the refusal."""
     change = f"give each track as a link with jointType: pseudo_continuous_track instead of the {refused}"
     variants = [p for p in _siblings(path) if _simple_tracks(p)]
     nearest = max(variants, key=lambda p: (_alike(p, path), _shared_start(p, path)), default=None)
     if nearest is not None and _alike(nearest, path) >= SAME_ROBOT:
         return (
-            f"{path}: {nearest.name} beside it is the same robot with tracks hrpsim simulates (links with "
+            f"{nearest.name} beside it is the same robot with tracks hrpsim simulates (links with "
             f"jointType: pseudo_continuous_track, Choreonoid's simple track model): load that file, or {change}"
         )
-    return f"{path}: hrpsim simulates Choreonoid's simple track model: {change}"
+    return f"hrpsim simulates Choreonoid's simple track model: {change}"
 
 
 def _siblings(path: Path) -> list[Path]:

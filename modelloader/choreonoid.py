@@ -50,12 +50,12 @@ def load_choreonoid_body(path: str | Path) -> Body:
         body = _BodyReader(path, problems, resources, []).read()
     except ModelError as exc:  # a problem that stops the reading: the ones found so far come along
         _add_new(problems, exc.problems)
-    if resources.plugin_track:
-        problems.append(track_advice(path, resources.plugin_track))
     if problems:
+        # what to do about a plugin's track goes with the headline: it is advice, not another problem
+        advice = f"; {track_advice(path, resources.plugin_track)}" if resources.plugin_track else ""
         if len(problems) == 1:
-            raise ModelError(problems[0], problems)
-        raise ModelError(f"{path}: cannot load Choreonoid body ({len(problems)} problems)", problems)
+            raise ModelError(problems[0] + advice, problems)
+        raise ModelError(f"{path}: cannot load Choreonoid body ({len(problems)} problems){advice}", problems)
     body.metadata["files"] = [str(path), *[f for f in resources.files if f != str(path)]]
     return body
 
@@ -209,6 +209,7 @@ class _BodyReader:
             raise
         except ModelError as exc:
             _add_new(self.problems, exc.problems)
+            self.file.add(node, "SubBody", f"{path.name} cannot be loaded", "uri")
             return
         except HrpsimError as exc:  # a file the reading rules refuse: a FIFO, one too large
             self.file.add(node, "SubBody", str(exc), "uri")
@@ -267,16 +268,19 @@ class _BodyReader:
             else:
                 children.setdefault(entry.parent, []).append(entry)
         ordered: list[_Entry] = []
+        reached: set[int] = set()  # by identity: comparing entries compares every field
         stack = [(by_name[root_name], -1)]
         while stack:
             entry, parent = stack.pop()
+            if id(entry) in reached:  # a link under itself, through a name two links share
+                continue
+            reached.add(id(entry))
             entry.link.parent = parent
             index = len(ordered)
             ordered.append(entry)
             for sensor, _ in entry.parts.sensors:
                 sensor.link = index
             stack.extend((child, index) for child in reversed(children.get(entry.link.name, [])))
-        reached = {id(e) for e in ordered}  # by identity: comparing entries compares every field
         unreached = [e.link.name for e in self.entries if id(e) not in reached and e.parent in by_name]
         if unreached:
             self.file.add(top, "links", f"links {', '.join(unreached)} form a loop not attached to the root")

@@ -24,6 +24,7 @@ SUB_BODY = "  - {type: SubBody, uri: sub.body, parent: base, jointIdOffset: .nan
 RIGID_BODY = "    elements: {type: RigidBody, mass: 1, inertia: [1, 0, 0, 0, -1, 0, 0, 0, 1]}\n"
 NESTED_ELEMENTS = "    elements: " + "{type: Transform, elements: " * DEEP + "{type: Group}" + "}" * DEEP
 SECOND_JOINT_0 = "  - {name: b, parent: base, jointType: revolute, jointId: 0}\n"
+NAMESAKES = "  - {name: b, parent: base}\n  - {name: b, parent: b}\n"  # once looped for ever
 NAN_RANGE = "  - {name: b, parent: a, jointType: revolute, jointId: 1, jointRange: [.nan, 1]}\n"
 
 # name -> (file text, the line of the fault, what the message says)
@@ -37,6 +38,7 @@ CASES: dict[str, tuple[str, int, str]] = {
     "extraJoints a number": (BASE + "extraJoints: 5\n", 6, "extraJoints: must be a list"),
     "extraJoints of lists": (BASE + "extraJoints: [[1]]\n", 6, "must be a mapping"),
     "link names repeated": (BASE + "  - {name: base, parent: base}\n", 6, "a second link of this name"),
+    "a link under its namesake": (BASE + NAMESAKES, 7, "a second link of this name"),
     "maps 10,000 deep": (BASE + "    x: " + "{a: " * DEEP + "1" + "}" * DEEP + "\n", 6, "nested"),
     "lists 10,000 deep": (BASE + "    x: " + "[" * DEEP + "1" + "]" * DEEP + "\n", 6, "nested"),
     "elements 10,000 deep": (BASE + NESTED_ELEMENTS, 6, "nested"),
@@ -57,21 +59,21 @@ MJCF_JOINT_ID = """<mujoco model="m">
 """
 
 
-def write_cases(folder: Path) -> list[tuple[Path, int, str]]:
-    """Every case as a file in ``folder``: (its path, the line of the fault, what the message says)."""
+def write_cases(folder: Path) -> dict[str, tuple[Path, int, str]]:
+    """Every case as a file in ``folder``: name -> (its path, the line of the fault, what the message says)."""
     (folder / "sub.body").write_text(HEADER + "  - name: arm\n")
-    written = []
-    for number, (text, line, expected) in enumerate(CASES.values()):
+    written = {}
+    for number, (name, (text, line, expected)) in enumerate(CASES.items()):
         path = folder / f"case{number}.body"
         path.write_text(text)
-        written.append((path, line, expected))
+        written[name] = (path, line, expected)
     binary = folder / "binary.body"
     binary.write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(32)) * 4)  # control characters, valid UTF-8
-    written.append((binary, 0, "not a YAML text file"))
+    written["binary"] = (binary, 0, "not a YAML text file")
     for value in ("nan", "inf"):
         path = folder / f"joint_id_{value}.xml"
         path.write_text(MJCF_JOINT_ID.format(value=value))
-        written.append((path, 2, f"joint_id {value} is not a whole number"))
+        written[f"MJCF joint_id {value}"] = (path, 2, f"joint_id {value} is not a whole number")
     return written
 
 
@@ -79,9 +81,9 @@ def located(message: str, path: Path, line: int) -> bool:
     return f"{path}:{line}:" in message if line else f"{path}:" in message
 
 
-@pytest.mark.parametrize("case", range(len(CASES) + 3))
-def test_model_info_refuses_at_the_line_without_a_traceback(tmp_path: Path, case: int) -> None:
-    if case >= len(CASES):
+@pytest.mark.parametrize("case", [*CASES, "binary", "MJCF joint_id nan", "MJCF joint_id inf"])
+def test_model_info_refuses_at_the_line_without_a_traceback(tmp_path: Path, case: str) -> None:
+    if case.startswith("MJCF"):
         pytest.importorskip("mujoco")
     path, line, expected = write_cases(tmp_path)[case]
     done = subprocess.run([*HRPSIM, "model", "info", str(path)], capture_output=True, text=True, timeout=300, cwd=REPO)
@@ -96,7 +98,7 @@ def test_the_service_refuses_each_naming_the_file_and_serves_on(nameserver: str,
         modelloader_process(nameserver, tmp_path) as proc,
         Client(proc.address, peer="modelloader", timeout=120) as client,
     ):
-        for path, line, expected in cases:
+        for path, line, expected in cases.values():
             with pytest.raises(ModelError) as refused:
                 client.call("load", path=str(path))
             message = str(refused.value)
