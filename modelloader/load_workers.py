@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import importlib
-import logging
 import os
 import signal
 import struct
@@ -39,8 +38,6 @@ from hrpsim.errors import HrpsimError, ModelError, ProtocolError, error_from_wir
 from hrpsim.files import ReadPolicy, reading_under
 from hrpsim.modelloader import FORMATS, load_body
 from hrpsim.modelloader.cache import body_digests
-
-log = logging.getLogger("hrpsim.modelloader")
 
 DEFAULT_WORKERS = 2
 DEFAULT_TIMEOUT_S = 50.0  # below a client's own 60 s, so that it hears why
@@ -103,10 +100,9 @@ class LoadWorkers:
 
     def submit(self, request: dict[str, Any], done: Callable[[Reply], None]) -> None:
         """Load ``request`` (path, options, roots) in a worker; ``done(reply)`` is called from
-        :meth:`poll` with its result or error."""
+        :meth:`poll` with its result or error. ModelError at once when too many loads wait."""
         if len(self._queue) >= MAX_QUEUED:
-            done(_error(ModelError(f"{request['path']}: {MAX_QUEUED} loads are already waiting; try again later")))
-            return
+            raise ModelError(f"{request['path']}: {MAX_QUEUED} loads are already waiting; try again later")
         self._queue.append(_Job(request, done))
         self._start_queued()
 
@@ -170,7 +166,8 @@ class LoadWorkers:
             try:
                 reply = CODEC.decode(frame)
             except ProtocolError as exc:
-                reply = _error(ModelError(f"the process reading models answered garbage: {exc}"))
+                path = worker.job.request["path"] if worker.job is not None else "a model"
+                reply = _error(ModelError(f"{path}: the process reading it answered garbage: {exc}"))
             if reply.get("ready"):
                 worker.ready, worker.resident = True, _resident(worker.process.pid)
                 if worker.job is not None:
@@ -185,18 +182,16 @@ class LoadWorkers:
             self._end(worker, self._ended(worker) if worker.job is not None else "")
 
     def _ended(self, worker: _Worker) -> str:
+        """Why the worker's load failed, when the worker ended under it."""
         try:
             status = worker.process.wait(5.0)
         except subprocess.TimeoutExpired:  # its output closed, itself not yet gone
             status = None
-        how = (
-            "its output closed"
-            if status is None
-            else f"killed by signal {-status}"
-            if status < 0
-            else f"exit status {status}"
-        )
-        return f"{worker.job.request['path']}: the process reading it ended ({how}); {self._memory_rule}"
+        path = worker.job.request["path"]
+        if status == -signal.SIGKILL:  # the kernel's answer to a machine out of memory
+            return f"{path}: the process reading it was killed; {self._memory_rule}"
+        how = "closed its output" if status is None else f"ended with status {status}"
+        return f"{path}: the process reading it {how} (a fault of a reader or of a library it uses)"
 
     @property
     def _memory_rule(self) -> str:
