@@ -42,6 +42,7 @@ PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 END_TIMEOUT_S = 10.0  # descendants that keep appearing (a fork bomb) are given up on after this
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+PARENT_LOOK_S = 0.1  # how often a keeper looks whether its parent still runs, should its signal be missed
 
 
 def _prctl(option: int, value: int) -> bool:
@@ -84,8 +85,9 @@ def end_descendants(spare: Collection[int] = (), timeout: float = END_TIMEOUT_S)
     and over until none is left, and reap those that are its children; how many there were."""
     me, ended, deadline = psutil.Process(), set(), time.monotonic() + timeout
     while True:
-        found = [p for p in descendants(me) if p.pid not in spare]
-        if not found:
+        below = _read_descendants(me, attempts=1)
+        found = [p for p in below or () if p.pid not in spare]
+        if below is not None and not found:
             return len(ended)
         for process in found:
             ended.add(process.pid)
@@ -103,13 +105,18 @@ def end_descendants(spare: Collection[int] = (), timeout: float = END_TIMEOUT_S)
 
 def descendants(me: psutil.Process | None = None) -> list[psutil.Process]:
     """Every process below ``me`` (this process), in whatever session or group."""
-    me = me or psutil.Process()
-    for _ in range(3):
+    return _read_descendants(me or psutil.Process(), attempts=3) or []
+
+
+def _read_descendants(me: psutil.Process, attempts: int) -> list[psutil.Process] | None:
+    """The processes below ``me``; None when the process table could not be read in ``attempts`` (a
+    process ended while it was read each time), which is not the same as none."""
+    for _ in range(attempts):
         try:
             return me.children(recursive=True)
-        except psutil.Error:  # one ended while the table was read: read it again
+        except psutil.Error:
             continue
-    return []
+    return None
 
 
 def _reaped(pid: int) -> bool:
@@ -129,6 +136,8 @@ class _Ended(Exception):
 
 
 def _raise_ended(signum: int, _frame: object) -> None:
+    for ending in ENDING_SIGNALS:  # a second signal must not cut short the ending of the tree
+        signal.signal(ending, signal.SIG_IGN)
     raise _Ended(signum)
 
 
@@ -147,10 +156,14 @@ def keep(argv: list[str]) -> int:
             print(f"hrpsim.process_tree: cannot start {argv[0]}: {exc.strerror or exc}", file=sys.stderr)
             return 127
         while True:  # every child is reaped here: the command, and the orphans adopted meanwhile
-            done, status = os.waitpid(-1, 0)
+            done, status = os.waitpid(-1, os.WNOHANG)
             if done == pid:
                 code = os.waitstatus_to_exitcode(status)
                 return code if code >= 0 else 128 - code
+            if done == 0:
+                if os.getppid() != parent:  # the parent died and its signal was not seen: end all the same
+                    raise _Ended(signal.SIGTERM)
+                time.sleep(PARENT_LOOK_S)
     except _Ended as ended:
         return 128 + ended.signum
     finally:

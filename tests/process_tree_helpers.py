@@ -66,8 +66,19 @@ def wait_ended(pids: list[int], timeout: float = 60.0) -> list[int]:
         time.sleep(0.05)
     left = [pid for pid in pids if running(pid)]
     for pid in left:
+        print("still running:", _describe(pid))  # shown with a failing test's output
+    for pid in left:
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
     return left
+
+
+def _describe(pid: int) -> str:
+    try:
+        process = psutil.Process(pid)
+        with process.oneshot():
+            return f"pid {pid} ppid {process.ppid()} {process.status()} {' '.join(process.cmdline())[:200]}"
+    except psutil.Error as exc:
+        return f"pid {pid} ({exc})"
