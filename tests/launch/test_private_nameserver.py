@@ -8,6 +8,7 @@ import json
 import os
 import socket
 import subprocess
+import time
 
 from controller_helpers import EXAMPLES
 from process_helpers import HRPSIM, REPO
@@ -15,16 +16,22 @@ from process_helpers import HRPSIM, REPO
 from hrpsim.naming import DEFAULT_NAMESERVER, ENV_NAMESERVER
 
 
-def _hold_2809() -> socket.socket | None:
-    """A socket on 2809 while the test runs; None when another stack holds it already."""
-    held = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        held.bind(("127.0.0.1", 2809))
-        held.listen()
-    except OSError:
-        held.close()
-        return None
-    return held
+def _hold_2809(deadline_s: float = 120.0) -> socket.socket | None:
+    """A socket on 2809 while the test runs. Another stack (another test's) may hold it now and let it
+    go before the launch looks: so wait until this test holds it; None when another stack held it all
+    along (then it is in use all the same)."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        held = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            held.bind(("127.0.0.1", 2809))
+            held.listen()
+            return held
+        except OSError:
+            held.close()
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.2)
 
 
 def test_launch_next_to_another_stack_says_how_to_reach_its_own(tmp_path):
