@@ -10,6 +10,8 @@ from process_helpers import MODELS
 
 from hrpsim.bodyinfo import Body, Link, Sensor, Shape
 from hrpsim.engine_registry import engine_names, physics_engines
+from hrpsim.kinematics import forward_kinematics, link_values, starting_joints
+from hrpsim.placement import root_placement
 from hrpsim.project import CollisionPair, ModelConfig, Project, WorldConfig
 
 SAMPLE1 = MODELS / "openhrp3" / "model" / "sample1.wrl"
@@ -46,6 +48,32 @@ def floor_body(size: float = 20.0) -> Body:
     """A static slab whose top face is at z = 0 in its own frame."""
     shape = Shape("box", translation=np.array([0.0, 0.0, -0.05]), size=np.array([size, size, 0.1]))
     return Body("floor", links=[Link("BASE", joint_type="fixed", shapes=[shape])], static=True)
+
+
+def floor_under(body: Body, config: ModelConfig, gap: float) -> tuple[ModelConfig, Body]:
+    """A 50 m static floor ``gap`` below the lowest point of a model in its starting pose."""
+    return model("floor", static=True, position=(0.0, 0.0, lowest_point(body, config) - gap)), floor_body(50.0)
+
+
+def lowest_point(body: Body, config: ModelConfig) -> float:
+    """A height no shape of the model reaches below in its starting pose (each shape within a
+    sphere round its origin)."""
+    values = link_values(body, starting_joints(body, config.joints))
+    poses = forward_kinematics(body, *root_placement(config, body), values)
+    lowest = [
+        position[2] + (rotation @ shape.translation)[2] - reach(shape)
+        for (position, rotation), link in zip(poses, body.links, strict=True)
+        for shape in link.shapes
+    ]
+    return min(lowest, default=min(p[2] for p, _ in poses))
+
+
+def reach(shape: Shape) -> float:
+    if shape.kind == "mesh" and len(shape.vertices):
+        return float(np.linalg.norm(shape.vertices, axis=1).max())
+    if shape.kind == "box":
+        return float(np.linalg.norm(shape.size)) / 2.0
+    return float(shape.radius + shape.height / 2.0)
 
 
 def box_body(mass: float = 10.0, size: tuple[float, float, float] = (0.2, 0.2, 0.2)) -> Body:

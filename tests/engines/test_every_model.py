@@ -17,13 +17,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from process_helpers import MODEL_FACTS, MODELS, REPO
-from sim_helpers import build, floor_body, model
+from sim_helpers import build, floor_under
 
-from hrpsim.bodyinfo import Body, Shape
+from hrpsim.bodyinfo import Body
 from hrpsim.errors import HrpsimError
-from hrpsim.kinematics import forward_kinematics, link_values, starting_joints
 from hrpsim.modelloader import FORMATS, load_body
-from hrpsim.placement import root_placement
 from hrpsim.project import CollisionPair, ModelConfig
 
 ENGINES = ("ode", "mujoco")
@@ -162,8 +160,7 @@ def test_every_model_with_joints_runs_a_second_or_is_refused_by_the_engine(name:
         assert (name, engine) not in ENGINE_REFUSED
         return
     config = ModelConfig(name="robot", file=str(path_of(name)), drive="torque")
-    floor = model("floor", static=True, position=(0.0, 0.0, lowest_point(body, config) - DROP))
-    models = [(floor, floor_body(50.0)), (config, body)]
+    models = [floor_under(body, config, DROP), (config, body)]
     expected = ENGINE_REFUSED.get((name, engine))
     try:
         world = build(
@@ -181,24 +178,3 @@ def test_every_model_with_joints_runs_a_second_or_is_refused_by_the_engine(name:
     state = world.read("robot")
     assert world.time == pytest.approx(SECONDS)
     assert np.all(np.isfinite(state.q)) and np.all(np.isfinite(state.root_position))
-
-
-def lowest_point(body: Body, config: ModelConfig) -> float:
-    """A height no shape of the model reaches below in its starting pose (each shape within a
-    sphere round its origin)."""
-    values = link_values(body, starting_joints(body, config.joints))
-    poses = forward_kinematics(body, *root_placement(config, body), values)
-    lowest = [
-        position[2] + (rotation @ shape.translation)[2] - reach(shape)
-        for (position, rotation), link in zip(poses, body.links, strict=True)
-        for shape in link.shapes
-    ]
-    return min(lowest, default=min(p[2] for p, _ in poses))
-
-
-def reach(shape: Shape) -> float:
-    if shape.kind == "mesh" and len(shape.vertices):
-        return float(np.linalg.norm(shape.vertices, axis=1).max())
-    if shape.kind == "box":
-        return float(np.linalg.norm(shape.size)) / 2.0
-    return float(shape.radius + shape.height / 2.0)
