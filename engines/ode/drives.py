@@ -9,7 +9,7 @@
   (q_ref - q) / dt + dq_ref, large force limit): implicit, so stiff and stable at 1-2 ms.
 - velocity: the motor's target velocity is dq_ref, its force limit the joint's torque limit.
 
-Mimic joints are not commanded: engines/ode/mimic.py slaves them to their masters each step.
+Mimic joints are not commanded: engines/ode/mimic.py holds them on their masters each step.
 
 A crawler joint's surface speed is its torque command in torque mode (OpenHRP's convention)
 and dq_ref otherwise; the contact code reads it from :meth:`Drives.crawler_speed`.
@@ -21,6 +21,7 @@ import math
 from typing import Any
 
 import numpy as np
+import ode
 
 from hrpsim.conventions import initial_drive_modes
 from hrpsim.engines.ode import params as odeparams
@@ -34,7 +35,7 @@ HIGH_GAIN_FMAX = 1e7  # N m: bounded only so that ODE's LCP stays a box problem
 class Drives:
     """Commands and modes of one model's joints (controller order) and their per-step effect."""
 
-    def __init__(self, model: OdeModel, timestep: float, world_cfm: float) -> None:
+    def __init__(self, model: OdeModel, world: ode.World, timestep: float, world_cfm: float) -> None:
         self.model = model
         self.dt = timestep
         self.cfm = world_cfm
@@ -45,7 +46,7 @@ class Drives:
         self.modes = ["torque"] * n
         self.index = {name: i for i, name in enumerate(model.joint_names)}
         self.set_modes(initial_drive_modes(model.name, model.config.drive, model.joint_names))
-        self.mimics = MimicJoints(model, timestep)  # not commanded: they follow their masters
+        self.mimics = MimicJoints(model, world, timestep)  # not commanded: they follow their masters
 
     # --- commands ---
 

@@ -93,7 +93,7 @@ class OdeEngine(Engine):
             self.models[mc.name] = model
             if model.static:
                 continue
-            self.drives[mc.name] = Drives(model, self.timestep, settings.cfm)
+            self.drives[mc.name] = Drives(model, self.ode_world, self.timestep, settings.cfm)
             self.sensors[mc.name] = OdeSensors(model, self.timestep, gravity)
             for extra in model.info.extra_joints:
                 self._extra.extend(build_extra_joint(model, extra, self.ode_world))

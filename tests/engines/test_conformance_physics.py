@@ -251,3 +251,30 @@ def test_mimic_joints_start_on_their_masters_and_follow_them(engine: str, tmp_pa
     errors = mimic_errors(world, wam)
     assert sorted(errors) == ["JF1mimic", "JF2mimic", "JF3mimic", "JF4mimic"]
     assert max(map(abs, errors.values())) < 1e-3, errors  # 1 mrad: the mimic constraint's drift
+
+
+@pytest.mark.parametrize("engine", PHYSICS_ENGINES)
+def test_a_load_on_a_mimic_reaches_its_master_as_through_gears(engine: str, tmp_path: Path, wam: Body) -> None:
+    """A couple tau across JF1mimic (on its link, and back on its parent's) loads the mimic alone.
+    Held through q = m q_master + offset, it loads the master with m tau (virtual work: a gear train
+    passes torque in the ratio of the turns), so the master, free in torque mode, holds still under
+    -m tau and turns under none. A follower that worked one way would do the reverse."""
+    names = wam.joint_names
+    mimic = wam.links[wam.link_index("Finger0-2")]
+    multiplier, tau = mimic.mimic.multiplier, 2.0
+    moved = {}
+    for command in (-multiplier * tau, 0.0):
+        drive = {name: "torque" if name == "JF1" else "high_gain" for name in names}
+        world = build(engine, tmp_path, [(model("wam", drive=drive), wam)], gravity=[0.0, 0.0, 0.0])
+        axis = world.forward_kinematics("wam")[wam.link_index("Finger0-2")][1] @ np.asarray(mimic.joint_axis, float)
+        world.set_external_force("wam", "Finger0-2", [0.0, 0.0, 0.0], torque=list(tau * axis))
+        world.set_external_force("wam", "Finger0-1", [0.0, 0.0, 0.0], torque=list(-tau * axis))
+        torque = np.zeros(len(names))
+        torque[names.index("JF1")] = command
+        world.apply("wam", JointCommand(torque=torque))
+        start = world.read("wam").q[names.index("JF1")]
+        run(world, 0.5)
+        moved[command] = world.read("wam").q[names.index("JF1")] - start
+        assert abs(mimic_errors(world, wam)["JF1mimic"]) < 1e-3
+    assert abs(moved[-multiplier * tau]) < 1e-3, moved  # balanced: 1 mrad in 0.5 s (MuJoCo's soft equality)
+    assert moved[0.0] > 0.02, moved  # m tau on about 0.8 kg m^2 turns it some 0.08 rad in 0.5 s

@@ -85,13 +85,9 @@ ENGINE_REFUSED = {  # (file, engine) -> words of the refusal
 }
 
 
-# (file, engine) -> why its one second fails. Marked strictly: the day it runs, the mark must go.
-UNSTABLE = {
-    ("models/openrave/robots/barrett-wam-sensors.zae", "ode"): (
-        "its mimic fingers, held on their masters by ODE motors of 1e7 N m that work one way, throw the "
-        "hand about when the fingers land on the floor (docs/physics.md, Mimic joints)"
-    ),
-}
+# (file, engine) -> why its one second fails, should one: marked strictly, so that the mark goes the
+# day it runs. None does now (the Barrett WAM's mimic fingers, on ODE, did: docs/physics.md, Mimic joints).
+UNSTABLE: dict[tuple[str, str], str] = {}
 
 
 # mesh robots whose second on ODE (triangle contacts as they fold onto the floor) takes seconds
