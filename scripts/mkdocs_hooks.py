@@ -4,7 +4,8 @@ the package layout the API reference reads.
 The API reference (mkdocstrings) reads the sources without importing them, and finds modules by
 their folders; but hrpsim's folders install under one namespace (pyproject.toml's package-dir maps
 ``controllers/`` to ``hrpsim.controllers``). So the build first lays the package out as an install
-would, as symlinks under build/api-layout/ (``hrpsim/controllers`` -> ``controllers/``), and the
+would, as symlinks under build/api-layout/PID/ (``hrpsim/controllers`` -> ``controllers/``), one
+folder per build so that builds at the same time do not pull it from under each other, and the
 reference reads it there.
 
 The site's home is README.md, its changelog CHANGELOG.md and its benchmarks page bench/RESULTS.md,
@@ -17,6 +18,7 @@ fails on it.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 import shutil
@@ -30,7 +32,7 @@ from mkdocs.structure.pages import Page
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = "docs"
-API_LAYOUT = REPO / "build" / "api-layout"  # mkdocs.yml's mkdocstrings paths
+API_LAYOUTS = REPO / "build" / "api-layout"  # a build's own folder in here becomes mkdocstrings' path
 
 # repository file -> the site page made from it
 GENERATED = {"README.md": "index.md", "CHANGELOG.md": "changelog.md", "bench/RESULTS.md": "benchmarks.md"}
@@ -43,8 +45,14 @@ _CODE = re.compile(r"(^```.*?^```|`[^`\n]+`)", re.M | re.S)  # fenced blocks and
 
 @event_priority(100)  # before mkdocstrings reads its paths, which it keeps only if they exist
 def on_config(config: Any) -> Any:
-    lay_out_package(API_LAYOUT)
+    layout = API_LAYOUTS / str(os.getpid())
+    lay_out_package(layout)
+    config.plugins["mkdocstrings"].config.handlers["python"]["paths"] = [str(layout)]
     return config
+
+
+def on_shutdown() -> None:
+    shutil.rmtree(API_LAYOUTS / str(os.getpid()), ignore_errors=True)
 
 
 def lay_out_package(root: Path) -> None:
