@@ -3,9 +3,9 @@
 Every ``rotate``/``slide`` link becomes a Pinocchio joint named by its joint label whose frame is
 the link frame (BodyInfo puts a link's frame at its joint); a ``free`` root becomes a free flyer;
 ``fixed`` links are welded to the joint they hang from (their mass joins it) and keep a frame of
-their own. Mass properties get the floors the engines give them (a massless link weighs 1 g, no
-principal moment is below 1e-7 kg m^2) and rotor inertia x gearRatio^2 is the joint's armature,
-so the model's dynamics are the engines'. Sensors become frames named after them.
+their own. Mass properties are the engines' (hrpsim.conventions.simulated_mass: a massless link
+weighs 1 g, no principal moment is below 1e-7 kg m^2) and rotor inertia x gearRatio^2 is the joint's
+armature, so the model's dynamics are the engines'. Sensors become frames named after them.
 """
 
 from __future__ import annotations
@@ -17,10 +17,9 @@ import numpy as np
 import pinocchio as pin
 
 from hrpsim.bodyinfo import Body, Link
+from hrpsim.conventions import simulated_mass
 from hrpsim.errors import ConfigError
 
-MIN_MASS = 1e-3  # kg, as the engines give a massless link
-MIN_INERTIA = 1e-7  # kg m^2, the least principal moment the engines keep
 MOVING_JOINTS = ("rotate", "slide")
 
 
@@ -79,9 +78,9 @@ def build_model(body: Body) -> BuiltModel:
         link_frames.append(frame)
         if joint_frame == 0:
             built.root_children.append(("frame", frame, frame_placement))
-            built.welded.append((link_inertia(link), frame_placement))
+            built.welded.append((link_inertia(link, body.name), frame_placement))
         else:
-            model.appendBodyToJoint(joint_frame, link_inertia(link), frame_placement)
+            model.appendBodyToJoint(joint_frame, link_inertia(link, body.name), frame_placement)
     for sensor in body.sensors:
         joint, above = attach[sensor.link]
         placement = above * pin.SE3(np.asarray(sensor.rotation, float), np.asarray(sensor.translation, float))
@@ -114,15 +113,10 @@ def _finite_or(value: float, default: float) -> float:
     return float(value) if math.isfinite(value) else default
 
 
-def link_inertia(link: Link) -> pin.Inertia:
-    """The link's spatial inertia about its frame, with the engines' floors."""
-    mass = float(link.mass)
-    if not math.isfinite(mass) or mass <= 0.0:
-        mass = MIN_MASS
-    inertia = np.asarray(link.inertia, float)
-    inertia = (inertia + inertia.T) / 2.0
-    values, vectors = np.linalg.eigh(inertia)
-    inertia = vectors @ np.diag(np.maximum(values, MIN_INERTIA)) @ vectors.T
+def link_inertia(link: Link, model: str) -> pin.Inertia:
+    """The link's spatial inertia about its frame, as the engines simulate it (the engines' error,
+    naming model and link, for an inertia that is not finite)."""
+    mass, inertia = simulated_mass(link, f"model {model!r} link {link.name!r}")
     return pin.Inertia(mass, np.asarray(link.com, float), inertia)
 
 

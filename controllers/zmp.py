@@ -85,7 +85,7 @@ def _beyond(model: RobotModel, index: int) -> tuple[float, np.ndarray]:
     stack, mass, moment = [index], 0.0, np.zeros(3)
     while stack:
         i = stack.pop()
-        inertia = link_inertia(body.links[i])
+        inertia = link_inertia(body.links[i], body.name)
         pose = model.link_pose(body.links[i].name)
         mass += inertia.mass
         moment += inertia.mass * (pose.rotation @ inertia.lever + pose.position)

@@ -26,7 +26,7 @@ from hrpsim.transforms import matrix_quaternion
 
 GRAVITY = 9.8
 DAMPING = 1.0  # N m s/rad on torque-driven joints, so a constant torque gives a bounded speed
-MIN_INERTIA = 1.0  # kg m^2: keeps stiff PD gains stable with the explicit update at a 1 ms step
+MIN_JOINT_INERTIA = 1.0  # kg m^2: keeps stiff PD gains stable with the explicit update at a 1 ms step
 # A robot's arrays that make its state (Engine.get_state): joints, commands, modes, root.
 _STATE = ("q", "dq", "tau", "torque", "q_ref", "dq_ref", "modes", "root_position", "root_rotation")
 
@@ -46,7 +46,7 @@ class _Robot:
         self.torque, self.q_ref, self.dq_ref = np.zeros(n), self.q.copy(), np.zeros(n)
         # A stand-in follows positions until told otherwise: the project's drive is the simulator's.
         self.modes = np.array(["high_gain"] * n, dtype=object)
-        self.inertia = np.array([max(lk.reflected_inertia, MIN_INERTIA) for lk in body.joints])
+        self.inertia = np.array([max(lk.reflected_inertia, MIN_JOINT_INERTIA) for lk in body.joints])
         self.root_position, self.root_rotation = root_placement(config, body)
         self.joint_links = [body.link_index(lk.name) for lk in body.joints]
 
