@@ -11,6 +11,7 @@ from typing import Any
 
 from hrpsim.bodyinfo import Body, Link
 from hrpsim.errors import HrpsimError
+from hrpsim.modelloader import formats_help
 
 USAGE = "usage: hrpsim model {info,convert} ..."
 
@@ -35,8 +36,7 @@ def main(argv: list[str] | None = None) -> int:
 def info_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="hrpsim model info",
-        description="Show what the loader reads from a model file (.wrl OpenHRP VRML97, .urdf URDF, "
-        ".dae/.zae COLLADA, .body Choreonoid body, .xml MuJoCo's MJCF), each mapped to one BodyInfo.",
+        description=f"Show what the loader reads from a model file ({formats_help()}), each mapped to one BodyInfo.",
     )
     parser.add_argument("file", help="the model file")
     parser.add_argument(

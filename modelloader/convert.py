@@ -9,13 +9,14 @@ from pathlib import Path
 
 from hrpsim.bodyinfo import Body
 from hrpsim.errors import ConfigError, ModelError
+from hrpsim.modelloader import formats_help
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="hrpsim model convert",
-        description="Convert a model file (.wrl OpenHRP VRML97, .urdf URDF, .dae/.zae COLLADA, .body Choreonoid "
-        "body, .xml MuJoCo's MJCF) to URDF (.urdf) or MuJoCo's MJCF (.xml). URDF: meshes go to a <OUT>_meshes "
+        description=f"Convert a model file ({formats_help()}) to URDF (.urdf) or MuJoCo's MJCF (.xml). "
+        "URDF: meshes go to a <OUT>_meshes "
         "folder beside the output; gear ratios and rotor inertias go to transmissions; sensors, extra joints and "
         "other motor parameters have no URDF form and are left out. MJCF (needs pip install 'hrpsim[mujoco]'): "
         "one self-contained file with meshes inline, joint ranges and torque limits, rotor inertia x gearRatio^2 "

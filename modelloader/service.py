@@ -32,6 +32,7 @@ from hrpsim.cli_options import add_service_options
 from hrpsim.errors import HrpsimError, RequestError
 from hrpsim.files import ReadPolicy, add_root_option, allowed_path, model_roots, reading_under
 from hrpsim.logs import setup_logging
+from hrpsim.modelloader import formats_help
 from hrpsim.modelloader.cache import BodyCache, CacheKey
 from hrpsim.modelloader.load_workers import (
     DEFAULT_LIMITS,
@@ -157,7 +158,7 @@ def checked_options(options: Any) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="hrpsim run modelloader", description="Serve model files (.wrl, .urdf, .dae, .zae, .body) as BodyInfo."
+        prog="hrpsim run modelloader", description=f"Serve model files ({formats_help()}) as BodyInfo."
     )
     add_service_options(parser, name="modelloader")
     add_root_option(parser)

@@ -117,7 +117,9 @@ def test_an_xml_file_that_is_not_mjcf_is_named_so(tmp_path: Path) -> None:
 
 
 def test_the_world_option_is_for_mjcf_files_only(models_dir: Path) -> None:
-    with pytest.raises(ModelError, match="world option reads an MJCF file's environment"):
+    with pytest.raises(
+        ModelError, match=r"world option reads the environment of a \.xml \(MuJoCo's MJCF\) file; this is a \.wrl file"
+    ):
         load_body(models_dir / "openhrp3/model/box2.wrl", world=True)
 
 
