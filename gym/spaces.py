@@ -22,12 +22,10 @@ from hrpsim.bodyinfo import Body, Link
 from hrpsim.controllers.state import State
 from hrpsim.conventions import initial_drive_modes
 from hrpsim.errors import ConfigError
+from hrpsim.sensor_types import engine_sensor_types
 
 STATE_PARTS = ("q", "dq", "tau", "root_position", "root_rotation", "root_velocity")
 ROOT_PARTS = ("root_position", "root_rotation", "root_velocity")
-# sensors whose reading is one fixed-size array in every state (range and vision readings come at
-# their own rate, only in the states that bring one)
-OBSERVABLE_SENSORS = ("force", "gyro", "accel")
 
 # drive mode -> the command array it reads, and the model's limits of that quantity
 COMMAND_OF_MODE = {"torque": "torque", "high_gain": "q_ref", "velocity": "dq_ref"}
@@ -84,14 +82,17 @@ class ObservationLayout:
 
 def _check_sensors(body: Body, state: State, sensors: Sequence[str]) -> None:
     kinds = {s.name: s.type for s in body.sensors}
+    # the types engines measure give one fixed-size reading in every state (range and vision
+    # readings come at their own rate, only in the states that bring one)
+    observable = engine_sensor_types()
     problems = []
     for name in sensors:
         if name not in kinds:
             problems.append(f"{body.name} has no sensor {name!r} (sensors: {', '.join(kinds) or 'none'})")
-        elif kinds[name] not in OBSERVABLE_SENSORS:
+        elif kinds[name] not in observable:
             problems.append(
                 f"sensor {name!r} is a {kinds[name]} sensor, whose readings come at its own rate; an "
-                f"observation takes {', '.join(OBSERVABLE_SENSORS)} sensors (read others in the reward "
+                f"observation takes {', '.join(observable)} sensors (read others in the reward "
                 "or termination function, from transition.after.sensors)"
             )
         elif name not in state.sensors:

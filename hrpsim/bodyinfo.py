@@ -27,32 +27,6 @@ SHAPE_KINDS = ("box", "sphere", "cylinder", "cone", "capsule", "plane", "mesh")
 EXTRA_JOINT_TYPES = ("ball", "piston", "xyz", "xy", "z", "hinge", "fixed")
 
 
-@dataclass(frozen=True)
-class SensorType:
-    """What a kind of sensor reads: ``axes`` name the values of its reading, in order (none for a
-    reading that is not one vector: a scan, an image); ``by_engine`` says the physics engine
-    measures it (each engine has one class for it, docs/architecture.md), else the simulator
-    does, from link poses and shapes."""
-
-    name: str
-    axes: tuple[str, ...]
-    by_engine: bool
-
-
-SENSOR_KINDS = {
-    kind.name: kind
-    for kind in (
-        SensorType("force", ("fx", "fy", "fz", "tx", "ty", "tz"), by_engine=True),
-        SensorType("gyro", ("x", "y", "z"), by_engine=True),
-        SensorType("accel", ("x", "y", "z"), by_engine=True),
-        SensorType("range", (), by_engine=False),
-        SensorType("vision", (), by_engine=False),
-    )
-}
-SENSOR_TYPES = tuple(SENSOR_KINDS)
-ENGINE_SENSOR_TYPES = tuple(name for name, kind in SENSOR_KINDS.items() if kind.by_engine)
-
-
 def _vec(values: Any = (0.0, 0.0, 0.0)) -> np.ndarray:
     return np.array(values, dtype=np.float64).reshape(3)
 
@@ -145,10 +119,10 @@ class Link:
 
 @dataclass
 class Sensor:
-    """A sensor rigidly attached to a link; ``params`` holds the type's parameters
-    (maxForce, maxTorque, maxAngularVelocity, maxAcceleration, scanAngle, scanStep, scanRate,
-    maxDistance, width, height, fieldOfView, frontClipDistance, backClipDistance, frameRate,
-    imageType ...) with OpenHRP's names."""
+    """A sensor rigidly attached to a link; ``type`` is one of hrpsim.sensor_types.SENSOR_TYPES,
+    ``params`` holds the type's parameters (maxForce, maxTorque, maxAngularVelocity,
+    maxAcceleration, scanAngle, scanStep, scanRate, maxDistance, width, height, fieldOfView,
+    frontClipDistance, backClipDistance, frameRate, imageType ...) with OpenHRP's names."""
 
     name: str
     type: str

@@ -2,8 +2,8 @@
 the controller-period rule, the distance bound, the least mass and inertia a simulated link has,
 which link pairs never collide, and the rotation
 that turns a Z-axis shape (cylinder, capsule as the model formats write them, along Y) into the
-collision libraries' Z-axis convention. Joint, shape and sensor kinds belong to the data model
-(hrpsim/bodyinfo.py)."""
+collision libraries' Z-axis convention. Joint and shape kinds belong to the data model
+(hrpsim/bodyinfo.py), sensor types to their table (hrpsim/sensor_types.py)."""
 
 from __future__ import annotations
 

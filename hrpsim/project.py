@@ -17,12 +17,13 @@ from typing import Any
 import numpy as np
 import yaml
 
-from hrpsim.bodyinfo import ENGINE_SENSOR_TYPES, EXTRA_JOINT_TYPES, ExtraJoint
+from hrpsim.bodyinfo import EXTRA_JOINT_TYPES, ExtraJoint
 from hrpsim.conventions import DRIVE_MODES, POLICIES, RESTART_POLICIES, RESTARTABLE_SERVICES, SYNC_MODES, period_ticks
 from hrpsim.engine_options import check_section
 from hrpsim.engine_registry import EngineDeclarationError, declaration, default_engine, engine_names
 from hrpsim.errors import ConfigError
 from hrpsim.files import current_policy, read_model, reading_under
+from hrpsim.sensor_types import engine_sensor_types
 
 COLLISION_MODES = ("builtin", "service")
 # cameras are not rendered unless the project asks (as OpenHRP's ViewSimulator and Choreonoid's vision
@@ -472,7 +473,11 @@ def _model(c: _Checker, i: int, data: Any, folder: Path) -> ModelConfig | None:
     return m
 
 
-NOISE_KINDS = ("q", *ENGINE_SENSOR_TYPES)  # joint angles, and every reading an engine measures
+def noise_kinds() -> tuple[str, ...]:
+    """What device noise may be put on: joint angles, and the readings of every type engines measure."""
+    return ("q", *engine_sensor_types())
+
+
 DEVICE_KEYS = {"encoder", "noise", "latency", "saturate_torque", "drop_commands", "watchdog_ms"}
 
 
@@ -487,13 +492,14 @@ def _devices(c: _Checker, key: str, data: dict[str, Any]) -> DeviceConfig:
         if name in encoder and (v := c.number(f"{key}.encoder.{name}", encoder[name], positive=True)) is not None:
             setattr(d, attr, v)
     noise = c.mapping(f"{key}.noise", data.get("noise"))
-    c.unknown(f"{key}.noise", noise, {"seed", *NOISE_KINDS})
+    kinds = noise_kinds()
+    c.unknown(f"{key}.noise", noise, {"seed", *kinds})
     seed = noise.get("seed", 0)
     if isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0:
         d.noise_seed = seed
     else:
         c.bad(f"{key}.noise.seed", f"must be a whole number >= 0, got {seed!r}")
-    for kind in NOISE_KINDS:
+    for kind in kinds:
         spec = c.mapping(f"{key}.noise.{kind}", noise.get(kind))
         c.unknown(f"{key}.noise.{kind}", spec, {"std", "bias"})
         if spec:

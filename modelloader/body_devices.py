@@ -1,9 +1,11 @@
 """Devices of a Choreonoid body file -> BodyInfo sensors, notes, or refusals.
 
-Sensors BodyInfo carries keep OpenHRP's parameter names (modelloader.openhrp_sensors):
-ForceSensor -> force, RateGyroSensor -> gyro, AccelerationSensor -> accel, Camera (``format``
-COLOR; DEPTH, COLOR_DEPTH and the point-cloud formats make Choreonoid's RangeCamera) -> vision,
-RangeSensor -> range. A Camera without ``format`` is not created, as in Choreonoid.
+Sensors BodyInfo carries are the device types each sensor type's descriptor names
+(hrpsim/sensor_types.py, ``aliases.body``): ForceSensor -> force, RateGyroSensor -> gyro,
+AccelerationSensor -> accel, Camera (``format`` COLOR; DEPTH, COLOR_DEPTH and the point-cloud
+formats make Choreonoid's RangeCamera) -> vision, RangeSensor -> range. They keep OpenHRP's
+parameter names: a type's ``params`` by the same keys, a camera's and a range sensor's from
+Choreonoid's own. A Camera without ``format`` is not created, as in Choreonoid.
 
 Devices that observe or decorate but do not move the body (lights, IMU, markers, holders,
 digital I/O, scene effects) are kept as notes in ``Body.metadata["notes"]``. Devices that change
@@ -20,15 +22,8 @@ import numpy as np
 from hrpsim.bodyinfo import Sensor
 from hrpsim.modelloader.body_values import BodyFile
 from hrpsim.modelloader.body_yaml import YMap
+from hrpsim.sensor_types import SENSOR_TYPES, Param, called
 
-SENSOR_TYPES = {
-    "ForceSensor": "force",
-    "RateGyroSensor": "gyro",
-    "AccelerationSensor": "accel",
-    "Camera": "vision",
-    "CameraDevice": "vision",
-    "RangeSensor": "range",
-}
 NOTED = {
     "SpotLight": "a light (a viewer's business)",
     "PointLight": "a light (a viewer's business)",
@@ -73,7 +68,7 @@ _OPTICAL_FRAMES = {
 
 
 def is_device(kind: str) -> bool:
-    return kind in SENSOR_TYPES or kind in NOTED or kind in REFUSED
+    return kind in called("body") or kind in NOTED or kind in REFUSED
 
 
 def read_device(file: BodyFile, node: YMap, kind: str, link: int, placed: np.ndarray) -> Sensor | str | None:
@@ -85,7 +80,7 @@ def read_device(file: BodyFile, node: YMap, kind: str, link: int, placed: np.nda
         return None
     if kind in NOTED:
         return f"{file.where(node)}: {what}: {NOTED[kind]}; not simulated"
-    sensor_type = SENSOR_TYPES[kind]
+    sensor_type = called("body")[kind][0]
     params = _params(file, node, sensor_type, what)
     if params is None:
         return f"{file.where(node)}: {what}: a Camera without format is not created (as in Choreonoid)"
@@ -118,9 +113,6 @@ def _optical_frame(file: BodyFile, node: YMap, what: str) -> np.ndarray:
 
 
 def _params(file: BodyFile, node: YMap, sensor_type: str, what: str) -> dict[str, Any] | None:
-    def vec(keys: str) -> list[float]:
-        return [float(v) for v in file.vector(node, keys, what, 3, (-1.0, -1.0, -1.0))]
-
     def num(keys: str | tuple[str, ...], default: float) -> float:
         return float(file.number(node, keys, what, default))
 
@@ -128,12 +120,8 @@ def _params(file: BodyFile, node: YMap, sensor_type: str, what: str) -> dict[str
         value = file.number(node, keys, what)
         return default if value is None else file.radians(value)
 
-    if sensor_type == "force":
-        return {"maxForce": vec("maxForce"), "maxTorque": vec("maxTorque")}
-    if sensor_type == "gyro":
-        return {"maxAngularVelocity": vec("maxAngularVelocity")}
-    if sensor_type == "accel":
-        return {"maxAcceleration": vec("maxAcceleration")}
+    if sensor_type not in ("range", "vision"):  # the type's own parameters, by OpenHRP's names
+        return {p.name: _param(file, node, p, what) for p in SENSOR_TYPES[sensor_type].params}
     if sensor_type == "range":
         return {
             "scanAngle": angle(("yawRange", "scanAngle"), 3.14159),
@@ -161,6 +149,15 @@ def _params(file: BodyFile, node: YMap, sensor_type: str, what: str) -> dict[str
     if lens:
         params["lensType"] = lens
     return params
+
+
+def _param(file: BodyFile, node: YMap, param: Param, what: str) -> Any:
+    if param.kind == "vec3":
+        return [float(v) for v in file.vector(node, param.name, what, 3, param.default)]
+    if param.kind == "string":
+        return file.string(node, param.name, what, param.default)
+    value = file.number(node, param.name, what, param.default)
+    return int(value) if param.kind == "int" else float(value)
 
 
 def _rigid(linear: np.ndarray) -> np.ndarray:

@@ -1,5 +1,7 @@
 """OpenRAVE sensor definitions (library_sensors) as BodyInfo sensor types and parameters, with
-OpenHRP's parameter names. Angles in the file are degrees; BodyInfo's are radians."""
+OpenHRP's parameter names. The types are those whose descriptor names the definition's type
+(hrpsim/sensor_types.py, ``aliases.collada``). Angles in the file are degrees; BodyInfo's are
+radians."""
 
 from __future__ import annotations
 
@@ -8,23 +10,18 @@ from typing import Any
 
 from lxml import etree
 
-# OpenRAVE writes both the spec's names (base_laser2d) and interface names (BaseLaser2D).
-_KINDS = {
-    "baselaser2d": ("range",),
-    "baselaser3d": ("range",),
-    "baseflashlaser": ("range",),
-    "basepinholecamera": ("vision",),
-    "basecamera": ("vision",),
-    "basestereocamera": ("vision",),
-    "baseforce6d": ("force",),
-    "baseimu": ("gyro", "accel"),
-}
+from hrpsim.sensor_types import called
+
+
+def _folded(name: str) -> str:
+    """OpenRAVE writes both the spec's names (base_laser2d) and interface names (BaseLaser2D)."""
+    return name.replace("_", "").lower()
 
 
 def sensor_types(definition: etree._Element) -> tuple[str, ...]:
     """BodyInfo types for a <sensor> (an IMU is both a gyro and an accelerometer); () if unknown."""
-    key = (definition.get("type") or "").replace("_", "").lower()
-    return _KINDS.get(key, ())
+    key = _folded(definition.get("type") or "")
+    return next((kinds for name, kinds in called("collada").items() if _folded(name) == key), ())
 
 
 def sensor_params(definition: etree._Element, kind: str) -> dict[str, Any]:
@@ -43,8 +40,7 @@ def sensor_params(definition: etree._Element, kind: str) -> dict[str, Any]:
         params.update(_vision(values))
     elif kind == "force":
         params.update(_numbers(values, {"load_range_force": "maxForce", "load_range_torque": "maxTorque"}))
-    period = _first(values, "measurement_time", "scantime")
-    if period and kind in ("gyro", "accel"):
+    elif period := _first(values, "measurement_time", "scantime"):  # an IMU's, and any other type's
         params["period"] = period
     return params
 

@@ -13,8 +13,9 @@
 
 from __future__ import annotations
 
-from hrpsim.modelloader.mjcf_parts import SENSOR_KINDS, holds_drawn_pose, pose_the_file_draws
+from hrpsim.modelloader.mjcf_parts import holds_drawn_pose, pose_the_file_draws, sensor_type_of
 from hrpsim.modelloader.mjcf_source import MjcfSource
+from hrpsim.sensor_types import called
 
 TENDON_TAGS = ("fixed", "spatial")
 EQUALITY_TAGS = ("connect", "weld", "joint", "tendon", "flex", "distance")
@@ -128,12 +129,13 @@ def _warn_left_out(source: MjcfSource) -> None:
     m, mj = source.model, source.mujoco
     sensors = []
     for s in range(m.nsensor):
-        kind = mj.mjtSensor(int(m.sensor_type[s])).name.removeprefix("mjSENS_")
+        element, kind = sensor_type_of(mj, int(m.sensor_type[s]))
         on_site = m.sensor_objtype[s] == mj.mjtObj.mjOBJ_SITE and m.site_bodyid[m.sensor_objid[s]] > 0
-        if kind not in SENSOR_KINDS or not on_site:
-            sensors.append(f"{source.name('sensor', s) or f'#{s}'} ({kind.lower()})")
+        if kind is None or not on_site:
+            sensors.append(f"{source.name('sensor', s) or f'#{s}'} ({element})")
+    held = ", ".join(called("mjcf"))
     counted = [
-        (sensors, "sensor(s) of kinds BodyInfo lacks (it holds force, torque, gyro, accelerometer on a body's site)"),
+        (sensors, f"sensor(s) of kinds BodyInfo lacks (it holds {held} on a body's site)"),
         ([source.name("camera", c) or f"#{c}" for c in range(m.ncam)], "camera(s): add vision sensors in hrpsim"),
         ([source.name("light", i) or f"#{i}" for i in range(m.nlight)], "light(s): the viewer lights the scene"),
         ([source.name("pair", p) or f"#{p}" for p in range(m.npair)], "contact pair(s): give the project collisions"),

@@ -17,12 +17,20 @@ import numpy as np
 from hrpsim.bodyinfo import Actuator, Appearance, Body, ExtraJoint, Link, Sensor, Shape
 from hrpsim.conventions import MIN_INERTIA, MIN_MASS, Z_TO_Y
 from hrpsim.modelloader.mjcf_source import MjcfSource, quat_matrix
+from hrpsim.sensor_types import called
 
 if TYPE_CHECKING:
     from hrpsim.modelloader.mjcf_checks import MujocoOnly
 
-SENSOR_KINDS = {"FORCE": "force", "TORQUE": "force", "GYRO": "gyro", "ACCELEROMETER": "accel"}
 HELD_TOLERANCE = 1e-6  # m, rad: an equality holds the pose the file draws when its target is this close
+
+
+def sensor_type_of(mujoco: Any, sensor_type: int) -> tuple[str, str | None]:
+    """An MJCF sensor's element (``accelerometer``) and the BodyInfo type whose descriptor names it
+    (hrpsim/sensor_types.py, ``aliases.mjcf``), None for a kind BodyInfo lacks."""
+    element = mujoco.mjtSensor(sensor_type).name.removeprefix("mjSENS_").lower()
+    kinds = called("mjcf").get(element)
+    return element, kinds[0] if kinds else None
 
 
 def geom_shape(source: MjcfSource, g: int, offset: np.ndarray, only: MujocoOnly | None = None) -> Shape | None:
@@ -179,11 +187,11 @@ class PartsReader:
     # --- sensors -------------------------------------------------------------------------------
 
     def _sensors(self) -> None:
-        m, kinds = self.model, self.mujoco.mjtSensor
+        m = self.model
         by_site: dict[tuple[int, str], Sensor] = {}
         counts: dict[str, int] = {}
         for s in range(m.nsensor):
-            kind = SENSOR_KINDS.get(kinds(int(m.sensor_type[s])).name.removeprefix("mjSENS_"))
+            _, kind = sensor_type_of(self.mujoco, int(m.sensor_type[s]))
             if kind is None or m.sensor_objtype[s] != self.mujoco.mjtObj.mjOBJ_SITE:
                 continue  # named among the left-out parts (mjcf_checks.py)
             site = int(m.sensor_objid[s])

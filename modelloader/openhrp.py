@@ -36,7 +36,7 @@ from hrpsim.modelloader.openhrp_mass import (
     nearest_inertia,
     place,
 )
-from hrpsim.modelloader.openhrp_sensors import SENSOR_PROTOS, duplicate_ids, sensor_params
+from hrpsim.modelloader.openhrp_sensors import duplicate_ids, sensor_params, sensor_protos
 from hrpsim.modelloader.vrml.fields import FieldReader
 from hrpsim.modelloader.vrml.files import SceneLoader
 from hrpsim.modelloader.vrml.nodes import Node, ParsedFile, Where
@@ -75,6 +75,7 @@ class _BodyBuilder:
         self.link_where: list[Where] = []
         self.parts: list[list[MassPart]] = []
         self.sensors: list[tuple[Sensor, Where]] = []
+        self.sensor_protos = sensor_protos()  # PROTO name -> sensor type
         self.extra_nodes: list[Node] = []
         self.inline_stack: list[str] = []
         self.proto_depth = 0
@@ -88,7 +89,7 @@ class _BodyBuilder:
         for node in _find_top_level(parsed.statements, ("ExtraJoint",)):
             if all(node is not seen for seen in self.extra_nodes):
                 self.extra_nodes.append(node)
-        for node in _find_top_level(parsed.statements, tuple(SENSOR_PROTOS)):
+        for node in _find_top_level(parsed.statements, tuple(self.sensor_protos)):
             self._sensor(node, np.eye(4), None)
         self._finish_links()
         self._check_joint_ids()
@@ -161,7 +162,7 @@ class _BodyBuilder:
             self._joint(node, transform, link)
         elif kind == "Segment":
             self._segment(node, transform, link)
-        elif kind in SENSOR_PROTOS:
+        elif kind in self.sensor_protos:
             self._sensor(node, transform, link)
         elif kind == "ExtraJoint":
             self.extra_nodes.append(node)
@@ -367,7 +368,7 @@ class _BodyBuilder:
         self._children(node, transform, link)
 
     def _sensor(self, node: Node, transform: np.ndarray, link: int | None) -> None:
-        sensor_type = SENSOR_PROTOS[node.type]
+        sensor_type = self.sensor_protos[node.type]
         name = node.def_name or self.fields.string(node, "name") or f"{sensor_type}{len(self.sensors)}"
         if link is None:
             self.problems.append(

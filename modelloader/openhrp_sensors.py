@@ -1,7 +1,9 @@
-"""OpenHRP sensor PROTOs -> BodyInfo sensor types and parameters.
+"""OpenHRP sensor PROTOs -> BodyInfo sensor types and parameters, as each type's descriptor
+(hrpsim/sensor_types.py) names them.
 
 Parameters keep OpenHRP's field names. A file's own PROTO may lack a field (floor.wrl's
-VisionSensor has no frameRate); the value then comes from OpenHRP's declaration of the PROTO.
+VisionSensor has no frameRate); the value then comes from OpenHRP's declaration of the PROTO,
+the type's ``params``.
 """
 
 from __future__ import annotations
@@ -10,51 +12,24 @@ from typing import Any
 
 from hrpsim.modelloader.vrml.fields import FieldReader
 from hrpsim.modelloader.vrml.nodes import Node
+from hrpsim.sensor_types import SENSOR_TYPES, called
 
-# PROTO name -> BodyInfo sensor type.
-SENSOR_PROTOS: dict[str, str] = {
-    "ForceSensor": "force",
-    "Gyro": "gyro",
-    "GyroSensor": "gyro",
-    "RateGyroSensor": "gyro",
-    "AccelerationSensor": "accel",
-    "VisionSensor": "vision",
-    "RangeSensor": "range",
-}
 
-# Per sensor type: parameter -> (kind, OpenHRP's default).
-_PARAMETERS: dict[str, dict[str, tuple[str, Any]]] = {
-    "force": {"maxForce": ("vec3", (-1.0, -1.0, -1.0)), "maxTorque": ("vec3", (-1.0, -1.0, -1.0))},
-    "gyro": {"maxAngularVelocity": ("vec3", (-1.0, -1.0, -1.0))},
-    "accel": {"maxAcceleration": ("vec3", (-1.0, -1.0, -1.0))},
-    "vision": {
-        "name": ("string", ""),
-        "type": ("string", "NONE"),
-        "width": ("int", 320),
-        "height": ("int", 240),
-        "fieldOfView": ("float", 0.785398),
-        "frontClipDistance": ("float", 0.01),
-        "backClipDistance": ("float", 10.0),
-        "frameRate": ("float", 30.0),
-    },
-    "range": {
-        "scanAngle": ("float", 3.14159),
-        "scanStep": ("float", 0.1),
-        "scanRate": ("float", 10.0),
-        "maxDistance": ("float", 10.0),
-    },
-}
+def sensor_protos() -> dict[str, str]:
+    """PROTO name -> BodyInfo sensor type (each type's ``aliases.vrml``, hrpsim/sensor_types.py)."""
+    return {name: kinds[0] for name, kinds in called("vrml").items()}
 
 
 def sensor_params(sensor_type: str, node: Node, fields: FieldReader) -> dict[str, Any]:
     """The type's parameters as plain values (floats, ints, strings, lists of floats)."""
     params: dict[str, Any] = {}
-    for name, (kind, default) in _PARAMETERS.get(sensor_type, {}).items():
-        if kind == "vec3":
+    for param in SENSOR_TYPES[sensor_type].params:
+        name, default = param.name, param.default
+        if param.kind == "vec3":
             params[name] = [float(v) for v in fields.vector(node, name, default)]
-        elif kind == "float":
+        elif param.kind == "float":
             params[name] = fields.float(node, name, default)
-        elif kind == "int":
+        elif param.kind == "int":
             params[name] = fields.int(node, name, default)
         else:
             params[name] = fields.string(node, name, default)

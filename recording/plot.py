@@ -17,14 +17,13 @@ from pathlib import Path
 
 import numpy as np
 
-from hrpsim.bodyinfo import SENSOR_KINDS
 from hrpsim.errors import RecordingError
 from hrpsim.recording import schemas
 from hrpsim.recording.reader import Recording, open_recording
+from hrpsim.sensor_types import SENSOR_TYPES
 
 JOINT_FIELDS = ("q", "dq", "tau")  # from the robot's state
 COMMAND_FIELDS = ("torque", "q_ref", "dq_ref")  # from its controllers' applied commands
-SENSOR_AXES = {name: kind.axes for name, kind in SENSOR_KINDS.items() if kind.axes}
 FIELD_ALIASES = {"rtt": "rtt_us"}
 ROOT_FIELDS = {
     "position": ("root_position", ("x", "y", "z")),
@@ -95,7 +94,8 @@ def sensor_curves(rec: Recording, robot: str, sensor: str, fields: list[str]) ->
         raise RecordingError(f"{rec.path}: sensor {sensor!r} of {robot!r} has no recorded reading")
     values = series.sensor_readings[sensor]
     kind = next((b.type for b in rec.bodies()[robot].sensors if b.name == sensor), "")
-    axes = SENSOR_AXES.get(kind, tuple(str(i) for i in range(values.shape[1])))
+    axes = SENSOR_TYPES[kind].axes if kind in SENSOR_TYPES else ()
+    axes = axes or tuple(str(i) for i in range(values.shape[1]))
     chosen = fields or list(axes)
     for f in chosen:
         if f not in axes:

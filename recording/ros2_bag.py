@@ -25,14 +25,15 @@ from hrpsim.errors import RecordingError
 from hrpsim.recording import ros2_cdr, schemas
 from hrpsim.recording.ros2_frames import FrameTree
 from hrpsim.sensor_mounts import sensor_label
+from hrpsim.sensor_types import SENSOR_TYPES, Ros2Message
 
-# our image kinds' RawImage encodings are ROS's too (rgb8, mono8, 32FC1)
+# The messages of the bag's own topics and of range and vision readings; the readings engines
+# measure go in the message their type's descriptor names (hrpsim/sensor_types.py).
+# Our image kinds' RawImage encodings are ROS's too (rgb8, mono8, 32FC1).
 ROS_TYPES = {
     "joints": "sensor_msgs/msg/JointState",
     "tf": "tf2_msgs/msg/TFMessage",
     "clock": "rosgraph_msgs/msg/Clock",
-    "force": "geometry_msgs/msg/WrenchStamped",
-    "imu": "sensor_msgs/msg/Imu",
     "scan": "sensor_msgs/msg/LaserScan",
     "image": "sensor_msgs/msg/Image",
 }
@@ -50,7 +51,6 @@ _LATCHED = Qos(
     avoid_ros_namespace_conventions=False,
 )
 NO_DATA_COVARIANCE = np.array([-1.0, *[0.0] * 8])  # ROS: the first element -1 says "no such data"
-NO_ORIENTATION = np.array([0.0, 0.0, 0.0, 1.0])  # x y z w, with NO_DATA_COVARIANCE
 # messages made together (64 ticks of the sample humanoid): numpy's cost per call, which was most
 # of the time per message, is paid once per batch
 BATCH_MESSAGES = 512
@@ -122,12 +122,14 @@ class Ros2Bag:
         /tf_static the first time) and /clock."""
         if not self.static_sent:
             static = self.tree.static(poses)
-            self._queue("/tf_static", "tf", log_time, self._tf_template(static.frames), static.values.ravel())
+            self._queue(
+                "/tf_static", ROS_TYPES["tf"], log_time, self._tf_template(static.frames), static.values.ravel()
+            )
             self.static_sent = True
         models = self.tree.moving_models(poses)
         template = self._tf_template(self.tree.moving_frames(models))
-        self._queue("/tf", "tf", log_time, template, poses, partial(self._tf_values, models))
-        self._queue("/clock", "clock", log_time, self.clock, None)
+        self._queue("/tf", ROS_TYPES["tf"], log_time, template, poses, partial(self._tf_values, models))
+        self._queue("/clock", ROS_TYPES["clock"], log_time, self.clock, None)
 
     def close(self) -> None:
         try:
@@ -140,7 +142,7 @@ class Ros2Bag:
     def _queue(
         self,
         topic: str,
-        kind: str,
+        msgtype: str,
         log_time: int,
         template: ros2_cdr.Template,
         row: Any,
@@ -151,24 +153,24 @@ class Ros2Bag:
         batch = self._batches.get((topic, template))
         if batch is None:
             batch = self._batches[(topic, template)] = _Batch(template, values)
-        self._pending.append((topic, kind, log_time, batch, batch.add(log_time, row)))
+        self._pending.append((topic, msgtype, log_time, batch, batch.add(log_time, row)))
         if len(self._pending) >= BATCH_MESSAGES:
             self._flush()
 
     def _flush(self) -> None:
         pending, self._pending, self._batches = self._pending, [], {}  # a batch that fails is dropped
         made: dict[_Batch, list[bytes]] = {}
-        for topic, kind, log_time, batch, row in pending:
+        for topic, msgtype, log_time, batch, row in pending:
             if batch not in made:
                 made[batch] = batch.messages()
-            self._write(topic, kind, log_time, made[batch][row])
+            self._write(topic, msgtype, log_time, made[batch][row])
 
-    def _write(self, topic: str, kind: str, log_time: int, data: bytes) -> None:
+    def _write(self, topic: str, msgtype: str, log_time: int, data: bytes) -> None:
         connection = self.connections.get(topic)
         if connection is None:
             qos = [_LATCHED] if topic == "/tf_static" else []
             connection = self.connections[topic] = self.writer.add_connection(
-                topic, ROS_TYPES[kind], typestore=self.store, offered_qos_profiles=qos
+                topic, msgtype, typestore=self.store, offered_qos_profiles=qos
             )
         self.writer.write(connection, log_time, data)
         self.messages += 1
@@ -189,17 +191,13 @@ class Ros2Bag:
         q, dq, tau = state["q"], state["dq"], state["tau"]
         joints = np.array(q + dq + tau, dtype=np.float64)  # here, so that a bad state fails its own take
         template = topics.joint_state((len(q), len(dq), len(tau)))
-        self._queue(topics.joint_states, "joints", log_time, template, joints)
+        self._queue(topics.joint_states, ROS_TYPES["joints"], log_time, template, joints)
         readings = state.get("sensors") or {}
-        for name, reading in readings.items():
-            wrench = topics.wrenches.get(name)
-            if wrench is not None and len(reading) == 6:
-                topic, template = wrench
-                self._queue(topic, "force", log_time, template, np.asarray(reading, dtype=np.float64))
-        for imu in topics.imus:
-            values = imu.values(readings)
+        per_sensor = [topics.per_sensor[name] for name in readings if name in topics.per_sensor]
+        for message in [*per_sensor, *topics.per_link]:
+            values = message.values(readings)
             if values is not None:
-                self._queue(imu.topic, "imu", log_time, imu.template, values)
+                self._queue(message.topic, message.type, log_time, message.template, values)
 
     def _serialized(self, message: Any, kind: str) -> bytes:
         return self.store.serialize_cdr(message, ROS_TYPES[kind])
@@ -218,7 +216,7 @@ class Ros2Bag:
         if "ranges" in message:
             scan = self._serialized(self._scan(robot, label, frame, taken, message), "scan")
             self._flush()
-            self._write(_ros_sensor_topic(topic), "scan", log_time, scan)
+            self._write(_ros_sensor_topic(topic), ROS_TYPES["scan"], log_time, scan)
         elif "encoding" in message:
             image = self.types["sensor_msgs/msg/Image"](
                 header=self._header(taken, frame),
@@ -231,7 +229,7 @@ class Ros2Bag:
             )
             data = self._serialized(image, "image")
             self._flush()
-            self._write(_ros_sensor_topic(topic), "image", log_time, data)
+            self._write(_ros_sensor_topic(topic), ROS_TYPES["image"], log_time, data)
 
     def _scan(self, robot: str, label: str, frame: str, taken: int, message: dict[str, Any]) -> Any:
         ranges = np.asarray([np.nan if r is None else r for r in message["ranges"]], dtype=np.float32)
@@ -279,13 +277,7 @@ class _RobotTopics:
         self.joint_states = joint_states_topic(robot, robots)
         self.joint_names = tuple(body.joint_names)
         self.joint_templates: dict[tuple[int, int, int], ros2_cdr.Template] = {}
-        kinds = {s.name: s.type for s in body.sensors}  # a name given twice is its last sensor's
-        self.wrenches = {
-            name: (f"/{robot}/{name}", ros2_cdr.wrench_stamped(schemas.frame_id(robot, name)))
-            for name, kind in kinds.items()
-            if kind == "force"
-        }
-        self.imus = [_ImuLink(robot, link, pair) for link, pair in _imu_pairs(body).items()]
+        self.per_sensor, self.per_link = _reading_messages(robot, body)
 
     def joint_state(self, lengths: tuple[int, int, int]) -> ros2_cdr.Template:
         """The JointState template for positions, velocities and efforts of these lengths."""
@@ -295,32 +287,67 @@ class _RobotTopics:
         return template
 
 
-class _ImuLink:
-    """A gyro and an accelerometer on one link as sensor_msgs/Imu, in the gyro's frame (the
-    accelerometer's reading turned into it); no orientation."""
+class _ReadingMessage:
+    """A message of readings engines measure, as their types' descriptors say (hrpsim.sensor_types:
+    Ros2Message): one sensor's in its own frame, or a link's sensors' in the frame of the first
+    slot's sensor, the others' readings turned into it."""
 
-    def __init__(self, robot: str, link: str, pair: dict[str, Sensor]) -> None:
-        self.topic = f"/{robot}/imu/{link}"
-        frame_sensor = pair.get("gyro") or pair["accel"]
-        self.template = ros2_cdr.imu(schemas.frame_id(robot, frame_sensor.name))
-        into_frame = np.asarray(frame_sensor.rotation, float).T
-        # (kind, sensor name, its reading turned into the frame sensor's axes), gyro first
-        self.sensors = [
-            (kind, pair[kind].name, into_frame @ np.asarray(pair[kind].rotation, float))
-            for kind in ("gyro", "accel")
-            if kind in pair
-        ]
+    def __init__(self, robot: str, topic: str, message: Ros2Message, frame: Sensor, fills: dict[str, Sensor]) -> None:
+        self.topic, self.type, self.slots = topic, message.type, message.slots
+        self.template = ros2_cdr.stamped(schemas.frame_id(robot, frame.name), message.values)
+        self.per_sensor = not message.per_link
+        into_frame = np.asarray(frame.rotation, float).T
+        # slot -> (its sensor's name, the turn of its reading into the frame's axes; None: its own frame)
+        self.fills = {
+            slot: (sensor.name, None if self.per_sensor else into_frame @ np.asarray(sensor.rotation, float))
+            for slot, sensor in fills.items()
+        }
 
     def values(self, readings: dict[str, Any]) -> np.ndarray | None:
-        """The message's float64 values (ros2_cdr.imu), or None if neither sensor has a reading."""
-        if not any(name in readings for _, name, _ in self.sensors):
+        """The message's float64 values, or None if no sensor of it has a reading (a sensor's own
+        message: if its reading is not of its slot's size)."""
+        if not any(name in readings for name, _ in self.fills.values()):
             return None
-        measured = {kind: (np.zeros(3), NO_DATA_COVARIANCE) for kind in ("gyro", "accel")}
-        for kind, name, turn in self.sensors:
+        parts: list[Any] = []
+        for slot in self.slots:
+            name, turn = self.fills.get(slot.name, ("", None))
             reading = readings.get(name)
-            if reading is not None and len(reading) == 3:
-                measured[kind] = (turn @ np.asarray(reading, float), UNKNOWN_COVARIANCE)
-        return np.concatenate([NO_ORIENTATION, NO_DATA_COVARIANCE, *measured["gyro"], *measured["accel"]])
+            if reading is not None and len(reading) == slot.size:
+                value = np.asarray(reading, dtype=np.float64)
+                parts.append(value if turn is None else np.concatenate([turn @ v for v in value.reshape(-1, 3)]))
+                covariance = UNKNOWN_COVARIANCE
+            elif self.per_sensor:
+                return None
+            else:
+                parts.append(np.array(slot.absent or np.zeros(slot.size), dtype=np.float64))
+                covariance = NO_DATA_COVARIANCE
+            if slot.covariance:
+                parts.append(covariance)
+        return np.concatenate(parts)
+
+
+def _reading_messages(robot: str, body: Body) -> tuple[dict[str, _ReadingMessage], list[_ReadingMessage]]:
+    """A robot's messages of readings: per sensor name (a name given twice is its last sensor's),
+    and per link (for each slot, the first sensor on the link that fills it)."""
+    by_name = {s.name: s for s in body.sensors}
+    per_sensor: dict[str, _ReadingMessage] = {}
+    on_links: dict[tuple[str, Ros2Message], dict[str, Sensor]] = {}
+    for sensor in body.sensors:
+        kind = SENSOR_TYPES.get(sensor.type)
+        encoding = kind.ros2 if kind is not None else None
+        if encoding is None:
+            continue
+        message = encoding.message
+        if message.per_link:
+            on_links.setdefault((body.links[sensor.link].name, message), {}).setdefault(encoding.slot, sensor)
+        elif by_name[sensor.name] is sensor:
+            topic = f"/{robot}/{sensor.name}"
+            per_sensor[sensor.name] = _ReadingMessage(robot, topic, message, sensor, {encoding.slot: sensor})
+    per_link = []
+    for (link, message), fills in on_links.items():
+        frame = next(fills[slot.name] for slot in message.slots if slot.name in fills)
+        per_link.append(_ReadingMessage(robot, f"/{robot}/{message.per_link}/{link}", message, frame, fills))
+    return per_sensor, per_link
 
 
 def _poses(message: dict[str, Any]) -> dict[str, np.ndarray]:
@@ -331,15 +358,6 @@ def _poses(message: dict[str, Any]) -> dict[str, np.ndarray]:
         t, r = tf["translation"], tf["rotation"]
         rows.setdefault(model, []).append([t["x"], t["y"], t["z"], r["x"], r["y"], r["z"], r["w"]])
     return {model: np.array(table, dtype=np.float64) for model, table in rows.items()}
-
-
-def _imu_pairs(body: Body) -> dict[str, dict[str, Sensor]]:
-    """Per link name, the first gyro and accelerometer on it."""
-    pairs: dict[str, dict[str, Sensor]] = {}
-    for sensor in body.sensors:
-        if sensor.type in ("gyro", "accel"):
-            pairs.setdefault(body.links[sensor.link].name, {}).setdefault(sensor.type, sensor)
-    return pairs
 
 
 def iter_recorded(recording: Any) -> Iterator[tuple[str, int, dict[str, Any]]]:

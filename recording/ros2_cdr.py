@@ -22,7 +22,6 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 ENCAPSULATION = b"\x00\x01\x00\x00"  # CDR, little endian
-IMU_VALUES = 4 + 9 + 3 + 9 + 3 + 9  # orientation, its covariance, angular velocity, ..., acceleration, ...
 TRANSFORM_VALUES = 7  # translation x y z, rotation x y z w
 _TIME = np.dtype([("sec", "<i4"), ("nanosec", "<u4")])  # builtin_interfaces/Time
 
@@ -134,15 +133,11 @@ def tf_message(frames: Sequence[tuple[str, str]]) -> Template:
     return layout.template()
 
 
-def wrench_stamped(frame_id: str) -> Template:
-    """geometry_msgs/WrenchStamped; values: force x y z, torque x y z."""
-    return header(frame_id).float64s(6).template()
-
-
-def imu(frame_id: str) -> Template:
-    """sensor_msgs/Imu; values: orientation x y z w, its covariance, angular velocity, its
-    covariance, linear acceleration, its covariance (IMU_VALUES)."""
-    return header(frame_id).float64s(IMU_VALUES).template()
+def stamped(frame_id: str, values: int) -> Template:
+    """A message of a std_msgs/Header and then ``values`` float64s only, as the readings engines
+    measure are carried (hrpsim.sensor_types.Ros2Message: geometry_msgs/WrenchStamped,
+    sensor_msgs/Imu ...)."""
+    return header(frame_id).float64s(values).template()
 
 
 def clock() -> Template:

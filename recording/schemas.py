@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hrpsim.sensor_types import reading_layouts
+
 FORMAT_VERSION = "1"
 PROFILE = "hrpsim"
 
@@ -102,7 +104,7 @@ ROBOT_STATE = _object(
         "sensors": {
             "type": "object",
             "additionalProperties": _NUMBERS,
-            "description": "sensor name -> reading (force: fx fy fz tx ty tz; gyro, accel: x y z)",
+            "description": f"sensor name -> reading ({reading_layouts()})",
         },
     },
     ["tick", "time", "q", "dq", "tau", "root_position", "root_rotation", "root_velocity"],

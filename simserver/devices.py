@@ -24,11 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from hrpsim.bodyinfo import ENGINE_SENSOR_TYPES, Body
+from hrpsim.bodyinfo import Body
 from hrpsim.engines.base import JointCommand, RobotState
 from hrpsim.project import DeviceConfig
-
-_SENSOR_NOISE_KINDS = ENGINE_SENSOR_TYPES
 
 
 class RobotDevices:

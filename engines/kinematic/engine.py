@@ -15,13 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from hrpsim.bodyinfo import ENGINE_SENSOR_TYPES, SENSOR_KINDS, Body
+from hrpsim.bodyinfo import Body
 from hrpsim.controllers.motion_data import Motion
 from hrpsim.engines.base import Engine, LinkStates, RobotState
 from hrpsim.errors import ConfigError, RequestError
 from hrpsim.kinematics import follow_mimics, forward_kinematics, link_values, starting_joints
 from hrpsim.placement import root_placement
 from hrpsim.project import ModelConfig, Project
+from hrpsim.sensor_types import SENSOR_TYPES, engine_sensor_types
 from hrpsim.transforms import matrix_quaternion
 
 GRAVITY = 9.8
@@ -49,6 +50,8 @@ class _Robot:
         self.inertia = np.array([max(lk.reflected_inertia, MIN_JOINT_INERTIA) for lk in body.joints])
         self.root_position, self.root_rotation = root_placement(config, body)
         self.joint_links = [body.link_index(lk.name) for lk in body.joints]
+        measured = engine_sensor_types()
+        self.sensors = [(s.name, s.type) for s in body.sensors if s.type in measured]  # read at rest
 
 
 class KinematicEngine(Engine):
@@ -117,7 +120,7 @@ class KinematicEngine(Engine):
             root_position=r.root_position.copy(),
             root_rotation=r.root_rotation.copy(),
             root_velocity=np.zeros(6),
-            sensors={s.name: _reading(s.type) for s in r.body.sensors if s.type in ENGINE_SENSOR_TYPES},
+            sensors={name: _reading(kind) for name, kind in r.sensors},
         )
 
     def _joint_names(self, robot: str) -> list[str]:
@@ -231,7 +234,8 @@ def _checked(r: _Robot, key: str, value: Any) -> np.ndarray:
 
 
 def _reading(sensor_type: str) -> np.ndarray:
-    """What a sensor of a robot at rest reads: zeros, but an accelerometer's +g up."""
-    if sensor_type == "accel":
-        return np.array([0.0, 0.0, GRAVITY])
-    return np.zeros(len(SENSOR_KINDS[sensor_type].axes))
+    """What a sensor of a robot at rest reads (an accelerometer's +g up: its type's ``rest_per_g``)."""
+    kind = SENSOR_TYPES[sensor_type]
+    if kind.rest_per_g:
+        return np.array(kind.rest_per_g) * GRAVITY
+    return np.zeros(len(kind.axes))

@@ -62,7 +62,7 @@ class MujocoAccel(MujocoGyro):
 
 Measured = type[MujocoForce] | type[MujocoGyro]
 
-# The class that measures each sensor type an engine measures (hrpsim.bodyinfo.ENGINE_SENSOR_TYPES).
+# The class that measures each sensor type engines measure (hrpsim.sensor_types.engine_sensor_types()).
 MEASURED: dict[str, Measured] = {kind: cls for cls in (MujocoForce, MujocoGyro, MujocoAccel) for kind in cls.types}
 
 

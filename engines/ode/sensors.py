@@ -126,7 +126,7 @@ class OdeInertial:
         self.inertial.read(out)
 
 
-# The class that measures each sensor type an engine measures (hrpsim.bodyinfo.ENGINE_SENSOR_TYPES).
+# The class that measures each sensor type engines measure (hrpsim.sensor_types.engine_sensor_types()).
 MEASURED = {kind: cls for cls in (OdeForce, OdeInertial) for kind in cls.types}
 
 

@@ -10,6 +10,7 @@ import pytest
 from rosbags.typesys import Stores, get_typestore
 
 from hrpsim.recording import ros2_cdr
+from hrpsim.sensor_types import IMU, WRENCH_STAMPED
 
 STORE = get_typestore(Stores.ROS2_JAZZY)
 TYPES = STORE.types
@@ -49,12 +50,13 @@ def test_wrenches_are_rosbags_bytes(frame: str) -> None:
         )
         for stamp, row in zip(STAMPS, rows, strict=True)
     ]
-    assert ros2_cdr.wrench_stamped(frame).fill(STAMPS, rows) == [_rosbags(m) for m in expected]
+    assert WRENCH_STAMPED.type == "geometry_msgs/msg/WrenchStamped"
+    assert ros2_cdr.stamped(frame, WRENCH_STAMPED.values).fill(STAMPS, rows) == [_rosbags(m) for m in expected]
 
 
 @pytest.mark.parametrize("frame", FRAMES)
 def test_imus_are_rosbags_bytes(frame: str) -> None:
-    rows = _rows(ros2_cdr.IMU_VALUES)
+    rows = _rows(IMU.values)
     expected = [
         TYPES["sensor_msgs/msg/Imu"](
             header=_header(stamp, frame),
@@ -67,7 +69,8 @@ def test_imus_are_rosbags_bytes(frame: str) -> None:
         )
         for stamp, v in zip(STAMPS, rows, strict=True)
     ]
-    assert ros2_cdr.imu(frame).fill(STAMPS, rows) == [_rosbags(m) for m in expected]
+    assert IMU.type == "sensor_msgs/msg/Imu"
+    assert ros2_cdr.stamped(frame, IMU.values).fill(STAMPS, rows) == [_rosbags(m) for m in expected]
 
 
 def test_clocks_are_rosbags_bytes() -> None:
@@ -121,6 +124,6 @@ def test_a_none_among_the_values_is_nan() -> None:
 
 
 def test_rows_of_another_length_are_an_error() -> None:
-    template = ros2_cdr.wrench_stamped("robot/rfsensor")
+    template = ros2_cdr.stamped("robot/rfsensor", WRENCH_STAMPED.values)
     with pytest.raises(ValueError, match=r"\(2, 5\) for 2 messages of 6"):
         template.fill([0, 1], [[1.0] * 5, [2.0] * 5])
