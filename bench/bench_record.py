@@ -256,7 +256,8 @@ def _writer_us_per_tick(values: list[Any], folder: Path, bag: bool) -> float:
     """The writer's code on ``values`` in this process: µs per tick, with or without the bag."""
     (_, begin), *ticks = values
     batcher = Batcher(McapFile(open(folder / "file.mcap", "wb")))  # noqa: SIM115 (the batcher closes it)
-    batcher.take(["begin", {**begin, "ros2_bag": str(folder / "bag") if bag else None}])
+    profile = {"profile": "ros2", "profile_place": str(folder / "bag")} if bag else {"profile": "hrpsim"}
+    batcher.take(["begin", {**begin, **profile}])
     start = time.perf_counter()
     for value in ticks:
         batcher.take(value)

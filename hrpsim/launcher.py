@@ -36,7 +36,7 @@ from hrpsim.errors import AccessDenied, ConfigError, HrpsimError, NotFound, Peer
 from hrpsim.joint_names import check_joint_names
 from hrpsim.logs import setup_logging
 from hrpsim.naming import DEFAULT_NAMESERVER, ENV_NAMESERVER, NameClient
-from hrpsim.project import RECORD_PROFILES, Project, apply_record_profile, load_project
+from hrpsim.project import RECORD_PROFILES, Project, apply_record_profile, load_project, record_profiles_help
 from hrpsim.runsummary import empty_summary, format_summary
 from hrpsim.security import ENV_KEYS, check_bind
 from hrpsim.supervisor import Child, RestartPolicy, Supervisor, wait_until
@@ -487,7 +487,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--record-profile",
         choices=RECORD_PROFILES,
-        help="ros2: also write a ROS 2 bag beside the recording, FILE_ros2/ (docs/recording.md)",
+        help=record_profiles_help(),
     )
     parser.add_argument(
         "--foxglove",

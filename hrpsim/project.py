@@ -197,7 +197,17 @@ class RecordConfig:
     profile: str = "hrpsim"  # "ros2": also a ROS 2 bag beside the file (RECORD_PROFILES)
 
 
-RECORD_PROFILES = ("hrpsim", "ros2")
+# What a recording writes beside its MCAP file, per profile; each is implemented once, in
+# recording/profiles.py (the kernel names them, as the project file and every main read them).
+RECORD_PROFILES = {
+    "hrpsim": "the MCAP file only",
+    "ros2": "also a ROS 2 bag beside the recording, FILE_ros2/ (docs/recording.md)",
+}
+
+
+def record_profiles_help() -> str:
+    """Each record profile and what it writes, for ``--record-profile``'s help."""
+    return "; ".join(f"{name}: {what}" for name, what in RECORD_PROFILES.items())
 
 
 @dataclass

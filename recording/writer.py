@@ -10,10 +10,8 @@ what a killed simulator loses.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +32,7 @@ from hrpsim.recording.messages import (
     state_message,
     to_json,
 )
+from hrpsim.recording.profiles import DEFAULT_PROFILE, PROFILES, ros2_bag_folder
 from hrpsim.recording.sensor_messages import SensorMessages
 
 if TYPE_CHECKING:
@@ -41,7 +40,7 @@ if TYPE_CHECKING:
     from hrpsim.project import Project
     from hrpsim.simserver.record import TickRecord
 
-__all__ = ["FLUSH_EVERY_S", "Recorder", "file_digest", "recorders", "to_json"]
+__all__ = ["FLUSH_EVERY_S", "Recorder", "file_digest", "recorders", "ros2_bag_folder", "to_json"]
 
 log = logging.getLogger("hrpsim.recording")
 
@@ -60,13 +59,19 @@ class Recorder:
     """
 
     def __init__(
-        self, path: str | Path, *, contacts: bool = False, profile: str = "hrpsim", flush_every_s: float = FLUSH_EVERY_S
+        self,
+        path: str | Path,
+        *,
+        contacts: bool = False,
+        profile: str = DEFAULT_PROFILE,
+        flush_every_s: float = FLUSH_EVERY_S,
     ) -> None:
         self.path = Path(path)
         self.contacts = contacts
-        self.profile = profile
-        if profile == "ros2" and importlib.util.find_spec("rosbags") is None:
-            raise RecordingError("the ros2 record profile needs the rosbags library: pip install 'hrpsim[ros2]'")
+        if profile not in PROFILES:
+            raise RecordingError(f"no record profile {profile!r} (profiles: {', '.join(PROFILES)})")
+        self.profile = PROFILES[profile]
+        self.profile.check()
         self.flush_every_s = flush_every_s
         self.runs = 0
         self.current: Path | None = None
@@ -95,7 +100,8 @@ class Recorder:
             "flush_every_s": self.flush_every_s,
             "time": engine.time,
             "robots": list(engine.robots),
-            "ros2_bag": str(_fresh_bag_folder(self.current)) if self.profile == "ros2" else None,
+            "profile": self.profile.name,
+            "profile_place": self.profile.place(self.current),
         }
         self._writer = WriterProcess(self.current)
         self._writer.send(["begin", begin], now=True)
@@ -176,24 +182,6 @@ class Recorder:
         }
 
 
-def ros2_bag_folder(recording: Path) -> Path:
-    """Where ``--record-profile ros2`` puts the bag of ``walk.mcap``: ``walk_ros2/``."""
-    return recording.with_name(recording.stem + "_ros2")
-
-
-def _fresh_bag_folder(recording: Path) -> Path:
-    """The bag folder, emptied when it holds an earlier bag (as the .mcap file is overwritten);
-    anything else there is an error, not deleted."""
-    folder = ros2_bag_folder(recording)
-    if folder.exists():
-        if not (folder / "metadata.yaml").is_file():
-            raise RecordingError(
-                f"{folder}: exists and is not a ROS 2 bag; move it away to record {recording} with the ros2 profile"
-            )
-        shutil.rmtree(folder)
-    return folder
-
-
 def _contents(engine: Engine, flush_every_s: float) -> dict[str, Any]:
     """The project, the files it was built from and the bodies: read now, written first."""
     project = engine.project
@@ -258,7 +246,7 @@ def recorders(project: Project, path: str | None = None) -> list[Recorder]:
     project's ``record:`` file, else none; with the project's record contacts and profile."""
     settings = project.record
     contacts = bool(settings and settings.contacts)
-    profile = settings.profile if settings else "hrpsim"
+    profile = settings.profile if settings else DEFAULT_PROFILE
     if path:
         return [Recorder(path, contacts=contacts, profile=profile)]
     return [Recorder(settings.file, contacts=contacts, profile=profile)] if settings else []

@@ -1,6 +1,7 @@
 """The writer process of a recording: reads each tick's messages from the simulator's pipe (JSON,
 and link poses as arrays, which become foxglove.FrameTransforms here), batches them by simulated
-time and writes the MCAP file: chunks, zstd, index.
+time and writes the MCAP file: chunks, zstd, index; and hands what its recording profile wants to the
+profile's output (recording/profiles.py: a ROS 2 bag with ``ros2``).
 
     python -m hrpsim.recording.writer_process PIPE_FD FILE_FD PARENT_PID PATH
 
@@ -28,6 +29,7 @@ from hrpsim.codec import CODEC, MAX_MESSAGE_BYTES
 from hrpsim.logs import setup_logging
 from hrpsim.recording import foxglove_scene, messages, schemas
 from hrpsim.recording.mcap_file import Entry, McapFile
+from hrpsim.recording.profiles import NOTHING, PROFILES, ProfileOutput
 from hrpsim.unix_channel import cut
 
 log = logging.getLogger("hrpsim.recording")
@@ -68,7 +70,7 @@ class Batcher:
         self.flushed_at = 0.0
         self.tf = messages.FrameTransforms({})
         self.joints: dict[str, foxglove_scene.JointStatesEncoder] = {}  # state topic -> its JointStates
-        self.bag: Any = None  # a Ros2Bag with the ros2 profile (rosbags is imported only then)
+        self.output: ProfileOutput = NOTHING  # what the recording profile writes beside the file
 
     def take(self, value: list[Any]) -> None:
         kind = value[0]
@@ -84,11 +86,7 @@ class Batcher:
     def finish(self) -> None:
         self._write()
         self.file.finish()
-        if self.bag is not None:
-            from hrpsim.recording.export import write_urdfs
-
-            self.bag.close()
-            write_urdfs(self.bag.bodies, self.bag.path)
+        self.output.close()
 
     def _begin(self, begin: dict[str, Any]) -> None:
         self.flush_every_s = begin["flush_every_s"]
@@ -99,10 +97,7 @@ class Batcher:
         self._channel(schemas.SCENE_TOPIC, schemas.SCENE_UPDATE, {})
         scene = orjson.dumps(foxglove_scene.scene_update(begin["time"], bodies))
         self.batch.append((schemas.SCENE_TOPIC, messages.nanoseconds(begin["time"]), scene))
-        if begin.get("ros2_bag"):
-            from hrpsim.recording.ros2_bag import Ros2Bag
-
-            self.bag = Ros2Bag(begin["ros2_bag"], bodies, begin["robots"])
+        self.output = PROFILES[begin["profile"]].open(begin["profile_place"], bodies, begin["robots"])
 
     def _tick(self, time: float, stamp: int, entries: list[list[Any]], last: bool) -> None:
         for kind, topic, payload in entries:
@@ -111,39 +106,36 @@ class Batcher:
                 self._foxglove_channel(topic, payload[1])
             elif kind == "tf":
                 self.batch.append((topic, stamp, self.tf.encode(payload)))
-                self._to_bag(topic, stamp, poses=payload)
+                self._to_output(topic, stamp, poses=payload)
             else:  # JSON made on the tick thread, decoded once for whichever of the two needs it
                 self.batch.append((topic, stamp, payload))
-                to_bag = self.bag is not None and topic.startswith("/robots/")
-                if to_bag or topic in self.joints or topic == schemas.CONTACTS_TOPIC:
+                to_output = self.output.wants(topic)
+                if to_output or topic in self.joints or topic == schemas.CONTACTS_TOPIC:
                     message = orjson.loads(payload)
                     self._foxglove_message(topic, time, stamp, message)
-                    if to_bag:
-                        self._to_bag(topic, stamp, message=message)
+                    if to_output:
+                        self._to_output(topic, stamp, message=message)
         if last:
             self._write()
         elif time - self.flushed_at >= self.flush_every_s:
             self._write()
             self.flushed_at = time
 
-    def _to_bag(
+    def _to_output(
         self, topic: str, stamp: int, *, message: dict[str, Any] | None = None, poses: list[Any] | None = None
     ) -> None:
-        """A message into the ROS 2 bag, if there is one: a decoded JSON message, or the link poses
-        as the simulator sent them (decoding their FrameTransforms again took the bag longer than
-        all its other work of the tick). A bag that fails is given up (its error logged); the
-        recording goes on."""
-        if self.bag is None:
-            return
+        """A message into the profile's output: a decoded JSON message, or the link poses as the
+        simulator sent them. An output that fails is given up (its error logged); the recording
+        goes on."""
         try:
             if poses is None:
-                self.bag.take(topic, stamp, message)
+                self.output.take(topic, stamp, message or {})
             else:
-                self.bag.take_link_poses(stamp, poses)
+                self.output.take_link_poses(stamp, poses)
         except Exception as exc:
-            bag, self.bag = self.bag, None
-            log.error("recording: the ROS 2 bag %s stopped at %s: %s: %s", bag.path, topic, type(exc).__name__, exc)
-            bag.close()
+            output, self.output = self.output, NOTHING
+            log.error("recording: %s stopped at %s: %s: %s", output.what, topic, type(exc).__name__, exc)
+            output.abandon()
 
     def _channel(self, topic: str, schema: dict[str, Any], metadata: dict[str, str]) -> None:
         self.batch.append((topic, schema["title"], metadata))

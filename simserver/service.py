@@ -34,7 +34,7 @@ from hrpsim.errors import HrpsimError, NotFound, RequestError, SimulationError
 from hrpsim.files import ReadPolicy, add_root_option, model_roots, reading_under
 from hrpsim.logs import setup_logging
 from hrpsim.naming import host_identity, sibling_bind
-from hrpsim.project import RECORD_PROFILES, Project, apply_record_profile, load_project
+from hrpsim.project import RECORD_PROFILES, Project, apply_record_profile, load_project, record_profiles_help
 from hrpsim.service import DEFAULT_BIND, Service
 from hrpsim.simserver.bodies import load_bodies
 from hrpsim.simserver.hub import ControllerHub
@@ -292,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     when.add_argument("--start-now", action="store_true", help="start the run at once, controllers or not")
     parser.add_argument("--record", metavar="FILE.mcap", help="record every tick to this file (docs/recording.md)")
-    parser.add_argument("--record-profile", choices=RECORD_PROFILES, help="ros2: also a ROS 2 bag beside the file")
+    parser.add_argument("--record-profile", choices=RECORD_PROFILES, help=record_profiles_help())
     args = parser.parse_args(argv)
     setup_logging("simserver")
     try:
