@@ -95,7 +95,9 @@ def controller_class(spec: str) -> type[Controller]:
     if module_spec is None or module_spec.loader is None:
         raise ConfigError(f"cannot import {path} as a Python module")
     module = importlib.util.module_from_spec(module_spec)
-    sys.path.insert(0, str(path.resolve().parent))
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:  # once: a process that loads it for run after run (a sweep's worker)
+        sys.path.insert(0, folder)
     module_spec.loader.exec_module(module)
     classes = [
         c

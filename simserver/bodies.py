@@ -3,8 +3,11 @@ or in-process when the project says ``services: {loader: local}``."""
 
 from __future__ import annotations
 
+import copy
 import logging
+import os
 import time
+from pathlib import Path
 
 from hrpsim.bodyinfo import Body
 from hrpsim.errors import HrpsimError, ModelError, NotFound, PeerGone, Problem, Timeout
@@ -20,19 +23,26 @@ RETRY_PAUSE_S = 0.5
 
 
 def load_bodies(
-    project: Project, nameserver: str | None, *, local: bool | None = None, patience: float = 0.0
+    project: Project,
+    nameserver: str | None,
+    *,
+    local: bool | None = None,
+    patience: float = 0.0,
+    cache: BodyCache | None = None,
 ) -> dict[str, Body]:
     """Every model's Body, named by the project's model name. Collects all failures into one error.
     ``local``: load in this process (default: as the project's ``services: {loader: local}`` says).
-    ``patience``: seconds to keep asking again while no modelloader is reachable (0: fail at once)."""
+    ``patience``: seconds to keep asking again while no modelloader is reachable (0: fail at once).
+    ``cache``: where a local load keeps what it read, for the next project of this process."""
     if local is None:
         local = project.services.get("loader") == "local"
+    read_local = cache.load if cache is not None else _load_local
     bodies: dict[str, Body] = {}
     problems: list[Problem] = []
     failed: list[str] = []
     for mc in project.models:
         try:
-            body = _load_local(mc) if local else _fetch_patiently(mc, nameserver, patience)
+            body = read_local(mc) if local else _fetch_patiently(mc, nameserver, patience)
         except (NotFound, PeerGone, Timeout) as exc:  # no modelloader: the other models would wait as long
             raise ModelError(f"{project.path}: cannot load model {mc.name!r}: {exc}", problems) from None
         except HrpsimError as exc:
@@ -88,6 +98,42 @@ def _load_local(mc: ModelConfig) -> Body:
 
     options = mc.options or {}
     return load_body(mc.file, lenient=bool(options.get("lenient", False)), world=bool(options.get("world", False)))
+
+
+class BodyCache:
+    """Bodies read in this process, for the next project that names the same file with the same
+    options: a process that runs many runs of one study reads each model once. Each load gets a copy
+    of its own (a project scales masses in place), and a file that changed since it was read (in
+    size or modification time; the model's file or any file it includes) is read again."""
+
+    def __init__(self) -> None:
+        self._held: dict[tuple[str, str], tuple[list[tuple[str, int, int]], Body]] = {}
+
+    def load(self, mc: ModelConfig) -> Body:
+        key = (os.path.abspath(mc.file), repr(sorted((mc.options or {}).items())))
+        held = self._held.get(key)
+        if held is not None and held[0] == _stamps(held[0]):
+            return copy.deepcopy(held[1])
+        body = _load_local(mc)
+        files = [key[0], *(str(f) for f in body.metadata.get("files") or [])]
+        self._held[key] = (_stamps_of(files), copy.deepcopy(body))
+        return body
+
+
+def _stamps_of(files: list[str]) -> list[tuple[str, int, int]]:
+    """(path, size, modification time in ns) of each file; -1s for one that is gone."""
+    stamps = []
+    for name in dict.fromkeys(files):
+        try:
+            info = Path(name).stat()
+            stamps.append((name, info.st_size, info.st_mtime_ns))
+        except OSError:
+            stamps.append((name, -1, -1))
+    return stamps
+
+
+def _stamps(kept: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
+    return _stamps_of([name for name, _, _ in kept])
 
 
 def rescale_masses(body: Body, mc: ModelConfig) -> None:

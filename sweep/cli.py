@@ -1,7 +1,7 @@
 """``hrpsim sweep``: run one project many times with parameters varied, and report on the results.
 
 hrpsim sweep SWEEP.yaml [--out RESULTS.csv] [--workers N | --ray ADDRESS] [--resume]
-                        [--record-failures DIR] [--parquet FILE]
+                        [--record-failures DIR] [--parquet FILE] [--process-per-run]
 hrpsim sweep report RESULTS.csv [--metric COLUMN] [--x COLUMN] [--y COLUMN] [-o PLOT.png]
 """
 
@@ -34,6 +34,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--resume", action="store_true", help="keep the finished rows of --out and run the rest")
     parser.add_argument("--record-failures", metavar="DIR", help="keep the recording of every run that failed or fell")
     parser.add_argument("--parquet", metavar="FILE", help="also write the table as Parquet (needs pyarrow)")
+    parser.add_argument(
+        "--process-per-run",
+        action="store_true",
+        help="start a process for each run instead of workers that run many in turn",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress line")
     return parser.parse_args(argv)
 
@@ -64,10 +69,12 @@ class Sweep:
         spec = self.spec
         self.table = ResultsTable(self.out, columns(params, spec.robots, spec.controllers, list(spec.metrics)))
         self._stop = False
+        per_run = args.process_per_run
         if args.ray:
-            self.executor: LocalPool | RayCluster = RayCluster(args.ray, args.workers)
+            self.executor: LocalPool | RayCluster = RayCluster(args.ray, args.workers, process_per_run=per_run)
         else:
-            self.executor = LocalPool(args.workers or os.cpu_count() or 1)
+            self.executor = LocalPool(args.workers or os.cpu_count() or 1, process_per_run=per_run)
+        self.efficiency = Efficiency()
 
     def run(self) -> int:
         done = self.table.resume() if self.args.resume else set()
@@ -83,6 +90,7 @@ class Sweep:
                 row = row_of(job.index, job.seed, params[job.index].params, result)
                 self._keep_recording(job, result, row)
                 self.table.add(row)
+                self.efficiency.add(result)
                 progress.add(row["status"] != "ok")
         finally:
             for sig, handler in previous.items():
@@ -97,7 +105,7 @@ class Sweep:
             return EXIT_INTERRUPTED
         self.table.finish(Path(self.args.parquet) if self.args.parquet else None)
         failed = sum(1 for r in self.table.rows.values() if r["status"] != "ok")
-        print(f"sweep: {len(self.table.rows)} runs, {failed} failed: {self.out}")
+        print(f"sweep: {len(self.table.rows)} runs, {failed} failed: {self.out}{self.efficiency.note()}")
         return 0
 
     def _job(self, run: PlannedRun) -> Job:
@@ -129,6 +137,28 @@ class Sweep:
 
     def _on_signal(self, signum: int, _frame: object) -> None:
         self._stop = True
+
+
+class Efficiency:
+    """The share of the workers' wall time spent stepping worlds (each run's loop wall time, over what
+    the run cost its worker: the worker's start, the world's build, the result's way back)."""
+
+    def __init__(self) -> None:
+        self.stepping = self.working = 0.0
+
+    def add(self, result: dict[str, Any]) -> None:
+        wall = (result.get("summary") or {}).get("wall_time")
+        if isinstance(wall, int | float) and isinstance(result.get("worker_s"), int | float):
+            self.stepping += wall
+            self.working += result["worker_s"]
+
+    @property
+    def share(self) -> float | None:
+        return self.stepping / self.working if self.working > 0 else None
+
+    def note(self) -> str:
+        share = self.share
+        return "" if share is None else f" (the workers spent {share:.0%} of their time stepping worlds)"
 
 
 class Progress:

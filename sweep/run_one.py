@@ -1,12 +1,13 @@
-"""One run of a sweep, in a process of its own (``python -m hrpsim.sweep.run_one JOB.json``), so that a
-run that crashes, hangs or explodes is one failed row and nothing more: the executor kills its process
-group at its deadline.
+"""One run of a sweep (:func:`run_job`), in a worker that runs many in turn (hrpsim.sweep.worker) or in
+a process of its own (``python -m hrpsim.sweep.run_one JOB.json``, the result written beside it as
+``result.json``). Whatever goes wrong in the run is its result, and what it does to its process
+(a crash, a hang) is the executor's to end.
 
 The run's project (the base project with the run's parameters set) is written to the run's folder.
 When every controller of it runs in process the run is an :class:`hrpsim.Simulation` in this process;
 otherwise it is a whole ``hrpsim launch`` with its own nameserver on a free loopback port, so runs
-never see each other. The result (``result.json`` beside the project) is the run's row: its status,
-the run summary's figures and the sweep's metrics.
+never see each other. The result is the run's row: its status, the run summary's figures and the
+sweep's metrics.
 """
 
 from __future__ import annotations
@@ -20,11 +21,14 @@ import traceback
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from hrpsim.errors import HrpsimError
+
+if TYPE_CHECKING:
+    from hrpsim.simserver.bodies import BodyCache
 
 
 @dataclass
@@ -63,18 +67,29 @@ class RunResult:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     job = Job(**json.loads(Path(argv[0]).read_text()))
-    run_dir = Path(job.run_dir)
-    started = time.perf_counter()
-    try:
-        result = execute(job)
-    except Exception as exc:  # the run's failure is its row, never the sweep's
-        result = {"status": "error", "error": _one_line(exc), "traceback": traceback.format_exc()}
-    result["wall_s"] = time.perf_counter() - started
-    (run_dir / "result.json").write_text(json.dumps(result, default=_plain))
+    result = run_job(job)
+    (Path(job.run_dir) / "result.json").write_text(result_json(result))
     return 0
 
 
-def execute(job: Job) -> dict[str, Any]:
+def run_job(job: Job, bodies: BodyCache | None = None) -> dict[str, Any]:
+    """One run, in this process, and its result; whatever goes wrong is the result's error.
+    ``bodies``: models read by earlier runs of this process (a worker's)."""
+    started = time.perf_counter()
+    try:
+        result = execute(job, bodies)
+    except Exception as exc:  # the run's failure is its row, never the sweep's
+        result = {"status": "error", "error": _one_line(exc), "traceback": traceback.format_exc()}
+    result["wall_s"] = time.perf_counter() - started
+    return result
+
+
+def result_json(result: dict[str, Any]) -> str:
+    """A result as one line of JSON (numpy values a metric returned as plain ones)."""
+    return json.dumps(result, default=_plain)
+
+
+def execute(job: Job, bodies: BodyCache | None = None) -> dict[str, Any]:
     from hrpsim.project import load_project
     from hrpsim.sweep.overrides import absolute_paths, apply_parameters
 
@@ -90,7 +105,7 @@ def execute(job: Job) -> dict[str, Any]:
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     project = load_project(path)
     in_process = all(c.in_process for c in project.controllers)
-    summary = _in_process(project) if in_process else _launch(path, run_dir)
+    summary = _in_process(project, bodies) if in_process else _launch(path, run_dir)
     result: dict[str, Any] = {
         "status": "ok" if summary.get("error") is None else "failed",
         "error": summary.get("error"),
@@ -110,11 +125,12 @@ def execute(job: Job) -> dict[str, Any]:
     return result
 
 
-def _in_process(project: Any) -> dict[str, Any]:
+def _in_process(project: Any, cache: BodyCache | None) -> dict[str, Any]:
     from hrpsim.errors import SimulationError
+    from hrpsim.simserver.bodies import load_bodies
     from hrpsim.simulation import Simulation
 
-    with Simulation(project) as sim:
+    with Simulation(project, bodies=load_bodies(project, None, local=True, cache=cache)) as sim:
         try:
             return sim.run()
         except SimulationError as exc:
