@@ -66,6 +66,7 @@ class WriterProcess:
             os.close(file_fd)
         self._held: list[bytes] = []
         self._held_bytes = 0
+        self._reported = False  # its failed exit has been logged
         os.set_blocking(self._fd, False)
         self._poll = select.poll()
         self._poll.register(self._fd, select.POLLOUT)
@@ -94,12 +95,26 @@ class WriterProcess:
         except TimeoutError:
             self._give_up(f"its writer process took nothing for {SEND_TIMEOUT_S:g} s")
 
-    def close(self) -> None:
-        """Write what is held, close the pipe and wait for the writer to finish the file."""
+    def close(self, *, wait: bool = True) -> None:
+        """Write what is held and close the pipe: the writer finishes the file on its own. ``wait``:
+        until it has (see :meth:`wait`)."""
         self.flush()
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+        if wait:
+            self.wait()
+
+    def finished(self) -> bool:
+        """Whether the writer has ended (its failure, if it failed, logged)."""
+        if self.process.poll() is None:
+            return False
+        self._check(self.process.returncode)
+        return True
+
+    def wait(self) -> None:
+        """Until the writer has finished the file (closed first); one that takes longer than
+        CLOSE_TIMEOUT_S is killed, its file then read back up to its last chunk."""
         try:
             status = self.process.wait(CLOSE_TIMEOUT_S)
         except subprocess.TimeoutExpired:
@@ -111,7 +126,11 @@ class WriterProcess:
             self.process.kill()
             self.process.wait(5.0)
             return
-        if status != 0 and self.failed is None:
+        self._check(status)
+
+    def _check(self, status: int) -> None:
+        if status != 0 and self.failed is None and not self._reported:
+            self._reported = True
             log.error("recording: the writer of %s ended with status %s (its error is in this log)", self.path, status)
 
     def _write(self, data: bytes) -> None:

@@ -76,6 +76,7 @@ class Recorder:
         self.runs = 0
         self.current: Path | None = None
         self._writer: WriterProcess | None = None
+        self._finishing: list[WriterProcess] = []  # earlier runs' writers, finishing their files
         self._engine: Engine | None = None
         self._topics: set[str] = set()
         self._poses: _LinkPoses | None = None
@@ -85,8 +86,9 @@ class Recorder:
     # --- the observer protocol ---
 
     def begin(self, engine: Engine) -> None:
-        if self._writer is not None:
-            self._finish(None)
+        if self._writer is not None:  # a reset: the last run's writer finishes its file while this one runs
+            self._finish(None, wait=False)
+        self._finishing = [w for w in self._finishing if not w.finished()]
         self.current = self.path if self.runs == 0 else self.path.with_suffix(f".{self.runs}{self.path.suffix}")
         self.runs += 1
         self._engine = engine
@@ -139,10 +141,13 @@ class Recorder:
     def end(self, summary: dict[str, Any]) -> None:
         if self._writer is not None:
             self._finish(summary)
+        for writer in self._finishing:  # no writer outlives the simulation's end
+            writer.wait()
+        self._finishing = []
 
     # --- writing ---
 
-    def _finish(self, summary: dict[str, Any] | None) -> None:
+    def _finish(self, summary: dict[str, Any] | None, *, wait: bool = True) -> None:
         try:
             if self._engine.tick > self._last_tick:  # not after a reset: that state is the next run's start
                 self._send_final_state(self._engine)
@@ -150,9 +155,11 @@ class Recorder:
             log.warning("recording: the final state could not be read (%s)", exc)
         if summary is not None:
             self._writer.send(["summary", to_json(summary).decode()])
-        self._writer.close()
+        self._writer.close(wait=wait)
+        if not wait:
+            self._finishing.append(self._writer)
         self._writer, self._engine = None, None
-        log.info("recording finished: %s", self.current)
+        log.info("recording %s: %s", "finished" if wait else "handed to its writer to finish", self.current)
 
     def _send_final_state(self, engine: Engine) -> None:
         entries: list[list[Any]] = []

@@ -65,15 +65,37 @@ def test_each_run_has_its_writer_and_none_outlives_the_simulation(tmp_path: Path
         first = _writers()
         assert len(first) == 1
         sim.step(20)
-        sim.reset()  # the first run's file is finished; the next goes to api.1.mcap
-        assert not first[0].is_running()
-        assert len(_writers()) == 1
+        sim.reset()  # the first run's writer finishes api.mcap on its own; the next goes to api.1.mcap
+        second = [w for w in _writers() if w.pid != first[0].pid]
+        assert len(second) == 1
         sim.step(30)
     assert _writers() == []
+    assert not first[0].is_running() and not second[0].is_running()
     assert [s["tick"] for s in _states(out)] == list(range(20))  # the reset came before a final state was read
     assert [s["tick"] for s in _states(out.with_suffix(".1.mcap"))] == list(range(31))  # and the final state
     second = open_recording(out.with_suffix(".1.mcap"))
     assert second.complete and second.metadata[schemas.META_SUMMARY]  # Simulation.close ends the run
+
+
+def test_a_reset_does_not_wait_for_the_last_runs_writer(tmp_path: Path) -> None:
+    """The last run's writer is stopped (SIGSTOP) when the simulation resets: the reset returns and
+    the next run steps while that writer cannot write a byte; continued, it finishes its file whole,
+    and closing the simulation waits for it. (A short run: all of it fits in the pipe.)"""
+    out = tmp_path / "held.mcap"
+    with hrpsim.Simulation(STAND, observers=[Recorder(out)]) as sim:
+        sim.step(20)
+        (first,) = _writers()
+        first.suspend()
+        try:
+            sim.reset()
+            sim.step(50)
+            assert first.status() == psutil.STATUS_STOPPED  # the reset went on without it
+        finally:
+            first.resume()
+    assert not first.is_running() and _writers() == []
+    held = open_recording(out)
+    assert held.complete and [s["tick"] for s in _states(out)] == list(range(20))
+    assert [s["tick"] for s in _states(out.with_suffix(".1.mcap"))] == list(range(51))
 
 
 def test_a_simulation_goes_on_when_its_writer_dies(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
