@@ -27,6 +27,7 @@ import gc
 import importlib.util
 import inspect
 import logging
+import math
 import os
 import signal
 import sys
@@ -57,8 +58,10 @@ log = logging.getLogger("hrpsim.controller")
 
 EXIT_OK, EXIT_CRASHED, EXIT_REFUSED, EXIT_SIMULATOR_GONE = 0, 1, 2, 3
 POLL_S = 0.2  # how often a waiting runner checks for signals
+FIND_POLL_S = 0.02  # between asks for a simulator that is not registered yet (it starts beside this one)
 RECONNECT_PAUSE_S = 0.2  # between attempts to find a simulator again
 ENV_ROBOT, ENV_NAME = "HRPSIM_ROBOT", "HRPSIM_CONTROLLER_NAME"  # set by ``hrpsim launch``
+ENV_CONNECT_TIMEOUT = "HRPSIM_CONNECT_TIMEOUT"  # set by ``hrpsim launch``, which starts the simulator beside it
 
 
 @dataclass
@@ -156,7 +159,7 @@ def find_controller_endpoint(
                     f"{ns.address}: {last_problem}. Start the simulator first, or pass "
                     "--nameserver / $HRPSIM_NAMESERVER"
                 )
-            time.sleep(0.1)
+            time.sleep(FIND_POLL_S)
 
 
 def _pick_simserver(entries: list[dict[str, Any]], robot: str) -> tuple[str, str] | None:
@@ -468,8 +471,26 @@ def run_controller(
         return int(exc.code or 0)
 
 
+def _env_seconds(name: str, default: float) -> float:
+    """A number of seconds from the environment variable ``name``; ConfigError naming it if it is not one."""
+    text = os.environ.get(name)
+    if not text:
+        return default
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not seconds >= 0 or math.isinf(seconds):
+        raise ConfigError(f"${name} must be a number of seconds, got {text!r}")
+    return seconds
+
+
 def _parser(*, with_spec: bool = True) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="hrpsim controller", description="Run a controller against a simulator.")
+    try:
+        connect_default = _env_seconds(ENV_CONNECT_TIMEOUT, 15.0)
+    except ConfigError as exc:
+        p.error(str(exc))
     if with_spec:
         p.add_argument("spec", metavar="FILE.py[:Class]", help="the controller: a Python file and optionally a class")
     robot = os.environ.get(ENV_ROBOT)
@@ -491,7 +512,12 @@ def _parser(*, with_spec: bool = True) -> argparse.ArgumentParser:
     NAMESERVER.add(p)
     add_security_options(p)
     p.add_argument("--simserver", help="registered name of the simserver (default: the one that has the robot)")
-    p.add_argument("--connect-timeout", type=float, default=15.0, help="seconds to wait for the simulator")
+    p.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=connect_default,
+        help=f"seconds to wait for the simulator (default: ${ENV_CONNECT_TIMEOUT} or 15)",
+    )
     p.add_argument(
         "--reconnect-wait",
         type=float,

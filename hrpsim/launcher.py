@@ -1,11 +1,13 @@
 """``hrpsim launch PROJECT.yaml``: start the stack a project needs, supervise it, stop it cleanly.
 
-Order: the nameserver, then the services (modelloader, collision, simserver), then the
-controllers; each must register with the nameserver before the next starts, within a deadline
-that names what did not come up and shows its log. Then the simulation runs, with a progress
-line, and the run summary is printed (and written with ``--summary``), whatever ended the run:
-Ctrl-C, SIGTERM or SIGHUP, a lost simulator, an error, the end of the run all leave through the
-same shutdown path.
+Order: the nameserver first (the others need its address), then everything else at once
+(modelloader, collision, simserver, controllers): each waits for what it needs (the simulator for
+its modelloader, a controller for its simulator), and the launcher waits until every one has
+registered with the nameserver, within a deadline that names what did not come up and shows its
+log. ``--serial-start`` starts them one at a time instead, each once the one before it has
+registered. Then the simulation runs, with a progress line, and the run summary is printed (and
+written with ``--summary``), whatever ended the run: Ctrl-C, SIGTERM or SIGHUP, a lost simulator,
+an error, the end of the run all leave through the same shutdown path.
 
 Once the run is going, a process that dies follows its restart policy (docs/faults.md): services
 (nameserver, modelloader, collision; ``services: {NAME: {restart, restarts}}``, default
@@ -35,12 +37,22 @@ from hrpsim.client import Client
 from hrpsim.errors import AccessDenied, ConfigError, HrpsimError, NotFound, PeerGone, Timeout
 from hrpsim.joint_names import check_joint_names
 from hrpsim.logs import setup_logging
-from hrpsim.naming import DEFAULT_NAMESERVER, ENV_NAMESERVER, NameClient
+from hrpsim.naming import (
+    ADDRESS_FILE,
+    DEFAULT_NAMESERVER,
+    ENV_NAMESERVER,
+    ENV_REGISTRATION_OWNER,
+    NameClient,
+    new_owner,
+    write_address_file,
+)
 from hrpsim.project import RECORD_PROFILES, Project, apply_record_profile, load_project, record_profiles_help
 from hrpsim.runsummary import empty_summary, format_summary
 from hrpsim.security import ENV_KEYS, check_bind
 from hrpsim.supervisor import Child, RestartPolicy, Supervisor, wait_until
 
+SERVICES = ("modelloader", "collision", "simserver")  # the components others reach at a registered endpoint
+REGISTER_POLL_S = 0.02  # how often the start looks at what has registered
 FOXGLOVE_ADDRESS = "127.0.0.1:8765"  # hrpsim view's default too (viewer/foxglove_live.py), not imported: it is heavy
 
 HRPSIM = [sys.executable, "-m", "hrpsim"]
@@ -65,8 +77,12 @@ class Launch:
         self.stop_requested = threading.Event()
         self.stop_reason = ""
         self.nameserver = ""
+        self.address_file = self.run_dir / "nameserver.address"  # the nameserver's, once it serves
+        self._nameserver_started: tuple[Child, str, Path] | None = None
         self.endpoints: dict[str, str] = {}
+        self.owners: dict[str, str] = {}  # service -> the secret its registration is owned by
         self.last_status: dict[str, Any] = {}  # the simulator's latest status: the summary if it dies
+        self.started_at: float | None = None  # wall-clock time (Unix s) the run started ticking
 
     # --- signals: the same path as any other stop ---
 
@@ -90,29 +106,46 @@ class Launch:
     def child_env(self) -> dict[str, str]:
         repo = str(Path(__file__).resolve().parents[1])
         path = os.pathsep.join(filter(None, [repo, os.environ.get("PYTHONPATH", "")]))
-        return {ENV_NAMESERVER: self.nameserver, "PYTHONPATH": path}
+        return {ENV_NAMESERVER: self.nameserver_for_services(), "PYTHONPATH": path}
+
+    def nameserver_for_services(self) -> str:
+        """The nameserver's address, or while it is not known yet the file it will be written to:
+        hrpsim's own services start beside their nameserver and wait for its address there."""
+        return self.nameserver or f"{ADDRESS_FILE}{self.address_file}"
 
     def start_nameserver(self) -> None:
+        """Start the nameserver (or join one); :meth:`await_nameserver` waits until it serves."""
+        self.address_file.unlink(missing_ok=True)  # a run directory used before holds the last run's
         if self.args.join:
             self.nameserver = self.args.join
+            write_address_file(self.address_file, self.nameserver)
             self.sup.echo(f"launch: joining the nameserver at {self.nameserver}")
             return
-        explicit = self.args.nameserver or os.environ.get(ENV_NAMESERVER)
+        self._nameserver_started = self._spawn_nameserver(self._nameserver_explicit() or DEFAULT_NAMESERVER)
+
+    def _nameserver_explicit(self) -> str | None:
+        return self.args.nameserver or os.environ.get(ENV_NAMESERVER)
+
+    def await_nameserver(self) -> None:
+        """Until the nameserver serves; its address goes to the address file for the services."""
+        if self.nameserver:
+            return
         try:
-            self._start_nameserver_at(explicit or DEFAULT_NAMESERVER)
+            self._await_nameserver(*self._nameserver_started)
         except LaunchError:
-            if explicit:
+            if self._nameserver_explicit():
                 raise
             # OpenHRP's port is taken (another stack runs): a private nameserver on a free port.
             self.sup.echo(f"launch: {DEFAULT_NAMESERVER} is in use; starting a private nameserver instead")
-            self._start_nameserver_at("tcp://127.0.0.1:*", attempt="nameserver-2")
+            self._await_nameserver(*self._spawn_nameserver("tcp://127.0.0.1:*", attempt="nameserver-2"))
             # hrpsim sim, hrpsim ns ... go to 2809 unless told: the line that points them at this run
             self.sup.echo(
                 f"launch: the stack at {DEFAULT_NAMESERVER} is another one; for this run's, in another shell:\n"
                 f"export {ENV_NAMESERVER}={self.nameserver}"
             )
+        write_address_file(self.address_file, self.nameserver)
 
-    def _start_nameserver_at(self, bind: str, attempt: str = "nameserver") -> None:
+    def _spawn_nameserver(self, bind: str, attempt: str = "nameserver") -> tuple[Child, str, Path]:
         endpoint_file = self.run_dir / f"{attempt}.endpoint"
         endpoint_file.unlink(missing_ok=True)  # a run directory used before holds the last run's address
         argv = [*HRPSIM, "run", "nameserver", "--bind", bind, "--endpoint-file", str(endpoint_file)]
@@ -124,16 +157,33 @@ class Launch:
             policy=self._service_policy("nameserver"),
         )
         self.sup.start(child)
-        if not wait_until(lambda: endpoint_file.exists() or not child.running, self.args.startup_timeout):
-            raise LaunchError(
-                f"nameserver did not come up within {self.args.startup_timeout:g} s "
-                f"(bind {bind}); its log:\n{child.tail()}"
-            )
-        if not endpoint_file.exists():
-            child.expected_exit = True
-            raise LaunchError(
-                f"nameserver exited with status {child.returncode} (bind {bind}); its log:\n{child.tail()}"
-            )
+        return child, bind, endpoint_file
+
+    def _await_nameserver(self, child: Child, bind: str, endpoint_file: Path) -> None:
+        """Until ``child`` serves (its endpoint file is written). One killed before it served starts
+        again by its restart policy; one that exits (its address is in use, say) is a LaunchError."""
+        deadline = time.monotonic() + self.args.startup_timeout
+        while not endpoint_file.exists():
+            self.check_interrupted()
+            if not child.running and child.restart_at is None:
+                if not (child.returncode < 0 and self.sup.schedule_restart(child)):
+                    child.expected_exit = True
+                    raise LaunchError(
+                        f"nameserver exited with status {child.returncode} (bind {bind}); its log:\n{child.tail()}"
+                    )
+                self.sup.echo(
+                    f"launch: {child.name} (pid {child.pid}) died with status {child.returncode} before it "
+                    f"served; restart {child.restarts} of {child.policy.max_restarts} in "
+                    f"{child.policy.delay(child.restarts):g} s"
+                )
+            if child.restart_at is not None and child in self.sup.due_restarts():
+                self.sup.echo(f"launch: restarted {child.name} (pid {child.pid})")
+            if time.monotonic() >= deadline:
+                raise LaunchError(
+                    f"nameserver did not come up within {self.args.startup_timeout:g} s "
+                    f"(bind {bind}); its log:\n{child.tail()}"
+                )
+            time.sleep(REGISTER_POLL_S)
         self.nameserver = endpoint_file.read_text().strip()
         child.argv[child.argv.index(bind)] = self.nameserver  # a restart binds the address everyone knows
         child.request_stop = lambda: self._quit(self.nameserver)
@@ -151,20 +201,19 @@ class Launch:
         self.sup.echo(f"launch: using the {name} already registered with {self.nameserver}")
         return True
 
-    def start_service(self, component: str, extra: list[str] | None = None) -> None:
-        argv = [*HRPSIM, "run", component, "--nameserver", self.nameserver, *(extra or [])]
+    def start_service(self, component: str, extra: list[str] | None = None) -> Child:
+        """Start ``component``; it is waited for by :meth:`wait_registered`."""
+        argv = [*HRPSIM, "run", component, "--nameserver", self.nameserver_for_services(), *(extra or [])]
         child = Child(
             component,
             argv,
             self.run_dir / f"{component}.log",
-            env=self.child_env(),
+            env={**self.child_env(), ENV_REGISTRATION_OWNER: self.owners.setdefault(component, new_owner())},
             policy=self._service_policy(component),
         )
-        self.sup.start(child)
-        entry = self.wait_registered(child, component)
-        self.endpoints[component] = entry["endpoint"]
         child.request_stop = lambda: self._quit(self._current_endpoint(component))
         child.ready_to_restart = lambda: self._name_free(component)
+        return self.sup.start(child)
 
     def _service_policy(self, component: str) -> RestartPolicy:
         if component == "simserver":
@@ -174,6 +223,8 @@ class Launch:
 
     def _current_endpoint(self, name: str) -> str:
         """Where ``name`` serves now: a restarted service registered a new endpoint."""
+        if name not in self.endpoints:
+            raise LaunchError(f"{name} never registered")
         try:
             with NameClient(self.nameserver, timeout=1.0) as ns:
                 self.endpoints[name] = ns.resolve(name)["endpoint"]
@@ -183,6 +234,8 @@ class Launch:
 
     def _name_free(self, name: str) -> bool:
         """A dead service's entry lives until its TTL runs out; its successor registers after that."""
+        if not self.nameserver:
+            return True  # none serves yet, so none holds the name
         try:
             with NameClient(self.nameserver, timeout=0.5) as ns:
                 ns.resolve(name)
@@ -192,7 +245,9 @@ class Launch:
             return True  # no nameserver to ask: the restart tells
         return False
 
-    def start_controller(self, index: int) -> None:
+    def start_controller(self, index: int) -> Child:
+        """Start the project's controller ``index``; it finds its simulator (waiting up to the
+        start-up deadline for one to register) and is waited for by :meth:`wait_registered`."""
         ctl = self.project.controllers[index]
         argv = shlex.split(ctl.command)
         if argv and argv[0] in ("python", "python3"):
@@ -203,6 +258,7 @@ class Launch:
             "HRPSIM_ROBOT": ctl.robot,
             "HRPSIM_CONTROLLER_NAME": ctl.name,
             "HRPSIM_PERIOD": repr(ctl.period),
+            "HRPSIM_CONNECT_TIMEOUT": repr(self.args.startup_timeout),  # it may start before its simulator
         }
         child = Child(
             ctl.name,
@@ -213,36 +269,52 @@ class Launch:
             policy=RestartPolicy(ctl.restart, ctl.restarts),
         )
         child.request_stop = lambda: self.sup.signal_group(child, signal.SIGINT)
-        self.sup.start(child)
-        self.wait_registered(child, ctl.name)
+        return self.sup.start(child)
 
-    def wait_registered(self, child: Child, name: str) -> dict[str, Any]:
-        """Until ``child`` has registered as ``name``. Meanwhile every process started so far keeps
-        its restart policy (the nameserver or modelloader may die during startup too), and a
-        dead simulator ends the start with its own name."""
+    def wait_registered(self, starting: list[Child]) -> None:
+        """Until every child in ``starting`` has registered under its name (a service's endpoint is
+        kept). Meanwhile every process started so far keeps its restart policy (the nameserver or
+        modelloader may die during startup too), and a dead simulator ends the start with its own
+        name."""
+        waiting = {child.name: child for child in starting}
         deadline = time.monotonic() + self.args.startup_timeout
         with NameClient(self.nameserver, timeout=1.0) as ns:
-            while time.monotonic() < deadline:
-                self.check_interrupted()
-                if (
-                    not child.running
-                    and child.restart_at is None
-                    and not child.policy.wants_restart(child.returncode, child.restarts)
-                ):
-                    self._check_simulator()  # a controller that found no simulator is not the news
+            while waiting:
+                if time.monotonic() >= deadline:
+                    child = next(iter(waiting.values()))
                     raise LaunchError(
-                        f"{child.name} exited with status {child.returncode} before registering "
-                        f"as {name!r}; the end of its log ({child.log_path}):\n{child.tail()}"
+                        f"{child.name} did not register as {child.name!r} with the nameserver at "
+                        f"{self.nameserver} within {self.args.startup_timeout:g} s; the end of its log "
+                        f"({child.log_path}):\n{child.tail()}"
                     )
+                self.check_interrupted()
+                for child in waiting.values():
+                    self._check_started(child)
                 self._check_children()
                 try:
-                    return ns.resolve(name)
-                except (NotFound, Timeout, PeerGone):  # not yet, or the nameserver is being restarted
-                    time.sleep(0.05)
+                    registered = {entry["name"]: entry for entry in ns.list()}
+                except (Timeout, PeerGone):  # the nameserver is being restarted: ask again
+                    registered = {}
+                for name in [name for name in waiting if name in registered]:
+                    del waiting[name]
+                    if name in SERVICES:
+                        self.endpoints[name] = registered[name]["endpoint"]
+                if waiting:
+                    time.sleep(REGISTER_POLL_S)
+
+    def _check_started(self, child: Child) -> None:
+        """LaunchError when ``child`` died before registering and is not to be restarted (a dead
+        simulator is named first: a controller that found no simulator is not the news)."""
+        if (
+            child.running
+            or child.restart_at is not None
+            or child.policy.wants_restart(child.returncode, child.restarts)
+        ):
+            return
+        self._check_simulator()
         raise LaunchError(
-            f"{child.name} did not register as {name!r} with the nameserver at {self.nameserver} "
-            f"within {self.args.startup_timeout:g} s; the end of its log ({child.log_path}):\n"
-            f"{child.tail()}"
+            f"{child.name} exited with status {child.returncode} before registering "
+            f"as {child.name!r}; the end of its log ({child.log_path}):\n{child.tail()}"
         )
 
     @staticmethod
@@ -256,21 +328,33 @@ class Launch:
         for note in p.notes:
             print(f"launch: note: {note}", file=sys.stderr)
         self.start_nameserver()
+        if self.args.serial_start:
+            self.await_nameserver()
         # The project is the operator's: its folder and its models' folders are where files come from.
         roots = dict.fromkeys([str(Path(p.path).parent), *(str(Path(m.file).parent) for m in p.models)])
         root_args = [arg for root in roots for arg in ("--model-root", root)]
+        starting: list[Child] = []
+
+        def started(child: Child) -> None:
+            starting.append(child)
+            if self.args.serial_start:
+                self.wait_registered([child])
+
         if self._modelloader_wanted() and not self._joined_service("modelloader"):
-            self.start_service("modelloader", root_args)
+            started(self.start_service("modelloader", root_args))
         if self._collision_service_wanted():
-            self.start_service("collision")
+            started(self.start_service("collision"))
         if p.models:
             record = ["--record", str(self.args.record.resolve())] if self.args.record else []
             if self.args.record_profile:
                 record += ["--record-profile", self.args.record_profile]
-            self.start_service("simserver", ["--project", p.path, *root_args, *record])
+            started(self.start_service("simserver", ["--project", p.path, *root_args, *record]))
+        # A controller's command is the user's: it gets the nameserver's address itself.
+        self.await_nameserver()
         for i, ctl in enumerate(p.controllers):
             if not ctl.in_process:  # the simulator runs those itself
-                self.start_controller(i)
+                started(self.start_controller(i))
+        self.wait_registered(starting)
         if self.args.view is not None and p.models:
             self.start_viewer()
         if self.args.foxglove and p.models:
@@ -319,6 +403,7 @@ class Launch:
             return self._idle()
         with Client(self.endpoints["simserver"], peer="simserver", timeout=5.0) as sim:
             sim.call("start", until=self.args.until)
+            self.started_at = time.time()
             progress = Progress(self.sup, self.project.world.end_time if self.args.until is None else self.args.until)
             silent_since: float | None = None
             while True:
@@ -388,6 +473,7 @@ class Launch:
         self.sup.look_after_tree()
         self._check_simulator()  # first: the controllers that die with it are not what ended the run
         for child in self.sup.died():
+            self._unregister_dead(child.name)
             if child.name in controllers and child.returncode == 0:
                 child.expected_exit = True
                 self.sup.echo(f"launch: {child.name} (pid {child.pid}) finished (exit status 0)")
@@ -407,6 +493,18 @@ class Launch:
                 self.sup.echo(f"launch: {what}; not restarted ({why}); {self._without(child.name)}")
         for child in self.sup.due_restarts():
             self.sup.echo(f"launch: restarted {child.name} (pid {child.pid})")
+
+    def _unregister_dead(self, name: str) -> None:
+        """A dead service's registration goes at once (its secret is the launcher's too), so that
+        whoever asks for it waits for its successor instead of trying the dead address until the
+        entry expires."""
+        if name not in self.owners or not self.nameserver:
+            return
+        try:
+            with NameClient(self.nameserver, timeout=1.0) as ns:
+                ns.unregister(name, owner=self.owners[name])
+        except HrpsimError as exc:  # expired already, or the nameserver is being restarted: the TTL does it
+            log.info("could not remove the registration of %s: %s", name, exc)
 
     def _without(self, name: str) -> str:
         """What a lost process means for the run: a controller whose policy is stop ends it."""
@@ -467,7 +565,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--join", metavar="ADDR", help="use a nameserver that is already running at ADDR")
     parser.add_argument("--run-dir", type=Path, help="where logs go (default runs/PROJECT-TIME-PID)")
     parser.add_argument(
-        "--startup-timeout", type=float, default=60.0, help="seconds each component has to register (default 60)"
+        "--startup-timeout", type=float, default=60.0, help="seconds the components have to register (default 60)"
+    )
+    parser.add_argument(
+        "--serial-start",
+        action="store_true",
+        help="start the components one at a time, each once the one before has registered "
+        "(default: all at once after the nameserver, each waiting for what it needs)",
     )
     parser.add_argument("--quiet", action="store_true", help="do not echo the components' output")
     parser.add_argument(
@@ -560,6 +664,7 @@ def _launch(args: argparse.Namespace) -> int:
     summary["launch"] = {
         "nameserver": launch.nameserver,
         "run_dir": str(launch.run_dir),
+        "started_at": launch.started_at,
         "components": {
             c.name: {
                 "pid": c.pid,

@@ -9,6 +9,7 @@ from typing import Any
 
 from hrpsim.bodyinfo import Body
 from hrpsim.client import Client
+from hrpsim.errors import PeerGone
 from hrpsim.naming import NameClient
 
 DEFAULT_LOAD_TIMEOUT = 60.0  # a large model (house.wrl, 583 KB) parses in well under this
@@ -23,6 +24,7 @@ def fetch_body(
     timeout: float = DEFAULT_LOAD_TIMEOUT,
     service: str = "modelloader",
     wait: float = 10.0,
+    exclude: str = "",
 ) -> Body:
     """Load ``path`` through the modelloader service registered as ``service``.
 
@@ -30,12 +32,17 @@ def fetch_body(
     ModelError for a model that cannot be loaded, NotFound when no such service is registered,
     Timeout when it does not answer within ``timeout`` seconds, PeerGone when its registered
     address accepts no connection (it died). A service that is not registered yet is waited for
-    up to ``wait`` seconds.
+    up to ``wait`` seconds; so is one registered anew in place of ``exclude``, the endpoint of one
+    that died (a PeerGone from here carries it as ``endpoint``).
     """
     text = os.fspath(path)
     absolute = text if text.startswith("file:") else os.path.abspath(text)
     with NameClient(nameserver, timeout=min(timeout, 5.0)) as ns:
-        endpoint = ns.wait_for(service, wait)["endpoint"]
+        endpoint = ns.wait_for(service, wait, exclude=exclude)["endpoint"]
     with Client(endpoint, peer=service, timeout=timeout, connect_timeout=min(timeout, CONNECT_TIMEOUT)) as client:
-        wire = client.call("load", path=absolute, options=options)
+        try:
+            wire = client.call("load", path=absolute, options=options)
+        except PeerGone as exc:
+            exc.endpoint = endpoint  # type: ignore[attr-defined]
+            raise
     return Body.from_wire(wire)

@@ -9,6 +9,7 @@ import secrets
 import socket
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import zmq
@@ -19,14 +20,55 @@ from hrpsim.errors import AccessDenied, HrpsimError, NotFound
 DEFAULT_NAMESERVER = "tcp://127.0.0.1:2809"
 ENV_NAMESERVER = "HRPSIM_NAMESERVER"
 ENV_ADVERTISE_HOST = "HRPSIM_ADVERTISE_HOST"
+ENV_REGISTRATION_OWNER = "HRPSIM_REGISTRATION_OWNER"  # the owner secret a process's registrations use
+ADDRESS_FILE = "file:"  # a nameserver address that names the file the address will be written to
+ADDRESS_FILE_WAIT_S = 60.0
+ADDRESS_FILE_POLL_S = 0.01
+WAIT_POLL_S = 0.02  # between asks of a name that is not registered yet: one is starting beside this process
 _WILDCARD_HOSTS = ("0.0.0.0", "*", "[::]", "::")
 
 log = logging.getLogger("hrpsim.naming")
 
 
 def nameserver_address(explicit: str | None = None) -> str:
-    """``--nameserver`` if given, else ``$HRPSIM_NAMESERVER``, else OpenHRP's port 2809."""
-    return explicit or os.environ.get(ENV_NAMESERVER) or DEFAULT_NAMESERVER
+    """``--nameserver`` if given, else ``$HRPSIM_NAMESERVER``, else OpenHRP's port 2809.
+
+    ``file:PATH`` is the address written to the file PATH, waited for while the file is not there
+    (up to ADDRESS_FILE_WAIT_S): ``hrpsim launch`` starts its processes beside their nameserver so,
+    and writes the file once the nameserver serves."""
+    address = explicit or os.environ.get(ENV_NAMESERVER) or DEFAULT_NAMESERVER
+    if address.startswith(ADDRESS_FILE):
+        return address_from_file(Path(address[len(ADDRESS_FILE) :]))
+    return address
+
+
+def address_from_file(path: Path, timeout: float = ADDRESS_FILE_WAIT_S) -> str:
+    """The address in ``path`` once it is there; NotFound naming the file after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    said = False
+    while True:
+        try:
+            address = path.read_text().strip()
+        except FileNotFoundError:
+            address = ""
+        if address:
+            return address
+        if not said:
+            log.info("waiting for the nameserver's address in %s", path)
+            said = True
+        if time.monotonic() >= deadline:
+            raise NotFound(
+                f"no nameserver address was written to {path} within {timeout:g} s (the process that "
+                "started this one writes it once its nameserver serves: did it fail to start one?)"
+            )
+        time.sleep(ADDRESS_FILE_POLL_S)
+
+
+def write_address_file(path: Path, address: str) -> None:
+    """``address`` into ``path`` whole (a reader never sees half of it)."""
+    part = path.with_name(path.name + ".part")
+    part.write_text(address + "\n")
+    part.replace(path)
 
 
 def advertised(endpoint: str) -> str:
@@ -101,17 +143,22 @@ class NameClient:
         """The entry for ``name``: {name, kind, endpoint, metadata, ...}; NotFound if absent."""
         return self._client.call("resolve", name=name, timeout=timeout)
 
-    def wait_for(self, name: str, timeout: float) -> dict[str, Any]:
+    def wait_for(self, name: str, timeout: float, *, exclude: str = "") -> dict[str, Any]:
         """Like :meth:`resolve`, but waits up to ``timeout`` seconds for ``name`` to register:
-        components started by hand start in any order."""
+        components started by hand start in any order. ``exclude``: an endpoint known to be dead,
+        whose registration (until it expires, or its supervisor removes it) is not the answer."""
         deadline = time.monotonic() + timeout
         while True:
             try:
-                return self.resolve(name)
+                entry = self.resolve(name)
+                if not exclude or entry["endpoint"] != exclude:
+                    return entry
+                problem = f"{name!r} is still registered at {exclude}, where nothing answers"
             except NotFound as exc:
-                if time.monotonic() >= deadline:
-                    raise NotFound(f"{exc} (waited {timeout:g} s for it to register)") from None
-            time.sleep(0.1)
+                problem = str(exc)
+            if time.monotonic() >= deadline:
+                raise NotFound(f"{problem} (waited {timeout:g} s for it to register)")
+            time.sleep(WAIT_POLL_S)
 
     def list(self, kind: str | None = None) -> list[dict[str, Any]]:
         return self._client.call("list", kind=kind)
@@ -142,7 +189,8 @@ class Registration:
     ) -> None:
         self.name, self.kind, self.endpoint = name, kind, endpoint
         self.metadata = metadata or {}
-        self.owner = new_owner()
+        # a supervisor that gave this process its secret can remove the entry the moment it dies
+        self.owner = os.environ.get(ENV_REGISTRATION_OWNER) or new_owner()
         self.address = nameserver_address(nameserver)
         self._timeout = timeout
         self._interval = 1.0

@@ -19,7 +19,7 @@ log = logging.getLogger("hrpsim.simserver")
 # At the simulator's start, how long a modelloader (or nameserver) that is not reachable is waited
 # for: one that died during startup is restarted by the launcher and registers again within this.
 STARTUP_PATIENCE_S = 30.0
-RETRY_PAUSE_S = 0.5
+RETRY_PAUSE_S = 0.05
 
 
 def load_bodies(
@@ -75,22 +75,27 @@ def _model_problems(mc: ModelConfig, exc: HrpsimError) -> list[Problem]:
 
 def _fetch_patiently(mc: ModelConfig, nameserver: str | None, patience: float) -> Body:
     """:func:`_fetch`, asking again while no modelloader is reachable, up to ``patience`` seconds
-    (saying so once)."""
+    (saying so once). A modelloader that did not answer at its registered address has died (or
+    stalls): the next ask waits for one registered anew (its restart) instead of trying that address
+    again at once, and tries it again only if none has come within MODELLOADER_WAIT_S."""
     deadline = time.monotonic() + patience
+    dead = ""
     while True:
         try:
-            return _fetch(mc, nameserver)
+            return _fetch(mc, nameserver, dead)
         except (NotFound, PeerGone, Timeout) as exc:
-            if time.monotonic() + RETRY_PAUSE_S > deadline:
+            if time.monotonic() >= deadline:
                 raise
+            dead = getattr(exc, "endpoint", "")
             if patience:
                 log.warning("cannot load model %r yet (%s); asking again for up to %g s", mc.name, exc, patience)
                 patience = 0.0  # said once
-            time.sleep(RETRY_PAUSE_S)
+            if not isinstance(exc, NotFound):  # a timeout or a refusal: a breath before asking again
+                time.sleep(RETRY_PAUSE_S)
 
 
-def _fetch(mc: ModelConfig, nameserver: str | None) -> Body:
-    return fetch_body(mc.file, nameserver=nameserver, options=mc.options or None, wait=MODELLOADER_WAIT_S)
+def _fetch(mc: ModelConfig, nameserver: str | None, dead: str = "") -> Body:
+    return fetch_body(mc.file, nameserver=nameserver, options=mc.options or None, wait=MODELLOADER_WAIT_S, exclude=dead)
 
 
 def _load_local(mc: ModelConfig) -> Body:
