@@ -40,6 +40,8 @@ def joint_inertias(model: RobotModel) -> tuple[np.ndarray, float]:
     """Each joint's effective inertia (kg m^2, or kg for a slide joint; controller order) at the model's
     configuration, and the coupling factor l_max >= 1 of its joint-space modes."""
     joints = model.joint_torques(np.arange(model.nv))
+    if not len(joints):  # a body without joints (a free box): nothing to hold
+        return np.zeros(0), 1.0
     free = np.linalg.inv(model.mass_matrix())[np.ix_(joints, joints)]
     inertias = 1.0 / np.diag(free)
     scale = np.sqrt(inertias)

@@ -81,6 +81,11 @@ def test_the_gains_are_inside_the_bound_of_every_joint() -> None:
             assert damping == pytest.approx(max_damping(inertia / coupling, 0.002) / 2)
 
 
+def test_a_body_without_joints_has_no_gains() -> None:
+    p, d = hold_gains(RobotModel(load_body(MODELS / "openhrp3" / "model" / "box2.wrl")), 0.002)
+    assert p.shape == d.shape == (0,)
+
+
 @pytest.mark.parametrize("scale, stable", [(0.98, True), (1.02, False)])
 def test_the_bound_is_where_a_held_pd_law_starts_to_explode(scale: float, stable: bool) -> None:
     """A joint integrated as the engines do (semi-implicit, torque held for a step) on both sides of
