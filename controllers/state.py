@@ -10,7 +10,7 @@ import numpy as np
 from hrpsim.errors import NotFound
 
 if TYPE_CHECKING:
-    from hrpsim.engines.base import RobotState
+    from hrpsim.engines.base import RobotState, StateSource
 
 
 @dataclass(frozen=True)
@@ -102,4 +102,34 @@ class State:
             ) from None
 
     def __repr__(self) -> str:
-        return f"State(tick={self.tick}, time={self.time:.4f}, joints={len(self._joints)})"
+        return f"{type(self).__name__}(tick={self.tick}, time={self.time:.4f}, joints={len(self._joints)})"
+
+
+class LiveState(State):
+    """The state a controller in the simulator's process receives: each field is the engine's
+    own array for this tick (read only, filled in place by the engine: ``hrpsim.engines.base.
+    StateSource``) and is made when the controller first reads it, so a tick makes no copies and
+    no maps of what the controller does not read. The arrays are this tick's until the world
+    steps: a controller that keeps values for a later tick keeps copies (``state.q.copy()``), as
+    over the wire the decoded arrays are its own. Reading a field of a past tick's state that was
+    not read in its tick is an error that says so."""
+
+    __slots__ = ("_source",)
+
+    def __init__(self, source: StateSource, tick: int, time: float, joints: JointIndex) -> None:
+        self._source, self._joints, self.tick, self.time = source, joints, tick, time
+
+    def __getattr__(self, name: str) -> Any:
+        # Only a field not read yet gets here (an unset slot); once read it is a plain slot.
+        if name in _JOINT_FIELDS:
+            self.q, self.dq = self._source.field("joints", self.tick)
+            return self.q if name == "q" else self.dq
+        if name not in _OTHER_FIELDS:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        value = self._source.field(name, self.tick)
+        setattr(self, name, value)
+        return value
+
+
+_JOINT_FIELDS = frozenset(("q", "dq"))
+_OTHER_FIELDS = frozenset(("tau", "root_position", "root_rotation", "root_velocity", "sensors"))

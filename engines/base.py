@@ -104,6 +104,52 @@ class RobotState:
         return cls(**{k: msg[k] for k in cls.__dataclass_fields__ if k in msg})
 
 
+class StateSource(ABC):
+    """One robot's state at the world's current tick, field by field (the fields of
+    :class:`RobotState`): what a controller in the simulator's process reads
+    (``hrpsim.controllers.state.LiveState``). A field is made when asked for: the engine's own
+    array, read only, filled in place, this tick's until the world steps. An engine that can read
+    its state this way returns one from :meth:`Engine.state_source`."""
+
+    def __init__(self, engine: Engine, robot: str) -> None:
+        self.engine, self.robot = engine, robot
+
+    def field(self, name: str, tick: int) -> Any:
+        """The field ``name`` of the robot's state at ``tick``, which must be the tick now."""
+        if tick != self.engine.tick:
+            raise RequestError(
+                f"robot {self.robot!r}: a state of tick {tick} read at tick {self.engine.tick}: a state's "
+                "values are read in its own tick (keep copies of what a later tick needs)"
+            )
+        return getattr(self, name)()
+
+    @abstractmethod
+    def joints(self) -> tuple[np.ndarray, np.ndarray]:
+        """``q`` and ``dq``, read together (a controller that reads one reads the other)."""
+
+    @abstractmethod
+    def tau(self) -> np.ndarray: ...
+
+    @abstractmethod
+    def root_position(self) -> np.ndarray: ...
+
+    @abstractmethod
+    def root_rotation(self) -> np.ndarray: ...
+
+    @abstractmethod
+    def root_velocity(self) -> np.ndarray: ...
+
+    @abstractmethod
+    def sensors(self) -> dict[str, np.ndarray]: ...
+
+
+def read_only(array: np.ndarray) -> np.ndarray:
+    """A view of ``array`` that cannot be written through (the array itself stays writable)."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
 @dataclass
 class LinkStates:
     """Every link of one model, in link order, in the world frame: the link frame's origin and
@@ -243,6 +289,11 @@ class Engine(ABC):
         self._last_state[robot] = state
         return state
 
+    def state_source(self, robot: str) -> StateSource | None:
+        """The robot's state field by field, filled in place (:class:`StateSource`), for a
+        controller in this process; None from an engine that reads it whole (:meth:`read`)."""
+        return None
+
     def forget_reading(self, robot: str) -> None:
         """The robot was moved by hand: its kept reading is no longer its state."""
         self._last_state.pop(robot, None)
@@ -302,6 +353,10 @@ class Engine(ABC):
     @abstractmethod
     def root_pose(self, model: str) -> tuple[np.ndarray, np.ndarray]:
         """World position and rotation matrix of the model's root link frame (cheap: read every tick)."""
+
+    def root_height(self, model: str) -> float:
+        """The z of the model's root link frame (the run summary reads it every tick)."""
+        return float(self.root_pose(model)[0][2])
 
     @abstractmethod
     def link_values(self, model: str) -> tuple[np.ndarray, np.ndarray]:

@@ -35,6 +35,7 @@ from hrpsim.engines.mujoco.geometry import quaternion
 from hrpsim.engines.mujoco.layout import ModelLayout
 from hrpsim.engines.mujoco.rays import RayCaster
 from hrpsim.engines.mujoco.sensors import SensorSet
+from hrpsim.engines.mujoco.state_source import MujocoStateSource, body_velocity, joint_readings
 from hrpsim.engines.mujoco.stepping import SplitStep
 from hrpsim.engines.stability import gain_advice
 from hrpsim.errors import ConfigError, NotFound, RequestError
@@ -47,7 +48,6 @@ BAD_STATE_WARNINGS = (
     mujoco.mjtWarning.mjWARN_BADQACC,
 )
 
-_LINEAR_FIRST = np.array([3, 4, 5, 0, 1, 2])
 # What MuJoCo keeps of a state: positions, velocities, the time, controls, applied forces, active
 # equalities and the solver's warm start (everything the next step reads that a step changes).
 _PHYSICS = mujoco.mjtState.mjSTATE_INTEGRATION
@@ -77,6 +77,7 @@ class _Model:
     shifted: bool = False  # some link frames are not their MuJoCo bodies' (frames.py)
     drives: Drives | None = None
     sensors: SensorSet | None = None
+    source: MujocoStateSource | None = None  # made when a controller in process first reads the state
 
 
 class MujocoEngine(Engine):
@@ -354,12 +355,7 @@ class MujocoEngine(Engine):
             model = self._robot(robot)
         body = model.root
         q, dq = self._qpos[model.joint_qpos], self._qvel[model.joint_dofs]  # copies (indexed by arrays)
-        if model.joint_ref is not None:
-            q -= model.joint_ref
-        if model.jointless.size:  # controller joints without a MuJoCo joint (fixed) read 0
-            q[model.jointless] = dq[model.jointless] = 0.0
-        if model.balls:
-            model.balls.read(self._qpos, self._qvel, q, dq)
+        joint_readings(model, self._qpos, self._qvel, q, dq)
         return RobotState(
             time=self.time,
             tick=self.tick,
@@ -376,11 +372,22 @@ class MujocoEngine(Engine):
         body = self._model(model_name).bodies[0]
         return self.d.xpos[body].copy(), self.d.xmat[body].reshape(3, 3).copy()
 
+    def root_height(self, model_name: str) -> float:
+        return float(self._xpos[self._model(model_name).root, 2])
+
     def _velocity(self, body: int) -> np.ndarray:
         """[linear of the body frame's origin, angular], world frame."""
-        out = self._object_velocity
-        mujoco.mj_objectVelocity(self.m, self.d, mujoco.mjtObj.mjOBJ_BODY, int(body), out, 0)
-        return out[_LINEAR_FIRST]  # MuJoCo gives [angular, linear]
+        out = np.empty(6)
+        body_velocity(self.m, self.d, body, self._object_velocity, out)
+        return out
+
+    def state_source(self, robot: str) -> MujocoStateSource:
+        model = self.models.get(robot)
+        if model is None or model.drives is None:  # not a robot: the error that says so
+            model = self._robot(robot)
+        if model.source is None:  # (a recompile indexes the models again: their sources start afresh)
+            model.source = MujocoStateSource(self, robot, model)
+        return model.source
 
     def _joint_names(self, robot: str) -> list[str]:
         return self._robot(robot).joint_names

@@ -19,10 +19,13 @@ a read is one gather from the values now, the values kept from the step and a ze
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import mujoco
 import numpy as np
 
 from hrpsim.bodyinfo import Body, Sensor
+from hrpsim.engines.base import read_only
 
 
 class MujocoForce:
@@ -101,12 +104,30 @@ class SensorSet:
         self.after_step[:] = self._sensordata
 
     def read(self) -> dict[str, np.ndarray]:
+        """Every reading now, in new arrays."""
         if not self._slices:
             return {}
-        self._now[:] = self._sensordata
-        values = self._values[self._index]
-        values *= self._sign
+        values = np.empty(self._index.size)
+        self._gather(values)
         return {name: values[place] for name, place in self._slices}
+
+    def reader(self) -> Callable[[], dict[str, np.ndarray]]:
+        """What reads every reading now into arrays kept from call to call: the map it returns is
+        made once, of read-only views of them."""
+        values = np.empty(self._index.size)
+        readings = {name: read_only(values[place]) for name, place in self._slices}
+
+        def read() -> dict[str, np.ndarray]:
+            if readings:
+                self._gather(values)
+            return readings
+
+        return read
+
+    def _gather(self, out: np.ndarray) -> None:
+        self._now[:] = self._sensordata
+        self._values.take(self._index, out=out, mode="clip")
+        out *= self._sign
 
 
 def _columns(model: mujoco.MjModel, site: str, elements: int) -> list[int]:
