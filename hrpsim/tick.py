@@ -267,7 +267,7 @@ def check_state(msg: dict[str, Any], n_joints: int) -> dict[str, Any]:
 # --- command ---
 
 
-@dataclass
+@dataclass(slots=True)
 class Command:
     """A validated command, expanded to full-length arrays (None: leave that quantity unchanged).
 
@@ -325,6 +325,7 @@ def command_fields(
 
 
 _FLOAT64 = np.dtype(np.float64)
+_INFINITY = math.inf
 
 
 @functools.cache
@@ -352,12 +353,14 @@ def _joint_indices(msg: dict[str, Any], joint_names: list[str], index_of: dict[s
 
 
 def _values(key: str, value: Any, indices: np.ndarray, joint_names: list[str]) -> np.ndarray:
-    if isinstance(value, np.ndarray):
+    if type(value) is np.ndarray and value.dtype is _FLOAT64 and value.ndim == 1:  # the usual answer
+        arr = value
+    elif isinstance(value, np.ndarray):
         if value.dtype.kind not in "iuf" or value.ndim != 1:
             raise RequestError(
                 f"command field {key!r} must be a 1-D numeric array, got {value.dtype} {value.shape}", field=key
             )
-        arr = value if value.dtype is _FLOAT64 else value.astype(np.float64)  # (astype costs even as a no-op)
+        arr = value.astype(np.float64)
     elif isinstance(value, list) and all(isinstance(x, int | float) and not isinstance(x, bool) for x in value):
         arr = np.array(value, dtype=np.float64)
     else:
@@ -368,7 +371,9 @@ def _values(key: str, value: Any, indices: np.ndarray, joint_names: list[str]) -
             f"({'the joints named in joints' if len(indices) != len(joint_names) else 'one per joint'})",
             field=key,
         )
-    if np.count_nonzero(np.isfinite(arr)) != arr.size:  # (a count is cheaper than .all() on a few values)
+    # A finite sum of squares means every value is finite (one call; NaN fails the comparison); only
+    # when it is not (a non-finite value, or finite ones whose squares overflow) is each looked at.
+    if not arr.dot(arr) < _INFINITY and np.count_nonzero(np.isfinite(arr)) != arr.size:
         i = int(np.flatnonzero(~np.isfinite(arr))[0])
         raise RequestError(
             f"command field {key}[{i}] (joint {joint_names[indices[i]]}) is {arr[i]}: values must be finite",
@@ -430,7 +435,9 @@ def torque_answer(tick: int, torque: np.ndarray, *, joint_names: list[str]) -> C
     """What :func:`parse_command` makes of ``{"tick": tick, "torque": torque}`` for the tick it
     answers: an in-process controller's answer of one torque per joint, with the same checks of
     its values (and the same errors), without the message's own (this process made its fields)."""
-    return _full_command(tick, {"torque": torque}, joint_names)
+    every = every_joint(len(joint_names))
+    values = _values("torque", torque, every, joint_names)
+    return Command(tick, every, values, received={"tick": tick, "torque": values})
 
 
 def _full_command(tick: int, arrays: dict[str, Any], joint_names: list[str]) -> Command:

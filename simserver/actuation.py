@@ -5,6 +5,7 @@ decide what a controller sees of its robot's state."""
 
 from __future__ import annotations
 
+import copy
 import logging
 from typing import Any
 
@@ -53,11 +54,11 @@ class Actuation:
 
     def command(self, robot: str, cmd: proto.Command, tick: int) -> JointCommand:
         """Merge a controller's command into what ``robot`` holds and send it on; RequestError when the
-        engine refuses it. Returns the full command as merged."""
+        engine refuses it. Returns the full command as merged (the held arrays: this tick's values)."""
         merged = self._held.merge(robot, cmd)
         devices = self.devices.get(robot)
-        if devices is not None:
-            devices.command(tick, merged)
+        if devices is not None:  # it keeps the command for later (a latency): a copy of the held arrays
+            devices.command(tick, copy.deepcopy(merged))
         else:  # checked on arrival (tick.parse_command) and merged into full-length arrays
             self.engine.apply_checked(robot, merged)
         return merged

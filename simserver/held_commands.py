@@ -5,7 +5,7 @@ what they held, so two controllers can drive disjoint joints of one robot."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -18,6 +18,10 @@ class _Held:
     torque: np.ndarray
     q_ref: np.ndarray
     dq_ref: np.ndarray
+    every: np.ndarray = field(init=False)  # a command for every joint in order has these indices
+
+    def __post_init__(self) -> None:
+        self.every = proto.every_joint(self.torque.size)  # (one array serves every such command)
 
 
 class HeldCommands:
@@ -29,20 +33,22 @@ class HeldCommands:
         self._held = {}
 
     def merge(self, robot: str, cmd: proto.Command) -> JointCommand:
-        """The full-length command that results from merging ``cmd`` into what ``robot`` holds."""
-        held = self._of(robot)
+        """The full-length command that results from merging ``cmd`` into what ``robot`` holds: its
+        arrays are the held ones (the quantities the command sets; None for the others), this
+        merge's values until the next merge into them."""
+        held = self._held.get(robot) or self._of(robot)
         # a command for every joint in order (the usual one) overwrites whole arrays: no gathering
-        every = cmd.indices is proto.every_joint(held.torque.size)
+        indices = slice(None) if cmd.indices is held.every else cmd.indices
         merged = JointCommand(modes=cmd.modes or None)
-        for key in proto.COMMAND_ARRAYS:
-            values = getattr(cmd, key)
-            if values is not None:
-                target = getattr(held, key)
-                if every:
-                    target[:] = values
-                else:
-                    target[cmd.indices] = values
-                setattr(merged, key, target.copy())
+        if cmd.torque is not None:
+            held.torque[indices] = cmd.torque
+            merged.torque = held.torque
+        if cmd.q_ref is not None:
+            held.q_ref[indices] = cmd.q_ref
+            merged.q_ref = held.q_ref
+        if cmd.dq_ref is not None:
+            held.dq_ref[indices] = cmd.dq_ref
+            merged.dq_ref = held.dq_ref
         return merged
 
     def memory(self) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:

@@ -8,7 +8,7 @@ recorder are observers; adding a feature that watches the simulation is adding o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -17,10 +17,12 @@ if TYPE_CHECKING:
     from hrpsim.engines.base import Engine, LinkStates, RobotState
 
 
-@dataclass
+@dataclass(slots=True)
 class AppliedCommand:
     """One controller's answer for one tick: what it sent (``received``: the message's fields,
-    partial arrays and all) and the full-length arrays the robot holds after merging it."""
+    partial arrays and all) and the full-length arrays the robot holds after merging it (the held
+    arrays themselves: this tick's values while the tick lasts; an observer that keeps them for
+    later keeps copies)."""
 
     controller: str
     robot: str
@@ -42,26 +44,38 @@ class ControllerEvent:
     detail: str = ""
 
 
-@dataclass
 class TickRecord:
     """What happened in tick ``tick`` (simulated time ``time``, before the step).
 
     States and link states are read from the engine on first use and kept, so an observer pays
-    only for what it reads and every observer sees the same values.
+    only for what it reads and every observer sees the same values. Made every tick: a plain
+    class of slots, cheaper to make than a dataclass with default factories.
     """
 
-    tick: int
-    time: float
-    engine: Engine
-    commands: list[AppliedCommand] = field(default_factory=list)
-    events: list[ControllerEvent] = field(default_factory=list)
-    # range and vision readings that reached the simulator this tick: model -> sensor -> reading
-    readings: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
-    # external forces pushes put on links this tick: {robot, link, force, torque} (world, at the link origin)
-    disturbances: list[dict[str, Any]] = field(default_factory=list)
-    _states: dict[str, RobotState] = field(default_factory=dict, repr=False)
-    _links: dict[str, LinkStates] = field(default_factory=dict, repr=False)
-    _contacts: list[dict[str, Any]] | None = field(default=None, repr=False)
+    __slots__ = (
+        "_contacts",
+        "_links",
+        "_states",
+        "commands",
+        "disturbances",
+        "engine",
+        "events",
+        "readings",
+        "tick",
+        "time",
+    )
+
+    def __init__(self, tick: int, time: float, engine: Engine) -> None:
+        self.tick, self.time, self.engine = tick, time, engine
+        self.commands: list[AppliedCommand] = []
+        self.events: list[ControllerEvent] = []
+        # range and vision readings that reached the simulator this tick: model -> sensor -> reading
+        self.readings: dict[str, dict[str, dict[str, Any]]] = {}
+        # external forces pushes put on links this tick: {robot, link, force, torque} (world, at the link origin)
+        self.disturbances: list[dict[str, Any]] = []
+        self._states: dict[str, RobotState] = {}
+        self._links: dict[str, LinkStates] = {}
+        self._contacts: list[dict[str, Any]] | None = None
 
     def state(self, robot: str) -> RobotState:
         """The robot's state at this tick (what its controllers were sent)."""
@@ -75,7 +89,7 @@ class TickRecord:
         cached = self._states.get(robot)
         if cached is not None:
             return cached.root_position[2]
-        return self.engine.root_pose(robot)[0][2]
+        return self.engine.root_height(robot)
 
     def links(self, model: str) -> LinkStates:
         cached = self._links.get(model)
