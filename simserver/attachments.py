@@ -5,6 +5,7 @@ lockstep run does not depend on which answer came first), and welcomed with what
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from hrpsim import tick as proto
@@ -18,7 +19,8 @@ log = logging.getLogger("hrpsim.simserver.hub")
 
 
 class Attachments:
-    def __init__(self) -> None:
+    def __init__(self, changed: Callable[[], None] = lambda: None) -> None:
+        self.changed = changed  # called whenever a controller comes or goes
         self.by_name: dict[str, AttachedController] = {}
         self._by_identity: dict[bytes, AttachedController] = {}
         self.ordered: list[AttachedController] = []
@@ -56,6 +58,7 @@ class Attachments:
     def _reorder(self) -> None:
         self.ordered = sorted(self.by_name.values(), key=lambda c: c.name)
         self.remote = [c for c in self.ordered if not c.peer.in_process]
+        self.changed()
 
 
 def welcome(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
@@ -38,9 +39,15 @@ class Disturbances:
     (by first tick) and those acting (in the order they were added, the order their forces are summed),
     so a tick costs what the pushes acting in it cost, however many wait."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, *, changed: Callable[[], None] = lambda: None) -> None:
         self.engine = engine
+        self.changed = changed  # called when pushes come while none acted, or the last has ended
         self.clear()
+
+    @property
+    def active(self) -> bool:
+        """Whether a push waits, acts or holds a link: otherwise a tick need not call :meth:`apply`."""
+        return bool(self._waiting or self._acting or self._held)
 
     def clear(self) -> None:
         """The project's pushes only (after a reset or a new project); nothing held on any link."""
@@ -50,6 +57,7 @@ class Disturbances:
         self._held: set[Link] = set()
         for i, push in enumerate(self.engine.project.disturbances):
             self.add(push, where=f"{self.engine.project.path}: disturbances[{i}]")
+        self.changed()
 
     def add(self, push: Push, *, where: str = "push") -> dict[str, Any]:
         """Schedule a push (one that starts before now starts now); what it will do, for the caller."""
@@ -63,6 +71,7 @@ class Disturbances:
         ticks = max(1, round(push.duration / dt))
         heapq.heappush(self._waiting, (first, self._added, ticks, push))
         self._added += 1
+        self.changed()
         impulse = np.asarray(push.force, float) * ticks * dt
         return {"start": first * dt, "duration": ticks * dt, "impulse": impulse.tolist(), **asdict(push)}
 
@@ -102,6 +111,7 @@ class Disturbances:
     def restore(self, memory: dict[str, Any]) -> None:
         self._waiting, self._acting = list(memory["waiting"]), list(memory["acting"])
         self._added, self._held = memory["added"], set(memory["held"])
+        self.changed()
 
     def pending(self) -> list[Push]:
         """Pushes that have not ended yet, in the order they were added."""
@@ -117,6 +127,8 @@ class Disturbances:
             first, order, ticks, push = heapq.heappop(self._waiting)
             bisect.insort(self._acting, (order, first + ticks, push), key=lambda entry: entry[0])
         if not self._acting and not self._held:
+            if not self._waiting:
+                self.changed()  # nothing left to do: the ticks from the next on need not call here
             return
         wrenches: dict[Link, tuple[np.ndarray, np.ndarray]] = {}
         for _, end, push in self._acting:

@@ -29,7 +29,7 @@ import zmq
 
 from hrpsim import tick as proto
 from hrpsim.controllers.base import Controller
-from hrpsim.controllers.state import JointIndex
+from hrpsim.controllers.state import JointIndex, LiveState, State
 from hrpsim.engines.base import Engine, RobotState
 from hrpsim.errors import RequestError
 from hrpsim.placement import root_placement
@@ -39,6 +39,7 @@ from hrpsim.simserver.actuation import Actuation
 from hrpsim.simserver.admission import AttachedController
 from hrpsim.simserver.attachments import Attachments
 from hrpsim.simserver.hub_inbox import Inbox
+from hrpsim.simserver.hub_stages import HubStages
 from hrpsim.simserver.peers import InProcessPeer, WirePeer
 from hrpsim.simserver.policies import Policies
 from hrpsim.simserver.record import AppliedCommand, TickRecord
@@ -76,7 +77,9 @@ class ControllerHub:
         # Called between slices of a long lockstep wait, so that the simulator's service keeps answering
         # (status, summary, pause, quit) while a controller is late or stopped; it may halt the run.
         self.serve_requests: Callable[[], None] | None = None
-        self.attachments = Attachments()
+        self.listeners: list[Callable[[], None]] = []  # told when the stages change (changed())
+        self._stages: HubStages | None = None  # this configuration's tick (simserver/hub_stages.py)
+        self.attachments = Attachments(self.changed)
         self.inbox = Inbox(self)
         self.sensors = WorldSensors(engine)
         self._configure(project)
@@ -121,40 +124,35 @@ class ControllerHub:
     def before_collide(self, record: TickRecord) -> None:
         """Send the state of the record's tick to every controller whose turn it is (the sync mode may
         first collect answers to the tick before)."""
-        tick = record.tick
-        self.sync.before_send(self, tick)
-        self._seen = self.actuation.sense(record)
-        frames: dict[str, bytes] = {}
-        for ctl in self.attachments.ordered:
-            if not ctl.due(tick):
-                continue
-            if ctl.peer.in_process:
-                if not self.sync.in_process_after_apply:
-                    self._answer_in_process(ctl, record)
-                continue
-            if ctl.outstanding is not None:  # realtime: still busy with an earlier tick, this turn is lost
-                self.policies.of(ctl.name).missed += 1
-                continue
-            state, frame = self._state_out(ctl, record, frames)
-            # an answer that came in since the last tick (realtime) stays: after_collide applies it
-            ctl.outstanding, ctl.sent_at = tick, time.perf_counter()
-            if not ctl.peer.send_state(state, frame):
-                self.lost(ctl, f"its connection dropped (the state of tick {tick} could not be sent)")
+        stages = self._stages or self._compose()
+        if stages.waits_first:
+            self.sync.before_send(self, record.tick)
+            stages = self._stages or self._compose()  # a controller came or was lost in the wait
+        for stage in stages.before:
+            stage(record)
 
     def after_collide(self, record: TickRecord, slot_end: float | None = None) -> None:
         """Collect, check and apply the commands answering the record's tick; apply policies (a ``stop``
         halts the run). In realtime, answers are served until ``slot_end`` (perf_counter s)."""
-        tick = record.tick
-        self.sync.collect(self, tick, slot_end)
-        for ctl in self.attachments.ordered:
-            if ctl.answer is not None and self.sync.acts_now(ctl.answer, tick):
-                self._apply(ctl, ctl.answer, record)
-                ctl.answer = None
-        if self.sync.in_process_after_apply:
-            for ctl in [c for c in self.attachments.ordered if c.peer.in_process and c.due(tick)]:
-                self._answer_in_process(ctl, record)
-        self.policies.events.extend(self.actuation.actuate(record))
-        record.events.extend(self.policies.take_events())
+        stages = self._stages or self._compose()
+        if stages.waits_after:
+            self.sync.collect(self, record.tick, slot_end)
+            stages = self._stages or self._compose()
+        for stage in stages.after:
+            stage(record)
+        if self.policies.events:
+            record.events.extend(self.policies.take_events())
+
+    def changed(self) -> None:
+        """What a tick does changed (a controller came or went, another project): the stages are
+        composed again before the next tick, and whoever listens (the tick loop) hears it."""
+        self._stages = None
+        for listener in self.listeners:
+            listener()
+
+    def _compose(self) -> HubStages:
+        self._stages = HubStages(self)
+        return self._stages
 
     def idle_until(self, wall: float) -> None:
         """Serve hellos and answers until ``wall`` (perf_counter s); the last IDLE_SPIN_S are spun, so
@@ -200,8 +198,9 @@ class ControllerHub:
         self.policies = Policies(
             project, tick=lambda: int(self.engine.tick), zero=self.actuation.zero, halt=self.run.halt
         )
-        self._seen: dict[str, RobotState] = {}  # this tick's states as the devices let controllers see them
+        self.seen: dict[str, RobotState] = {}  # this tick's states as the devices let controllers see them
         self.sensors.close()
+        self.changed()
 
     def reconfigure(self, project: Project) -> None:
         """The simulator loaded another project: controllers of the old one are sent away, and
@@ -240,7 +239,7 @@ class ControllerHub:
 
     # --- states out ---
 
-    def _state_out(
+    def state_out(
         self, ctl: AttachedController, record: TickRecord, frames: dict[str, bytes]
     ) -> tuple[RobotState, Callable[[], bytes]]:
         """The state for ``ctl`` and how to encode it as a frame (for a peer that sends messages):
@@ -261,15 +260,26 @@ class ControllerHub:
         return seen, shared_frame
 
     def _seen_state(self, ctl: AttachedController, record: TickRecord) -> RobotState:
-        return self._seen.get(ctl.robot) or record.state(ctl.robot)
+        return self.seen.get(ctl.robot) or record.state(ctl.robot)
 
-    def _answer_in_process(self, ctl: AttachedController, record: TickRecord) -> None:
-        seen = with_readings(self._seen_state(ctl, record), self.sensors.take(ctl.name, ctl.robot))
+    def answer_in_process(self, ctl: AttachedController, live: bool, record: TickRecord) -> None:
+        """Ask an in-process controller for its answer to the record's tick, if it is its turn. ``live``:
+        its state is read from the engine field by field (no devices or range sensors between)."""
+        tick = record.tick
+        if tick % ctl.every or tick < ctl.start_tick:  # not its turn
+            return
+        peer = ctl.peer
+        source = self.engine.state_source(ctl.robot) if live else None
+        if source is not None:
+            state: State = LiveState(source, tick, record.time, peer.controller.joints)
+        else:
+            seen = with_readings(self._seen_state(ctl, record), self.sensors.take(ctl.name, ctl.robot))
+            state = State.of(seen, peer.controller.joints)
         started = time.perf_counter()
         try:
-            ctl.answer = ctl.peer.answer(record.tick, seen, *self.actuation.joint_table(ctl.robot))
+            ctl.answer = peer.answer(tick, state, *self.actuation.joint_table(ctl.robot))
         except Exception as exc:  # a controller's bug is its failure, handled by its policy, not the simulator's
-            log.exception("controller %s raised at tick %d", ctl.name, record.tick)
+            log.exception("controller %s raised at tick %d", ctl.name, tick)
             self.policies.of(ctl.name).errors += 1
             self.detach(ctl)
             self.policies.apply(ctl, f"raised {type(exc).__name__}: {exc}")
@@ -291,7 +301,7 @@ class ControllerHub:
 
     # --- commands applied ---
 
-    def _apply(self, ctl: AttachedController, cmd: proto.Command, record: TickRecord) -> None:
+    def apply_answer(self, ctl: AttachedController, cmd: proto.Command, record: TickRecord) -> None:
         if cmd.sensors and not self._switched(ctl, cmd.sensors):
             return
         try:

@@ -50,6 +50,15 @@ class TickAction(Protocol):
     def apply(self, record: TickRecord) -> None: ...
 
 
+class _Stages:
+    """What a tick of the loop does, composed once per configuration (TickLoop._compose)."""
+
+    def __init__(self, realtime: bool) -> None:
+        self.realtime = realtime
+        self.before: list[Callable[[TickRecord], None]] = []
+        self.after: list[Callable[[TickRecord], None]] = []
+
+
 class TickLoop:
     def __init__(
         self, engine: Engine, hub: ControllerHub | None, run: RunState, observers: list[Observer] | None = None
@@ -60,12 +69,41 @@ class TickLoop:
         self.observers: list[Observer] = list(observers or [])
         self.actions: list[TickAction] = []
         self.guard = StateGuard()  # physically absurd states stop the run
-        self.disturbances = Disturbances(engine)  # the project's pushes, and those added while running
+        self._stages: _Stages | None = None  # composed when first needed after a change (changed())
+        self.disturbances = Disturbances(engine, changed=self.changed)  # the project's pushes, and later ones
+        if hub is not None:
+            hub.listeners.append(self.changed)
         self.clear()
 
     @property
     def realtime(self) -> bool:
         return self.engine.project.world.sync == "realtime"
+
+    def add_action(self, action: TickAction) -> None:
+        """Apply ``action`` in every tick from the next on."""
+        self.actions.append(action)
+        self.changed()
+
+    def changed(self) -> None:
+        """What a tick does changed (controllers, pushes, actions, another project): the next tick
+        composes its stages again."""
+        self._stages = None
+
+    def _compose(self) -> _Stages:
+        """This configuration's stages: a tick calls nothing for what the run does not have (no
+        connections to poll, no range or vision sensors, no pushes, no tick actions)."""
+        stages, hub = _Stages(self.realtime), self.hub
+        if hub is not None:
+            if hub.endpoint is not None:  # a hub with sockets: hellos and byes come in
+                stages.before.append(lambda record: hub.poll())
+            if hub.sensors.produces:
+                stages.before.append(hub.sensors.produce)
+            stages.before.append(hub.before_collide)
+        if self.disturbances.active:
+            stages.after.append(self.disturbances.apply)
+        stages.after += [action.apply for action in self.actions]
+        self._stages = stages
+        return stages
 
     def clear(self) -> None:
         """Forget the run so far (after a reset or a new project) and tell the observers."""
@@ -140,21 +178,19 @@ class TickLoop:
 
     def tick_once(self) -> None:
         engine, hub = self.engine, self.hub
-        slot_end = self._start_slot() if self.realtime else None
-        record = TickRecord(tick=engine.tick, time=engine.time, engine=engine)
+        stages = self._stages or self._compose()
+        slot_end = self._start_slot() if stages.realtime else None
+        record = TickRecord(engine.tick, engine.time, engine)
         try:
-            if hub is not None:
-                hub.poll()
-                hub.sensors.produce(record)  # the range and vision readings due at this tick
-                hub.before_collide(record)
+            for stage in stages.before:  # connections polled, range sensors, states handed out
+                stage(record)
             engine.collide()
             if hub is not None:
                 hub.after_collide(record, slot_end)
                 if self.run.halting is not None:  # a controller's policy or a quit stopped the run in this tick
                     return
-            self.disturbances.apply(record)
-            for action in self.actions:
-                action.apply(record)
+            for stage in stages.after:  # pushes, tick actions
+                stage(record)
         finally:
             for observer in self.observers:
                 observer.observe(record)

@@ -88,10 +88,9 @@ class InProcessPeer:
     def send_welcome(self, frame: bytes) -> bool:
         return False
 
-    def answer(self, tick: int, seen: RobotState, joint_names: list[str], index_of: dict[str, int]) -> proto.Command:
-        """The controller's command for ``tick``, checked as a wire command is; raises what its
-        ``control()`` raised, or RequestError for a malformed answer."""
-        state = State.of(seen, self.controller.joints)
+    def answer(self, tick: int, state: State, joint_names: list[str], index_of: dict[str, int]) -> proto.Command:
+        """The controller's command for ``tick``, given its ``state``, checked as a wire command is;
+        raises what its ``control()`` raised, or RequestError for a malformed answer."""
         self.controller.sees(state)  # its robot model (self.model) follows this state when next read
         result = self.controller.control(state)
         if type(result) is np.ndarray:  # the usual answer, one torque per joint: its values' checks only

@@ -112,6 +112,12 @@ class WorldSensors:
             self._delivery = SensorDelivery.for_world(self._engine)
         return self._delivery
 
+    @property
+    def produces(self) -> bool:
+        """Whether any range or vision sensor of the world ever has a reading (cameras may be off)."""
+        delivery = self.delivery()
+        return delivery is not None and delivery.produces
+
     def produce(self, record: Any) -> None:
         """The readings due at the record's tick go into ``record.readings``."""
         delivery = self.delivery()

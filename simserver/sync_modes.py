@@ -27,6 +27,7 @@ class SyncMode:
     name = ""
     waits = True  # the tick waits for answers (a deterministic run)
     in_process_after_apply = False  # in-process controllers answer after this tick's commands applied
+    collects_before_send = False  # before_send takes answers (to the tick before)
 
     def before_send(self, hub: ControllerHub, tick: int) -> None:
         """Before the states of ``tick`` go out."""
@@ -52,6 +53,7 @@ class Pipelined(SyncMode):
     # An in-process controller's answer to tick k must not replace its answer to tick k - 1 before
     # that one has acted.
     in_process_after_apply = True
+    collects_before_send = True
 
     def before_send(self, hub: ControllerHub, tick: int) -> None:
         wait_for_answers(hub, tick - 1)  # computed while the engine integrated tick - 1

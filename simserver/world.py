@@ -120,7 +120,7 @@ class World:
 
     def add_action(self, action: TickAction) -> None:
         """Apply ``action`` in every tick from the next on (before the world integrates)."""
-        self.loop.actions.append(action)
+        self.loop.add_action(action)
 
     # --- the run ---
 

@@ -16,6 +16,7 @@ HUB_MODULES = [
     "sync_modes",
     "policies",
     "actuation",
+    "hub_stages",
 ]
 MAX_CLASS_LINES = 300
 
