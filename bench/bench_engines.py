@@ -13,7 +13,9 @@ External: `hrpsim launch` of the same project (nameserver, model loader, simulat
 controller as separate processes, lockstep over ZeroMQ), one engine after the other;
 `ENGINE_external_rt` is the run's real-time factor from its summary (the median of LAUNCHES launches,
 the engines and the floors below taking turns), `ENGINE_external_ratio` = external / in-process
-ticks/s of that engine. `ENGINE_external_floor_ratio`: the same launch with
+ticks/s of that engine. `mujoco_external_pipelined_rt` / `_ratio`: the same MuJoCo launch pipelined
+(`command_delay: 1`: the simulator steps while the controller computes), in the same turns, beside the
+lockstep `mujoco_external_ratio`. `ENGINE_external_floor_ratio`: the same launch with
 bench/walk_floor_controller.py, a controller process that only answers each state with the torques
 the in-process walk's controller gave at that tick (no state check, no pattern, no PD law; the SDK's
 link, shared memory on this host), over the in-process walk: the floor of an external tick, what
@@ -152,9 +154,12 @@ def _in_process() -> tuple[dict[str, float], dict[str, np.ndarray]]:
     return out, {e: np.array(walks[e].controller.torques) for e in ENGINES}
 
 
-def _external(engine: str, folder: Path) -> float:
-    """The real-time factor of the whole walk launched as processes on ``engine``."""
-    return float(launch_summary(walk_project(folder, f"walk-{engine}", engine=engine), folder)["real_time_factor"])
+def _external(engine: str, folder: Path, command_delay: int = 0) -> float:
+    """The real-time factor of the whole walk launched as processes on ``engine`` (pipelined with
+    ``command_delay: 1``)."""
+    name = f"walk-{engine}-delay{command_delay}"
+    project = walk_project(folder, name, engine=engine, command_delay=command_delay)
+    return float(launch_summary(project, folder)["real_time_factor"])
 
 
 def _external_floor(engine: str, torques: np.ndarray, folder: Path) -> tuple[float, float]:
@@ -177,6 +182,7 @@ def _launched(torques: dict[str, np.ndarray], folder: Path) -> dict[str, float]:
             rts.setdefault(f"{engine}_external_rt", []).append(_external(engine, folder))
             rt, heights[f"{engine}_external_floor_z"] = _external_floor(engine, torques[engine], folder)
             rts.setdefault(f"{engine}_external_floor_rt", []).append(rt)
+        rts.setdefault("mujoco_external_pipelined_rt", []).append(_external("mujoco", folder, command_delay=1))
     return {**{name: statistics.median(values) for name, values in rts.items()}, **heights}
 
 
@@ -363,6 +369,8 @@ def run() -> dict[str, float]:
     for engine in ENGINES:
         for kind in ("external", "external_floor"):
             figures[f"{engine}_{kind}_ratio"] = figures[f"{engine}_{kind}_rt"] / figures[f"{engine}_inprocess_rt"]
+    pipelined = figures["mujoco_external_pipelined_rt"]
+    figures["mujoco_external_pipelined_ratio"] = pipelined / figures["mujoco_inprocess_rt"]
     return figures
 
 
