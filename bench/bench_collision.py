@@ -27,8 +27,8 @@ import numpy as np
 from procs import REPO, nameserver_process
 
 from hrpsim.client import Client
+from hrpsim.collision.collision_service import CollisionService
 from hrpsim.collision.kinematics import link_poses
-from hrpsim.collision.service import CollisionService
 from hrpsim.engines.base import JointCommand
 from hrpsim.engines.ode.engine import OdeEngine
 from hrpsim.engines.ode.remote_contacts import RemoteContacts

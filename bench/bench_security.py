@@ -67,7 +67,7 @@ class _Lockstep:
 
     def __init__(self, nameserver: str, ctx, bodies: dict) -> None:
         from hrpsim.naming import Registration
-        from hrpsim.service import DEFAULT_BIND
+        from hrpsim.rpc import DEFAULT_BIND
         from hrpsim.simserver.world import World
 
         project = _project()

@@ -44,7 +44,7 @@ from hrpsim.engines.ode.engine import OdeEngine  # noqa: E402
 from hrpsim.modelloader import load_body  # noqa: E402
 from hrpsim.naming import Registration, host_identity  # noqa: E402
 from hrpsim.project import Project, parse_project  # noqa: E402
-from hrpsim.service import DEFAULT_BIND  # noqa: E402
+from hrpsim.rpc import DEFAULT_BIND  # noqa: E402
 from hrpsim.simserver.range_sensors import RangeScanner  # noqa: E402
 from hrpsim.simserver.vision_sensors import SceneRenderer  # noqa: E402
 from hrpsim.simserver.world import World  # noqa: E402

@@ -53,7 +53,7 @@ from hrpsim.engines.base import Engine, make_engine  # noqa: E402
 from hrpsim.modelloader import load_body  # noqa: E402
 from hrpsim.naming import Registration, host_identity  # noqa: E402
 from hrpsim.project import ControllerConfig, Project, parse_project  # noqa: E402
-from hrpsim.service import DEFAULT_BIND  # noqa: E402
+from hrpsim.rpc import DEFAULT_BIND  # noqa: E402
 from hrpsim.simserver.shm_peers import SharedMemoryPeer  # noqa: E402
 from hrpsim.simserver.world import World  # noqa: E402
 

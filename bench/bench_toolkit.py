@@ -3,7 +3,7 @@
 The model is sample1.wrl (29 joints and a free root: nq 36, nv 35), its states those of bench_step's
 world (standing on floor.wrl at a 1 ms step, every joint held at its initial angle), read as its
 controller receives them. Per state the toolkit does ``RobotModel.update(state)``,
-``link_pose("RARM_WRIST_R")``, ``jacobian("RLEG_ANKLE_R")`` and ``com()`` (hrpsim.controllers.model);
+``link_pose("RARM_WRIST_R")``, ``jacobian("RLEG_ANKLE_R")`` and ``com()`` (hrpsim.toolkit.model);
 bare Pinocchio does the same work as a Pinocchio user writes it, on its own Data: the joints and
 the root's pose into q (``SE3ToXYZQUAT``), ``computeJointJacobians``, ``updateFramePlacement`` of
 the hand and its translation and rotation, ``getFrameJacobian`` of the foot (LOCAL_WORLD_ALIGNED)
@@ -31,8 +31,8 @@ sys.path.insert(0, str(REPO))
 
 from bench_step import _world  # noqa: E402
 
-from hrpsim.controllers.model import RobotModel  # noqa: E402
 from hrpsim.controllers.state import JointIndex, State  # noqa: E402
+from hrpsim.toolkit.model import RobotModel  # noqa: E402
 
 BLOCK = 200
 REPEAT = 10

@@ -19,7 +19,7 @@ import zmq
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hrpsim import shared_state, unix_channel
-from hrpsim import tick as proto
+from hrpsim import tick_protocol as proto
 from hrpsim.naming import NameClient, Registration
 
 SKIP_ARRAYS = {"ext_hook": lambda _code, _data: None, "raw": False}

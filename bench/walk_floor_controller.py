@@ -19,7 +19,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hrpsim import tick as proto
+from hrpsim import tick_protocol as proto
 from hrpsim.controllers.link import open_link
 from hrpsim.controllers.runner import ENV_NAME, ENV_ROBOT, find_controller_endpoint
 from hrpsim.naming import Registration, nameserver_address

@@ -13,7 +13,7 @@ from hrpsim.controllers.state import JointIndex, State
 from hrpsim.errors import ConfigError
 
 if TYPE_CHECKING:
-    from hrpsim.controllers.model import RobotModel
+    from hrpsim.toolkit.model import RobotModel
 
 
 class Controller:
@@ -28,7 +28,7 @@ class Controller:
     ``self.services.call(name, op, **args)`` reaches the stack's services by name (the simulator's
     operations, the collision service's ray and scan queries), with a deadline.
 
-    ``self.model`` is the robot's kinematics and dynamics (:class:`hrpsim.controllers.model.RobotModel`,
+    ``self.model`` is the robot's kinematics and dynamics (:class:`hrpsim.toolkit.model.RobotModel`,
     on Pinocchio, under the world's gravity, its root where the project places the robot), built on
     first use and set to the current tick's state whenever it is read in ``control``: a controller
     that never reads it pays nothing. ``self.body`` is the BodyInfo.
@@ -65,7 +65,7 @@ class Controller:
         if self._model is None:
             if self.body is None:
                 raise ConfigError(f"{type(self).__name__}: self.model is there from start() on, once attached")
-            from hrpsim.controllers.model import RobotModel  # Pinocchio loads only for a controller that asks
+            from hrpsim.toolkit.model import RobotModel  # Pinocchio loads only for a controller that asks
 
             position, rotation = self.root_placement or (None, None)
             self._model = RobotModel(self.body, gravity=self.gravity, root_position=position, root_rotation=rotation)

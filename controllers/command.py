@@ -59,7 +59,7 @@ class Command:
         return self
 
     def fields(self) -> dict[str, Any]:
-        """Keyword arguments for :func:`hrpsim.tick.command`."""
+        """Keyword arguments for :func:`hrpsim.tick_protocol.command`."""
         return {
             "torque": self.torque,
             "q_ref": self.q_ref,
@@ -71,7 +71,7 @@ class Command:
 
 def answer_fields(result: Command | Any) -> dict[str, Any]:
     """What a controller's ``control()`` returned, as a command's fields (keyword arguments for
-    :func:`hrpsim.tick.command`): None sends no change, a :class:`Command` its fields, anything
+    :func:`hrpsim.tick_protocol.command`): None sends no change, a :class:`Command` its fields, anything
     else is taken as one torque per joint. The runner and the in-process peer both answer this way."""
     if result is None:
         return {}

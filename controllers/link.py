@@ -17,7 +17,7 @@ from typing import Any
 import zmq
 
 from hrpsim import shared_state, unix_channel
-from hrpsim import tick as proto
+from hrpsim import tick_protocol as proto
 from hrpsim.errors import AccessDenied, PeerGone, ProtocolError, Timeout
 from hrpsim.security import connect_securely
 from hrpsim.sockets import NOBLOCK, monitor_event, readable, receive_within

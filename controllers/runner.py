@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from hrpsim import tick as proto
+from hrpsim import tick_protocol as proto
 from hrpsim import unix_channel
 from hrpsim.bodyinfo import Body
 from hrpsim.cli_options import NAMESERVER, add_security_options

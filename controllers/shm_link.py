@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 from hrpsim import shared_state
-from hrpsim import tick as proto
+from hrpsim import tick_protocol as proto
 from hrpsim.controllers.link import UnixLink
 from hrpsim.errors import PeerGone
 

@@ -23,7 +23,7 @@ package declares). A subclass fills in the hooks ``_collide``, ``_integrate``, `
 it (re)builds its world.
 
 Everything engine-neutral stays above: gyro and accelerometer readings from link motion
-(hrpsim/inertial.py), sensor schedules, device models, controller policies. Engines: ``ode``
+(hrpsim/inertial.py), sensor schedules, hardware models, controller policies. Engines: ``ode``
 (engines/ode), ``kinematic`` (the hardware stand-in), ``mujoco``, and any other registered by name
 in hrpsim/engine_registry.py.
 """

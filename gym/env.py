@@ -114,7 +114,7 @@ class ProjectEnv(gymnasium.Env[np.ndarray, np.ndarray]):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         """Back to the start (``options={"snapshot": s}``: to ``s``, one of this env's
-        :meth:`snapshot`); ``seed`` seeds the reset noise and the project's device models."""
+        :meth:`snapshot`); ``seed`` seeds the reset noise and the project's hardware models."""
         super().reset(seed=seed)
         unknown = sorted(set(options or {}) - {"snapshot"})
         if unknown:

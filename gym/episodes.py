@@ -6,7 +6,7 @@ Two ways back, both through the Python API:
   fast path (about a millisecond on MuJoCo; bench/bench_gym.py measures it), and exact: the same
   start every time, ODE's random constraint order (its ``quickstep`` solver) included.
 - ``world``: the World's own reset (``Simulation.reset``), as a new run. The one that reseeds the
-  project's device models: before it, each model's ``devices.noise_seed`` is drawn from the env's
+  project's hardware models: before it, each model's ``devices.noise_seed`` is drawn from the env's
   generator, so the sensor noise and the commands lost (``drop_commands``) differ from episode to
   episode and follow the env's seed. (A snapshot restores the noise generator it holds: the same
   noise every episode.)

@@ -24,14 +24,14 @@ from pathlib import Path
 
 from hrpsim.bodyinfo import Body
 from hrpsim.cli_options import add_service_options
-from hrpsim.controllers.motion_data import Motion, read_motion
 from hrpsim.engines.kinematic.engine import KinematicEngine
 from hrpsim.errors import ConfigError, HrpsimError, NotFound, Timeout
 from hrpsim.logs import setup_logging
-from hrpsim.nameserver.service import NameServer
+from hrpsim.motion_data import Motion, read_motion
+from hrpsim.nameserver.name_service import NameServer
 from hrpsim.naming import NameClient, nameserver_address
 from hrpsim.project import Project, load_project
-from hrpsim.simserver.service import SimServer
+from hrpsim.simserver.sim_service import SimServer
 
 log = logging.getLogger("hrpsim.hil")
 

@@ -36,10 +36,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 COMPONENTS: dict[str, str] = {
-    "nameserver": "hrpsim.nameserver.service",
-    "modelloader": "hrpsim.modelloader.service",
-    "simserver": "hrpsim.simserver.service",
-    "collision": "hrpsim.collision.service",
+    "nameserver": "hrpsim.nameserver.name_service",
+    "modelloader": "hrpsim.modelloader.loader_service",
+    "simserver": "hrpsim.simserver.sim_service",
+    "collision": "hrpsim.collision.collision_service",
     "hil": "hrpsim.hil.standin",  # a hardware-in-the-loop stand-in for the simulator
 }
 

@@ -47,8 +47,8 @@ from hrpsim.naming import (
     write_address_file,
 )
 from hrpsim.project import RECORD_PROFILES, Project, apply_record_profile, load_project, record_profiles_help
-from hrpsim.runsummary import empty_summary, format_summary
 from hrpsim.security import ENV_KEYS, check_bind
+from hrpsim.summary_report import empty_summary, format_summary
 from hrpsim.supervisor import Child, RestartPolicy, Supervisor, wait_until
 
 SERVICES = ("modelloader", "collision", "simserver")  # the components others reach at a registered endpoint

@@ -6,7 +6,7 @@ arguments (:class:`Arg`: name, meaning, default, command-line form), what it ret
 a caller needs (hrpsim.security), whether it is answered while a tick waits for a controller, its
 word on the command line and the method that serves it. From the declarations come:
 
-- a service's dispatch and roles (hrpsim/service.py: ``Service.declared``);
+- a service's dispatch and roles (hrpsim/rpc.py: ``Service.declared``);
 - the command lines' subcommands and requests (:func:`add_subcommands`, :func:`request`:
   ``hrpsim sim ...`` in simserver/control_cli.py, ``hrpsim ns ...`` in nameserver/cli.py);
 - docs/protocol.md's tables of operations (:func:`table`, between ``<!-- operations: NAME -->`` and
@@ -83,7 +83,7 @@ class Op:
         return target
 
 
-# What every service answers (hrpsim/service.py).
+# What every service answers (hrpsim/rpc.py).
 PING = Op(
     "ping",
     "who answers: the service's name, kind, protocol version, process id and clock",

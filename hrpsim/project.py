@@ -76,9 +76,9 @@ class NoiseConfig:
 
 
 @dataclass
-class DeviceConfig:
+class HardwareModelConfig:
     """What a robot's hardware does to its signals (``models[i].devices``), applied by the simulator
-    and by the hardware stand-in alike (simserver/devices.py)."""
+    and by the hardware stand-in alike (simserver/hardware_models.py)."""
 
     encoder_counts: float | None = None  # per motor revolution; "model": the model's encoderPulse
     encoder_gear_ratio: float | None = None  # motor turns per joint turn; None: the model's gearRatio
@@ -101,7 +101,7 @@ class ModelConfig:
     joints: dict[str, float] = field(default_factory=dict)  # initial joint values
     drive: str | dict[str, str] = "torque"
     options: dict[str, Any] = field(default_factory=dict)  # loader options
-    devices: DeviceConfig | None = None
+    devices: HardwareModelConfig | None = None
     mass_scale: float = 1.0  # every link's mass and inertia times this (a sweep's "10 % heavier")
     masses: dict[str, float] = field(default_factory=dict)  # link -> kg, its inertia scaled alike
 
@@ -279,7 +279,7 @@ def _model_from_wire(data: dict[str, Any]) -> ModelConfig:
     if devices is not None:
         devices = dict(devices)
         devices["noise"] = {k: NoiseConfig(**v) for k, v in devices.get("noise", {}).items()}
-        fields["devices"] = DeviceConfig(**devices)
+        fields["devices"] = HardwareModelConfig(**devices)
     return ModelConfig(**fields)
 
 
@@ -491,11 +491,11 @@ def noise_kinds() -> tuple[str, ...]:
 DEVICE_KEYS = {"encoder", "noise", "latency", "saturate_torque", "drop_commands", "watchdog_ms"}
 
 
-def _devices(c: _Checker, key: str, data: dict[str, Any]) -> DeviceConfig:
+def _devices(c: _Checker, key: str, data: dict[str, Any]) -> HardwareModelConfig:
     """``devices: {encoder: {counts_per_rev, gear_ratio}, noise: {seed, q|gyro|accel|force: {std, bias}},
     latency: {sensor, command} (ticks), saturate_torque, drop_commands (probability), watchdog_ms}``."""
     c.unknown(key, data, DEVICE_KEYS)
-    d = DeviceConfig()
+    d = HardwareModelConfig()
     encoder = c.mapping(f"{key}.encoder", data.get("encoder"))
     c.unknown(f"{key}.encoder", encoder, {"counts_per_rev", "gear_ratio"})
     for name, attr in (("counts_per_rev", "encoder_counts"), ("gear_ratio", "encoder_gear_ratio")):

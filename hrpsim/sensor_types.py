@@ -3,7 +3,7 @@ reading holds, who measures it, the parameters it carries, what each model forma
 it reads at rest, and how a ROS 2 bag carries its readings.
 
 Whatever handles sensors by their type reads this table instead of naming types: the model readers
-(each format's names for a type, its parameters), the project file and the device models (noise
+(each format's names for a type, its parameters), the project file and the hardware models (noise
 for every type engines measure), the hardware stand-in (a reading at rest of the right size), the
 recording (the state schema's text, ``hrpsim plot``'s axes, the ROS 2 bag's messages) and the
 Gymnasium observation. Adding a type that engines measure is one :class:`SensorType` given to

@@ -31,7 +31,7 @@ from hrpsim.project import Project, load_project
 from hrpsim.simserver.bodies import load_bodies
 from hrpsim.simserver.hub import ControllerHub
 from hrpsim.simserver.loop import TickLoop
-from hrpsim.simserver.record import Observer
+from hrpsim.simserver.tick_record import Observer
 from hrpsim.simserver.world import Snapshot, World
 
 
@@ -115,7 +115,7 @@ class Simulation:
         return list(self.engine.robots)
 
     def state(self, robot: str) -> State:
-        """The robot's state now, as a controller receives it (through its device models, if any)."""
+        """The robot's state now, as a controller receives it (through its hardware models, if any)."""
         return self._state(self.world.state(robot), robot)
 
     def raw_state(self, robot: str) -> State:
@@ -135,7 +135,7 @@ class Simulation:
         modes: dict[str, str] | None = None,
     ) -> None:
         """Hold these commands (full-length arrays, controller order) and drive modes from now on, as a
-        controller's command: through the robot's held arrays and device models."""
+        controller's command: through the robot's held arrays and hardware models."""
         self.world.command(robot, torque=torque, q_ref=q_ref, dq_ref=dq_ref, modes=modes)
 
     def attach(
@@ -157,7 +157,7 @@ class Simulation:
 
     def snapshot(self) -> Snapshot:
         """The simulation now, to come back to with :meth:`restore`: the engine's state, the commands
-        held, the device models, the pushes, the controllers' statistics and the run
+        held, the hardware models, the pushes, the controllers' statistics and the run
         (docs/python-api.md). Picklable; it restores into this simulation or another of the same
         project. SimulationError for a world that has blown up."""
         return self.world.snapshot()

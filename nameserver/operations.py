@@ -1,4 +1,4 @@
-"""The nameserver's operations, each declared once (hrpsim/operations.py): what nameserver/service.py
+"""The nameserver's operations, each declared once (hrpsim/operations.py): what nameserver/name_service.py
 serves, what ``hrpsim ns`` offers and what docs/protocol.md tabulates."""
 
 from __future__ import annotations

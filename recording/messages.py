@@ -17,7 +17,7 @@ import orjson
 from hrpsim.recording import schemas
 
 if TYPE_CHECKING:
-    from hrpsim.simserver.record import AppliedCommand, ControllerEvent, TickRecord
+    from hrpsim.simserver.tick_record import AppliedCommand, ControllerEvent, TickRecord
 
 
 def to_json(value: Any) -> bytes:

@@ -38,7 +38,7 @@ from hrpsim.recording.sensor_messages import SensorMessages
 if TYPE_CHECKING:
     from hrpsim.engines.base import Engine
     from hrpsim.project import Project
-    from hrpsim.simserver.record import TickRecord
+    from hrpsim.simserver.tick_record import TickRecord
 
 __all__ = ["FLUSH_EVERY_S", "Recorder", "file_digest", "recorders", "ros2_bag_folder", "to_json"]
 

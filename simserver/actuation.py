@@ -1,6 +1,6 @@
 """Commands on their way to the engine: each merged into its robot's held arrays
-(simserver/held_commands.py), then through the robot's device models (latency, saturation, dropped
-commands, a watchdog: simserver/devices.py) before the engine applies them. The same device models
+(simserver/held_commands.py), then through the robot's hardware models (latency, saturation, dropped
+commands, a watchdog: simserver/hardware_models.py) before the engine applies them. The same hardware models
 decide what a controller sees of its robot's state."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ import copy
 import logging
 from typing import Any
 
-from hrpsim import tick as proto
+from hrpsim import tick_protocol as proto
 from hrpsim.engines.base import Engine, JointCommand, RobotState
 from hrpsim.errors import RequestError
 from hrpsim.project import Project
-from hrpsim.simserver.devices import RobotDevices, devices_of
+from hrpsim.simserver.hardware_models import RobotHardwareModels, hardware_models_of
 from hrpsim.simserver.held_commands import HeldCommands
-from hrpsim.simserver.record import ControllerEvent, TickRecord
+from hrpsim.simserver.tick_record import ControllerEvent, TickRecord
 
 log = logging.getLogger("hrpsim.simserver.hub")
 
@@ -24,7 +24,9 @@ class Actuation:
     def __init__(self, engine: Engine, project: Project) -> None:
         self.engine = engine
         self._held = HeldCommands(engine)
-        self.devices: dict[str, RobotDevices] = devices_of(project.models, engine.bodies, project.world.timestep)
+        self.devices: dict[str, RobotHardwareModels] = hardware_models_of(
+            project.models, engine.bodies, project.world.timestep
+        )
         self._joints: dict[str, tuple[list[str], dict[str, int]]] = {}
         self._sensed: tuple[int, dict[str, RobotState]] | None = None  # (tick, states) the devices gave
 
@@ -66,7 +68,7 @@ class Actuation:
     def hold(self, robot: str, command: JointCommand, tick: int) -> JointCommand:
         """A command from outside the tick protocol (the API's, the ``command`` operation's), checked as
         the engine checks one (RequestError naming the field and joint) and then taken as a
-        controller's answer to ``tick``: merged, and through the robot's device models."""
+        controller's answer to ``tick``: merged, and through the robot's hardware models."""
         self.engine.require_robot(robot)
         checked = self.engine.check_command(robot, command)
         every = proto.every_joint(len(self.joint_table(robot)[0]))
@@ -74,7 +76,7 @@ class Actuation:
         return self.command(robot, cmd, tick)
 
     def actuate(self, record: TickRecord) -> list[ControllerEvent]:
-        """Commands that have come through their robot's device models this tick reach the engine;
+        """Commands that have come through their robot's hardware models this tick reach the engine;
         returns the watchdog events."""
         events: list[ControllerEvent] = []
         if not self.devices:
@@ -94,7 +96,7 @@ class Actuation:
         return events
 
     def memory(self) -> dict[str, Any]:
-        """The held commands and the device models' state, for a snapshot."""
+        """The held commands and the hardware models' state, for a snapshot."""
         return {
             "held": self._held.memory(),
             "devices": {robot: devices.memory() for robot, devices in self.devices.items()},

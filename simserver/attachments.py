@@ -1,4 +1,4 @@
-"""The controllers attached to the hub: admitted by the rules of simserver/admission.py, known by
+"""The controllers attached to the hub: admitted by the rules of simserver/attached_controllers.py, known by
 name and (for connections) by identity, kept in name order (the order their commands apply in, so a
 lockstep run does not depend on which answer came first), and welcomed with what they need to know."""
 
@@ -8,11 +8,11 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from hrpsim import tick as proto
+from hrpsim import tick_protocol as proto
 from hrpsim.engines.base import Engine
 from hrpsim.placement import root_placement
 from hrpsim.project import Project
-from hrpsim.simserver.admission import AttachedController, admit
+from hrpsim.simserver.attached_controllers import AttachedController, admit
 from hrpsim.simserver.peers import Peer
 
 log = logging.getLogger("hrpsim.simserver.hub")

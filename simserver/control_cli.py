@@ -21,8 +21,8 @@ from hrpsim.client import Client
 from hrpsim.errors import HrpsimError
 from hrpsim.naming import NameClient
 from hrpsim.operations import Op, add_subcommands, request
-from hrpsim.runsummary import format_summary
 from hrpsim.simserver.operations import SIMULATOR
+from hrpsim.summary_report import format_summary
 
 CLIENT_OPTIONS = (
     Option(("--name",), "the simulator's registered name (default %(default)s)", "simserver"),

@@ -28,7 +28,7 @@ import numpy as np
 from hrpsim.engines.base import Engine
 from hrpsim.errors import NotFound, RequestError
 from hrpsim.project import MAX_PUSHES, Push, push_vector_problem
-from hrpsim.simserver.record import TickRecord
+from hrpsim.simserver.tick_record import TickRecord
 from hrpsim.transforms import quaternion_matrix
 
 Link = tuple[str, str]  # (robot, link)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hrpsim import tick as proto
+from hrpsim import tick_protocol as proto
 from hrpsim.engines.base import Engine, JointCommand
 
 

@@ -1,4 +1,4 @@
-"""The controller hub: the simulator's side of the tick protocol (hrpsim/tick.py).
+"""The controller hub: the simulator's side of the tick protocol (hrpsim/tick_protocol.py).
 
 The tick loop (simserver/loop.py) calls, per tick k::
 
@@ -7,13 +7,13 @@ The tick loop (simserver/loop.py) calls, per tick k::
 ``before_collide`` sends the state of tick k to every controller whose turn it is, so controllers
 compute while the engine detects collisions; ``after_collide`` takes their commands as the sync mode
 says (simserver/sync_modes.py), merges them into the robot's held arrays and applies them through the
-robot's device models (simserver/actuation.py), in controller-name order so that a lockstep run does
+robot's hardware models (simserver/actuation.py), in controller-name order so that a lockstep run does
 not depend on which answer came first. Each applied command and controller event goes into the tick
 record for the observers.
 
 The hub composes one piece per job: the wire (simserver/hub_wire.py: tcp, ipc and the Unix channel)
 and the peers on it or in this process (simserver/peers.py); who may attach (simserver/attachments.py
-and admission.py); the sync mode; actuation; policies and statistics (simserver/policies.py); the
+and attached_controllers.py); the sync mode; actuation; policies and statistics (simserver/policies.py); the
 range and vision readings (simserver/sensor_delivery.py), which the loop produces and the hub hands out.
 """
 
@@ -27,25 +27,25 @@ from typing import Any
 
 import zmq
 
-from hrpsim import tick as proto
+from hrpsim import tick_protocol as proto
 from hrpsim.controllers.base import Controller
 from hrpsim.controllers.state import JointIndex, LiveState, State
 from hrpsim.engines.base import Engine, RobotState
 from hrpsim.errors import RequestError
 from hrpsim.placement import root_placement
 from hrpsim.project import Project
-from hrpsim.service import DEFAULT_BIND
+from hrpsim.rpc import DEFAULT_BIND
 from hrpsim.simserver.actuation import Actuation
-from hrpsim.simserver.admission import AttachedController
+from hrpsim.simserver.attached_controllers import AttachedController
 from hrpsim.simserver.attachments import Attachments
 from hrpsim.simserver.hub_inbox import Inbox
 from hrpsim.simserver.hub_stages import HubStages
 from hrpsim.simserver.peers import InProcessPeer, WirePeer
 from hrpsim.simserver.policies import Policies
-from hrpsim.simserver.record import AppliedCommand, TickRecord
 from hrpsim.simserver.run_state import RunState
 from hrpsim.simserver.sensor_delivery import WorldSensors, with_readings
 from hrpsim.simserver.sync_modes import sync_mode
+from hrpsim.simserver.tick_record import AppliedCommand, TickRecord
 
 __all__ = ["ControllerHub", "attach_in_process"]
 

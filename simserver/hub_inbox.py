@@ -9,11 +9,11 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from hrpsim import tick as proto
+from hrpsim import tick_protocol as proto
 from hrpsim.errors import ProtocolError, RequestError
 from hrpsim.security import admit_controller
 from hrpsim.shared_state import layout_for
-from hrpsim.simserver.admission import AttachedController
+from hrpsim.simserver.attached_controllers import AttachedController
 from hrpsim.simserver.attachments import welcome
 from hrpsim.simserver.peers import Peer, WirePeer
 

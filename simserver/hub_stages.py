@@ -18,9 +18,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hrpsim.simserver.admission import AttachedController
+    from hrpsim.simserver.attached_controllers import AttachedController
     from hrpsim.simserver.hub import ControllerHub
-    from hrpsim.simserver.record import TickRecord
+    from hrpsim.simserver.tick_record import TickRecord
 
 Stage = Callable[["TickRecord"], None]
 

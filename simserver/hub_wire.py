@@ -19,8 +19,8 @@ from typing import Any
 import zmq
 
 from hrpsim import shared_state, unix_channel
+from hrpsim.rpc import bind_router
 from hrpsim.security import identity as host_key
-from hrpsim.service import bind_router
 from hrpsim.simserver.shm_peers import CommandHandler, SharedMemoryPeer, SharedMemoryPeers
 from hrpsim.simserver.unix_peers import UNIX_PREFIX, UnixPeers
 from hrpsim.sockets import monitor_event, readable

@@ -34,8 +34,8 @@ from hrpsim.simserver.controller_stats import LatencyHistogram
 from hrpsim.simserver.disturbances import Disturbances
 from hrpsim.simserver.guard import StateGuard
 from hrpsim.simserver.hub import ControllerHub
-from hrpsim.simserver.record import Observer, TickRecord
 from hrpsim.simserver.run_state import RunState, tick_of
+from hrpsim.simserver.tick_record import Observer, TickRecord
 
 log = logging.getLogger("hrpsim.simserver")
 

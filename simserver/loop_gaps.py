@@ -9,7 +9,7 @@ from typing import Any
 
 from hrpsim.engines.base import Engine
 from hrpsim.loop_gaps import LoopWatch, Pose
-from hrpsim.simserver.record import TickRecord
+from hrpsim.simserver.tick_record import TickRecord
 from hrpsim.transforms import quaternion_matrix
 
 

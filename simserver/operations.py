@@ -1,4 +1,4 @@
-"""The simulator's operations, each declared once (hrpsim/operations.py): what simserver/service.py
+"""The simulator's operations, each declared once (hrpsim/operations.py): what simserver/sim_service.py
 serves, what ``hrpsim sim`` offers and what docs/protocol.md tabulates. Each names the method that
 serves it: the World's (``world.NAME``), or the server's own where the wire wants a translation
 (``op_NAME``: a state as the message's fields, a snapshot by name, a step answered between batches).
@@ -138,7 +138,7 @@ SIMULATOR: tuple[Op, ...] = (
     ),
     Op(
         "state",
-        "the robot's state as its controllers receive it: through its device models (encoder, noise, latency)",
+        "the robot's state as its controllers receive it: through its hardware models (encoder, noise, latency)",
         args=(_ROBOT,),
         result="the `state` message's fields",
         role="observer",
@@ -221,7 +221,7 @@ SIMULATOR: tuple[Op, ...] = (
     Op(
         "command",
         "hold these commands from now on, as a controller's for this tick: merged into the robot's held "
-        "arrays and through its device models",
+        "arrays and through its hardware models",
         args=(
             _ROBOT,
             Arg("torque", "full length, controller order", default=None),

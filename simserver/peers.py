@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from hrpsim import tick as proto
+from hrpsim import tick_protocol as proto
 from hrpsim.controllers.base import Controller
 from hrpsim.controllers.command import answer_fields
 from hrpsim.controllers.state import State

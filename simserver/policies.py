@@ -14,9 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from hrpsim.project import Project
-from hrpsim.simserver.admission import AttachedController
+from hrpsim.simserver.attached_controllers import AttachedController
 from hrpsim.simserver.controller_stats import ControllerStats
-from hrpsim.simserver.record import ControllerEvent
+from hrpsim.simserver.tick_record import ControllerEvent
 
 log = logging.getLogger("hrpsim.simserver.hub")
 

@@ -17,7 +17,7 @@ from hrpsim.engines.base import Engine
 from hrpsim.errors import HrpsimError
 from hrpsim.naming import advertised
 from hrpsim.security import connect_securely, serve_securely
-from hrpsim.simserver.record import TickRecord
+from hrpsim.simserver.tick_record import TickRecord
 
 TOPIC = b"world"
 SEND_HWM = 4

@@ -56,7 +56,7 @@ class SharedMemoryPeer:
 
     def take_command(self) -> dict[str, Any] | None:
         """The command the controller wrote since the last one taken (its tick and full-length
-        arrays: hrpsim.tick.parse_full_command reads it), or None (a ring already served)."""
+        arrays: hrpsim.tick_protocol.parse_full_command reads it), or None (a ring already served)."""
         self.from_controller.clear()
         written = int(self.segment.header[shared_state.COMMAND_SEQ])
         if written == self._commands_read:

@@ -7,7 +7,7 @@ dm_control's ``Physics.set_state``). A snapshot holds:
 
 - the engine's state (``Engine.get_state``): bodies, drive modes and held commands, what sensors
   keep between steps, external forces;
-- the controller hub's: each robot's held command arrays, its device models (their noise generator,
+- the controller hub's: each robot's held command arrays, its hardware models (their noise generator,
   the readings and commands they delay, the watchdog), the answers waiting to act at the next tick
   and every controller's statistics;
 - the pushes scheduled and held (simserver/disturbances.py);
@@ -50,7 +50,7 @@ class Snapshot:
 
 
 def hub_memory(hub: ControllerHub) -> dict[str, Any]:
-    """What the hub carries to the next tick: each robot's held commands and device models, the
+    """What the hub carries to the next tick: each robot's held commands and hardware models, the
     controllers' statistics, and the answers waiting to act (a pipelined run's answers to the last
     tick, collected first as the next tick would)."""
     collect_owed(hub)

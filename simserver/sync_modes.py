@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from hrpsim import tick as proto
+from hrpsim import tick_protocol as proto
 from hrpsim.project import WorldConfig
 
 if TYPE_CHECKING:

@@ -4,10 +4,10 @@ A :class:`World` owns the engine, the controller hub, the tick loop, the observe
 summary's root tracker, the project's ``record:`` recorder, and whatever the front end adds), the
 run summary, the run's one state (simserver/run_state.py: paused, waiting, running or ended, and
 why; one end time) and every operation: run control (start, advance, step, pause, reset, load),
-commands through the same actuation as controllers' (held arrays, device models), the state as a
+commands through the same actuation as controllers' (held arrays, hardware models), the state as a
 controller receives it and the raw one, pushes, a robot put into a configuration, external forces,
 the models' data, and snapshots to go back to (simserver/snapshot.py). The simulator process
-(simserver/service.py, ``SimServer``) is its RPC front end and the Python API
+(simserver/sim_service.py, ``SimServer``) is its RPC front end and the Python API
 (hrpsim/simulation.py, ``Simulation``) its in-process one; both translate and hold nothing of their
 own, so a project runs, resets, records and sums up the same way through each. ``hrpsim replay``
 drives one with recorded commands.
@@ -33,17 +33,17 @@ from hrpsim.bodyinfo import Body
 from hrpsim.engines.base import Engine, JointCommand, RobotState, make_engine
 from hrpsim.errors import RequestError, SimulationError
 from hrpsim.project import Project
-from hrpsim.runsummary import empty_summary
 from hrpsim.simserver import world_data
 from hrpsim.simserver.bodies import STARTUP_PATIENCE_S, load_bodies
 from hrpsim.simserver.disturbances import check_external_force
 from hrpsim.simserver.hub import ControllerHub, attach_in_process
 from hrpsim.simserver.loop import TickAction, TickLoop
 from hrpsim.simserver.loop_gaps import LoopGapTracker
-from hrpsim.simserver.record import Observer, TickRecord
 from hrpsim.simserver.run_state import ENDED, PAUSED, RUNNING, WAITING, RunState, tick_of
-from hrpsim.simserver.run_summary import RootTracker
 from hrpsim.simserver.snapshot import Snapshot, hub_memory, rewind_hub
+from hrpsim.simserver.summary_observer import RootTracker
+from hrpsim.simserver.tick_record import Observer, TickRecord
+from hrpsim.summary_report import empty_summary
 
 if TYPE_CHECKING:
     from hrpsim.controllers.base import Controller
@@ -357,7 +357,7 @@ class World:
     ) -> None:
         """Hold these commands (full-length arrays, controller order) and drive modes from now on, as a
         controller's answer to this tick would be: merged into the robot's held arrays and through its
-        device models (a command latency delays it as it delays a controller's)."""
+        hardware models (a command latency delays it as it delays a controller's)."""
         self.hub.actuation.hold(robot, JointCommand(torque, q_ref, dq_ref, modes), self.engine.tick)
 
     def set_drive_modes(self, robot: str, modes: dict[str, str]) -> list[str]:
@@ -366,7 +366,7 @@ class World:
         return self.engine.drive_modes(robot)
 
     def state(self, robot: str) -> RobotState:
-        """The robot's state now as its controllers receive it: through its device models (encoder,
+        """The robot's state now as its controllers receive it: through its hardware models (encoder,
         noise, latency), the true state for a robot without them."""
         self.engine.require_robot(robot)
         record = TickRecord(tick=self.engine.tick, time=self.engine.time, engine=self.engine)
@@ -408,7 +408,7 @@ class World:
 
     def snapshot(self) -> Snapshot:
         """The world now (between ticks), to go back to with :meth:`restore`: the engine's state, the
-        commands held and waiting, the device models, the pushes, the controllers' statistics and
+        commands held and waiting, the hardware models, the pushes, the controllers' statistics and
         the run (simserver/snapshot.py). SimulationError for a world that has failed."""
         self._require_paused("snapshot")
         engine = self.engine.get_state()

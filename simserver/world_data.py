@@ -10,7 +10,7 @@ import numpy as np
 from hrpsim.engines.base import Engine
 from hrpsim.errors import NotFound
 from hrpsim.simserver.publisher import world_frame
-from hrpsim.simserver.record import TickRecord
+from hrpsim.simserver.tick_record import TickRecord
 from hrpsim.transforms import quaternion_matrix
 
 

@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from hrpsim.runsummary import fallen
+from hrpsim.summary_report import fallen
 
 FIXED = ["run", "seed", "status", "error", "mode", "wall_s", "sim_time"]
 TIMING = {"wall_s"}  # the only column that differs between two runs of the same sweep

@@ -12,13 +12,13 @@ import numpy as np
 import zmq
 from process_helpers import MODELS, REPO, ManagedProcess, spawn, wait_registered
 
-from hrpsim import tick as proto
+from hrpsim import tick_protocol as proto
 from hrpsim.bodyinfo import Body
 from hrpsim.engines.kinematic.engine import KinematicEngine
 from hrpsim.naming import Registration, host_identity
 from hrpsim.project import Project, parse_project
-from hrpsim.service import DEFAULT_BIND
-from hrpsim.simserver.record import TickRecord
+from hrpsim.rpc import DEFAULT_BIND
+from hrpsim.simserver.tick_record import TickRecord
 from hrpsim.simserver.world import World
 
 SR1_URDF = MODELS / "choreonoid" / "model" / "SR1" / "SR1.urdf"

@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 
 from hrpsim.bodyinfo import Body
-from hrpsim.controllers.motion_data import Motion
 from hrpsim.engines.base import Engine, LinkStates, RobotState
 from hrpsim.errors import ConfigError, RequestError
 from hrpsim.kinematics import follow_mimics, forward_kinematics, link_values, starting_joints
+from hrpsim.motion_data import Motion
 from hrpsim.placement import root_placement
 from hrpsim.project import ModelConfig, Project
 from hrpsim.sensor_types import SENSOR_TYPES, engine_sensor_types

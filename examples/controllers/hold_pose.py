@@ -2,7 +2,7 @@
 
 Without ``p_gain``/``d_gain`` each joint's gains come from the robot's model: critically damped on
 the joint's inertia (mass matrix and rotor inertia), stable at the controller's period
-(hrpsim.controllers.gains, docs/physics.md "Stable PD gains"). Given, they apply to every joint.
+(hrpsim.toolkit.gains, docs/physics.md "Stable PD gains"). Given, they apply to every joint.
 
 hrpsim controller examples/controllers/hold_pose.py --robot robot -o p_gain=400 -o d_gain=20
 """
@@ -10,7 +10,7 @@ hrpsim controller examples/controllers/hold_pose.py --robot robot -o p_gain=400 
 import sys
 
 from hrpsim.controllers import Controller, run_main
-from hrpsim.controllers.gains import hold_gains
+from hrpsim.toolkit.gains import hold_gains
 
 
 class HoldPose(Controller):

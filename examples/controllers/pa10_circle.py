@@ -19,7 +19,7 @@ import sys
 import numpy as np
 
 from hrpsim.controllers import Controller, run_main
-from hrpsim.controllers.ik import IKOptions, Target
+from hrpsim.toolkit.ik import IKOptions, Target
 
 HAND = "J7"
 IK_OPTIONS = IKOptions(max_iterations=20, tolerance=1e-10, rotation_tolerance=1e-10)

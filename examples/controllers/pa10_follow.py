@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from hrpsim.controllers import Controller, run_main
-from hrpsim.controllers.motion_data import read_gains, read_motion
+from hrpsim.motion_data import read_gains, read_motion
 
 DATA = Path(__file__).resolve().parents[2] / "models" / "openhrp3" / "controller" / "PA10Controller" / "etc"
 

@@ -42,9 +42,9 @@ import numpy as np
 from hrpsim.bodyinfo import Body
 from hrpsim.controllers import Controller, run_main
 from hrpsim.controllers.command import Command
-from hrpsim.controllers.ik import IKOptions, Target
-from hrpsim.controllers.model import RobotModel
 from hrpsim.controllers.state import State
+from hrpsim.toolkit.ik import IKOptions, Target
+from hrpsim.toolkit.model import RobotModel
 from hrpsim.transforms import axis_angle_matrix
 
 FEET = ("RLEG_ANKLE_R", "LLEG_ANKLE_R")

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from hrpsim.controllers import Controller, run_main
-from hrpsim.controllers.motion_data import read_gains, read_motion
+from hrpsim.motion_data import read_gains, read_motion
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 DATA = MODELS / "openhrp3" / "controller" / "SampleController" / "etc"

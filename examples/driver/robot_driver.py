@@ -24,13 +24,13 @@ from pathlib import Path
 import numpy as np
 import zmq
 
-from hrpsim import tick as proto
+from hrpsim import tick_protocol as proto
 from hrpsim.bodyinfo import Body
 from hrpsim.cli_options import NAMESERVER
 from hrpsim.errors import HrpsimError, ProtocolError, RequestError
 from hrpsim.modelloader import load_body
 from hrpsim.naming import Registration
-from hrpsim.service import bind_router
+from hrpsim.rpc import bind_router
 
 log = logging.getLogger("robot_driver")
 

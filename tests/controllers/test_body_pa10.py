@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from controller_helpers import EXAMPLES, MODELS, Stack
 
-from hrpsim.controllers.motion_data import read_motion
+from hrpsim.motion_data import read_motion
 
 ANGLES = MODELS / "openhrp3" / "controller" / "PA10Controller" / "etc" / "angle.dat"
 RMS_LIMIT = 0.01  # rad

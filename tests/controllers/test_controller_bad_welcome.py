@@ -14,7 +14,7 @@ import zmq
 from process_helpers import spawn, start_nameserver
 from sim_helpers import pendulum_body
 
-from hrpsim import tick as proto
+from hrpsim import tick_protocol as proto
 from hrpsim.naming import Registration
 
 IDLE_CONTROLLER = """

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from controller_helpers import MODELS
 
-from hrpsim.controllers.motion_data import read_gains, read_motion
 from hrpsim.errors import ConfigError
+from hrpsim.motion_data import read_gains, read_motion
 
 SAMPLE = MODELS / "openhrp3" / "controller" / "SampleController" / "etc"
 PA10 = MODELS / "openhrp3" / "controller" / "PA10Controller" / "etc"

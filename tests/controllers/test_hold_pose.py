@@ -14,14 +14,14 @@ import numpy as np
 import pytest
 from process_helpers import MODELS
 
-from hrpsim.controllers.gains import hold_gains, joint_inertias
-from hrpsim.controllers.model import RobotModel
 from hrpsim.engines.stability import joint_inertia
 from hrpsim.errors import SimulationError
 from hrpsim.modelloader import load_body
 from hrpsim.pd_stability import is_stable, max_damping, max_stiffness
 from hrpsim.project import load_project
 from hrpsim.simulation import Simulation
+from hrpsim.toolkit.gains import hold_gains, joint_inertias
+from hrpsim.toolkit.model import RobotModel
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "examples" / "controllers"))

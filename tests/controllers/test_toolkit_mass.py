@@ -9,10 +9,10 @@ import pytest
 from process_helpers import MODELS
 
 from hrpsim.bodyinfo import Link
-from hrpsim.controllers.model_build import link_inertia
 from hrpsim.conventions import simulated_mass
 from hrpsim.errors import ConfigError
 from hrpsim.modelloader import load_body
+from hrpsim.toolkit.model_build import link_inertia
 
 # models whose links have full inertia tensors and massless links
 MODELS_WITH_TENSORS = [

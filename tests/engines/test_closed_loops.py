@@ -18,7 +18,7 @@ from hrpsim.engines.base import JointCommand, make_engine
 from hrpsim.loop_gaps import LoopWatch
 from hrpsim.modelloader import load_body
 from hrpsim.project import CollisionPair, ExtraJointConfig, load_project
-from hrpsim.runsummary import format_summary
+from hrpsim.summary_report import format_summary
 
 FOUR_BAR = REPO / "examples" / "models" / "four_bar.body"
 LOOP_CAR = REPO / "examples" / "models" / "loop_car.body"

@@ -15,7 +15,7 @@ pytest.importorskip("mujoco")
 
 from hrpsim.errors import ConfigError, SimulationError
 from hrpsim.gym import ProjectEnv, Standing
-from hrpsim.project import DeviceConfig, NoiseConfig, load_project
+from hrpsim.project import HardwareModelConfig, NoiseConfig, load_project
 
 EXAMPLES = REPO / "examples"
 QUADRUPED = EXAMPLES / "gym" / "quadruped.yaml"
@@ -215,7 +215,7 @@ def test_an_episode_can_begin_from_a_snapshot_of_the_env() -> None:
 
 def noisy_quadruped():
     project = load_project(QUADRUPED)
-    project.model("robot").devices = DeviceConfig(noise={"q": NoiseConfig(std=0.01)})
+    project.model("robot").devices = HardwareModelConfig(noise={"q": NoiseConfig(std=0.01)})
     return project
 
 

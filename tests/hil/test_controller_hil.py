@@ -78,7 +78,7 @@ def test_replayed_angles_reach_the_controller(nameserver, tmp_path):
         f"""
         import numpy as np
         from hrpsim.controllers import Controller
-        from hrpsim.controllers.motion_data import read_motion
+        from hrpsim.motion_data import read_motion
 
         class Recorder(Controller):
             def start(self, body):

@@ -19,6 +19,7 @@ PACKAGES = [
     "simserver",
     "collision",
     "controllers",
+    "toolkit",
     "engines",
     "hil",
     "recording",
@@ -47,7 +48,7 @@ def _imports(tree: ast.AST) -> set[str]:
 
 def _runtime_imports(tree: ast.AST) -> set[str]:
     """Modules imported when the code runs (``if TYPE_CHECKING:`` blocks left out: a type named in
-    an annotation loads nothing); ``from hrpsim import tick`` counts as ``hrpsim.tick``."""
+    an annotation loads nothing); ``from hrpsim import tick_protocol`` counts as ``hrpsim.tick_protocol``."""
     names: set[str] = set()
     skipped = {
         id(inner)

@@ -18,13 +18,13 @@ from process_helpers import REPO
 
 from hrpsim.client import Client
 from hrpsim.errors import RequestError
+from hrpsim.nameserver.name_service import NameServer
 from hrpsim.nameserver.operations import NAMESERVER
-from hrpsim.nameserver.service import NameServer
 from hrpsim.operations import REQUIRED, Op, replace_table, request, table
 from hrpsim.project import parse_project
 from hrpsim.simserver import control_cli
 from hrpsim.simserver.operations import SIMULATOR
-from hrpsim.simserver.service import SimServer
+from hrpsim.simserver.sim_service import SimServer
 
 PROTOCOL = REPO / "docs" / "protocol.md"
 TABLES = {"nameserver": table(NAMESERVER), "simserver": table(SIMULATOR, within_tick=True)}

@@ -219,7 +219,7 @@ def test_a_garbage_reply_is_a_protocol_error_naming_the_peer(tmp_path: Path) -> 
 def test_a_service_bound_to_every_interface_registers_a_reachable_endpoint(
     nameserver: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hrpsim.service import Service
+    from hrpsim.rpc import Service
 
     monkeypatch.setenv("HRPSIM_ADVERTISE_HOST", "127.0.0.1")
     monkeypatch.setenv("HRPSIM_INSECURE", "1")  # the refusal without keys has its own test

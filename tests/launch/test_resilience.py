@@ -17,8 +17,8 @@ from process_helpers import ManagedProcess, spawn, wait_registered
 
 from hrpsim.client import Client
 from hrpsim.errors import HrpsimError, ModelError, PeerGone, RequestError
-from hrpsim.runsummary import format_summary
 from hrpsim.simserver.controller_stats import ControllerStats
+from hrpsim.summary_report import format_summary
 
 SAMPLE_STAND = """
 world: {{timestep: 0.002, end_time: {end_time}, sync: lockstep}}

@@ -11,7 +11,7 @@ import zmq
 from controller_helpers import EXAMPLES, HubUnderTest, kinematic_project, sr1_body
 from process_helpers import HRPSIM, REPO, spawn, wait_registered
 
-from hrpsim import tick as proto
+from hrpsim import tick_protocol as proto
 from hrpsim.client import Client
 
 

@@ -1,4 +1,4 @@
-"""Device models (simserver/devices.py), applied by the controller hub for the simulator and the stand-in
+"""Hardware models (simserver/hardware_models.py), applied by the controller hub for the simulator and the stand-in
 alike: each one's effect on what a controller sees or on what reaches the engine."""
 
 from __future__ import annotations

@@ -1,16 +1,16 @@
 """Actuation (simserver/actuation.py): partial commands merge into the robot's held arrays, and reach
-the engine through the robot's device models."""
+the engine through the robot's hardware models."""
 
 from __future__ import annotations
 
 import numpy as np
 from controller_helpers import SR1_URDF, kinematic_project, sr1_body
 
-from hrpsim import tick as proto
+from hrpsim import tick_protocol as proto
 from hrpsim.engines.kinematic.engine import KinematicEngine
 from hrpsim.project import parse_project
 from hrpsim.simserver.actuation import Actuation
-from hrpsim.simserver.record import TickRecord
+from hrpsim.simserver.tick_record import TickRecord
 
 
 def test_two_partial_commands_merge_into_one_full_command(tmp_path):

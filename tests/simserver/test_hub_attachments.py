@@ -6,7 +6,7 @@ from __future__ import annotations
 import msgpack
 from controller_helpers import kinematic_project, sr1_body
 
-from hrpsim import tick as proto
+from hrpsim import tick_protocol as proto
 from hrpsim.engines.kinematic.engine import KinematicEngine
 from hrpsim.simserver.attachments import Attachments, welcome
 from hrpsim.simserver.hub_wire import NoWire

@@ -12,7 +12,7 @@ HUB_MODULES = [
     "hub_inbox",
     "peers",
     "attachments",
-    "admission",
+    "attached_controllers",
     "sync_modes",
     "policies",
     "actuation",

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from controller_helpers import kinematic_project, sr1_body
 
-from hrpsim import tick as proto
+from hrpsim import tick_protocol as proto
 from hrpsim.controllers import Controller
 from hrpsim.controllers.command import Command, answer_fields
 from hrpsim.controllers.state import JointIndex

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from controller_helpers import kinematic_project
 
-from hrpsim.simserver.admission import AttachedController
+from hrpsim.simserver.attached_controllers import AttachedController
 from hrpsim.simserver.policies import Policies
 
 

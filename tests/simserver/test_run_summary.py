@@ -17,8 +17,8 @@ from mjcf_helpers import suite_folder
 from process_helpers import HRPSIM, REPO, launch_summary
 from sim_helpers import start_simserver, wait_finished
 
-from hrpsim.runsummary import FIXED_ROOT, FREE_BODY, STANDING, fallen, format_summary, model_kind, upright
 from hrpsim.simulation import Simulation
+from hrpsim.summary_report import FIXED_ROOT, FREE_BODY, STANDING, fallen, format_summary, model_kind, upright
 
 
 def rotation_about_x(angle: float) -> np.ndarray:

@@ -15,7 +15,7 @@ from sim_helpers import start_simserver, write_box_drop_project
 
 from hrpsim.client import Client
 from hrpsim.errors import RequestError
-from hrpsim.simserver.service import MAX_STEP_TICKS
+from hrpsim.simserver.sim_service import MAX_STEP_TICKS
 
 DEADLINE_S = 60.0
 

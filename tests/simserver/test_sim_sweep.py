@@ -10,7 +10,7 @@ from controller_helpers import HubUnderTest, kinematic_project, sr1_body, write_
 from process_helpers import spawn, wait_registered
 from sim_helpers import BOX_URDF, FLOOR_URDF
 
-from hrpsim import tick as proto
+from hrpsim import tick_protocol as proto
 from hrpsim.client import Client
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from hrpsim import tick as proto
+from hrpsim import tick_protocol as proto
 from hrpsim.project import parse_project
 from hrpsim.simserver.sync_modes import Lockstep, Pipelined, Realtime, sync_mode
 

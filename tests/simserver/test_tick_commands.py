@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from controller_helpers import HubUnderTest, attach_by_hand, hub_dealer, kinematic_project, sr1_body
 
-from hrpsim import tick as proto
+from hrpsim import tick_protocol as proto
 from hrpsim.codec import CODEC
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import zmq
 from controller_helpers import HubUnderTest, attach_by_hand, kinematic_project, sr1_body
 
-from hrpsim import tick as proto
+from hrpsim import tick_protocol as proto
 
 
 def test_a_late_answer_is_counted_and_applied_at_the_next_tick(shared_nameserver, tmp_path):

@@ -1,5 +1,5 @@
 """What an in-process controller is handed depends on what stands between it and the engine: on
-MuJoCo with nothing between, the engine's own arrays (LiveState); with device models between, the
+MuJoCo with nothing between, the engine's own arrays (LiveState); with hardware models between, the
 state as the devices let it see it."""
 
 from __future__ import annotations

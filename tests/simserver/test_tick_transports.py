@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from controller_helpers import HubUnderTest, attach, kinematic_project, sr1_body, start_controller, write_controller
 
-from hrpsim import tick as proto
+from hrpsim import tick_protocol as proto
 from hrpsim import unix_channel
 
 TRANSPORTS = ["tcp", "ipc", "unix", "shm"]

@@ -20,7 +20,7 @@ import hrpsim
 from hrpsim.errors import SimulationError
 from hrpsim.project import load_project
 from hrpsim.recording.reader import open_recording
-from hrpsim.simserver.record import TickRecord
+from hrpsim.simserver.tick_record import TickRecord
 from hrpsim.simserver.world import World
 from hrpsim.simulation import ExternalControllers
 

@@ -1,5 +1,5 @@
 """The World owns every operation and the run's one state: a command from the Python API takes a
-controller's way (held arrays, device models), the state a controller receives is told apart from the
+controller's way (held arrays, hardware models), the state a controller receives is told apart from the
 raw one, and every way of advancing stops at the one end time."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def _first_tick_at_target(sim: hrpsim.Simulation) -> int:
 @pytest.mark.parametrize("latency", [0, 3])
 def test_a_command_from_the_python_api_is_delayed_as_a_controllers_is(tmp_path, latency):
     """The same command, once from a controller answering tick 10 and once from sim.command at tick 10:
-    it acts from the same tick, the device model's command latency later."""
+    it acts from the same tick, the hardware model's command latency later."""
     devices = {"latency": {"command": latency}} if latency else None
     with hrpsim.Simulation(_kinematic(tmp_path, devices), record=False) as sim:
         sim.attach(_CommandsAt(10), robot="robot", name="once")

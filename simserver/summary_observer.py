@@ -1,5 +1,5 @@
 """The run summary's robot figures as an observer: what each model is (standing, fixed root, free body:
-hrpsim.runsummary), where its root started and ended and how low and high it went, tick by tick;
+hrpsim.summary_report), where its root started and ended and how low and high it went, tick by tick;
 where a fixed-root model's links went; and the verdict a standing robot gets. Every front end's
 summary (``hrpsim launch --summary``, ``hrpsim sim summary``, ``Simulation.summary()``) is this one."""
 
@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from hrpsim.engines.base import Engine
-from hrpsim.runsummary import FIXED_ROOT, MOVED_M, model_kind, upright, verdict
-from hrpsim.simserver.record import TickRecord
+from hrpsim.simserver.tick_record import TickRecord
+from hrpsim.summary_report import FIXED_ROOT, MOVED_M, model_kind, upright, verdict
 
 
 class RootTracker:

@@ -43,7 +43,7 @@ from hrpsim.modelloader.load_workers import (
     LoadWorkers,
     reply_error,
 )
-from hrpsim.service import Operation, Pending, Service
+from hrpsim.rpc import Operation, Pending, Service
 
 log = logging.getLogger("hrpsim.modelloader")
 

@@ -15,9 +15,9 @@ import pytest
 from process_helpers import MODELS
 
 from hrpsim.bodyinfo import Body
-from hrpsim.controllers.model import LOCAL, RobotModel
 from hrpsim.modelloader import load_body
 from hrpsim.project import ModelConfig, Project, WorldConfig
+from hrpsim.toolkit.model import LOCAL, RobotModel
 
 mujoco = pytest.importorskip("mujoco")
 from hrpsim.engines.mujoco.build import build_spec  # noqa: E402

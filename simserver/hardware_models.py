@@ -1,6 +1,6 @@
-"""Device models: what a robot's hardware does to its signals, between the controller and the engine.
+"""Hardware models: what a robot's hardware does to its signals, between the controller and the engine.
 
-Configured per robot in the project (``models[i].devices``, hrpsim/project.py DeviceConfig) and
+Configured per robot in the project (``models[i].devices``, hrpsim/project.py HardwareModelConfig) and
 applied by the controller hub, so the simulator and the hardware stand-in behave alike:
 
 - sensor path (the state a controller receives): joint angles quantised to the encoder's resolution
@@ -26,13 +26,13 @@ import numpy as np
 
 from hrpsim.bodyinfo import Body
 from hrpsim.engines.base import JointCommand, RobotState
-from hrpsim.project import DeviceConfig
+from hrpsim.project import HardwareModelConfig
 
 
-class RobotDevices:
-    """The device models of one robot."""
+class RobotHardwareModels:
+    """The hardware models of one robot."""
 
-    def __init__(self, body: Body, config: DeviceConfig, timestep: float) -> None:
+    def __init__(self, body: Body, config: HardwareModelConfig, timestep: float) -> None:
         self.config = config
         self.timestep = timestep
         self._rng = np.random.default_rng(config.noise_seed)
@@ -125,7 +125,7 @@ class RobotDevices:
         return time - self._last_command_time >= limit - 1e-12
 
 
-def _encoder_resolution(body: Body, config: DeviceConfig) -> np.ndarray | None:
+def _encoder_resolution(body: Body, config: HardwareModelConfig) -> np.ndarray | None:
     if config.encoder_counts is None:
         return None
     gear = np.array([config.encoder_gear_ratio or lk.gear_ratio or 1.0 for lk in body.joints])
@@ -135,10 +135,12 @@ def _encoder_resolution(body: Body, config: DeviceConfig) -> np.ndarray | None:
     return np.where(rotary, resolution, 0.0) if rotary.any() else None
 
 
-def devices_of(project_models: list, bodies: dict[str, Body], timestep: float) -> dict[str, RobotDevices]:
-    """The device models of every robot the project gives ``devices`` to."""
+def hardware_models_of(
+    project_models: list, bodies: dict[str, Body], timestep: float
+) -> dict[str, RobotHardwareModels]:
+    """The hardware models of every robot the project gives ``devices`` to."""
     return {
-        m.name: RobotDevices(bodies[m.name], m.devices, timestep)
+        m.name: RobotHardwareModels(bodies[m.name], m.devices, timestep)
         for m in project_models
         if m.devices is not None and m.name in bodies
     }

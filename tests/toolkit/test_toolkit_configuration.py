@@ -11,11 +11,11 @@ import pytest
 from process_helpers import MODELS, launch_summary
 
 import hrpsim
-from hrpsim.controllers.model import RobotModel
 from hrpsim.controllers.state import JointIndex, State
 from hrpsim.errors import RequestError
 from hrpsim.modelloader import load_body
 from hrpsim.project import load_project
+from hrpsim.toolkit.model import RobotModel
 from hrpsim.transforms import axis_angle_matrix
 
 SAMPLE1 = MODELS / "openhrp3/model/sample1.wrl"

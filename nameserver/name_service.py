@@ -14,7 +14,7 @@ from hrpsim.logs import setup_logging
 from hrpsim.nameserver.operations import NAMESERVER
 from hrpsim.nameserver.registry import Registry
 from hrpsim.naming import nameserver_address
-from hrpsim.service import Service
+from hrpsim.rpc import Service
 
 
 class NameServer(Service):

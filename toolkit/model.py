@@ -30,10 +30,10 @@ import numpy as np
 import pinocchio as pin
 
 from hrpsim.bodyinfo import Body
-from hrpsim.controllers.ik import IKOptions, IKResult, Target, solve_ik
-from hrpsim.controllers.model_build import build_model, place_root
-from hrpsim.controllers.zmp import model_zmp, sensor_zmp
 from hrpsim.errors import NotFound, RequestError
+from hrpsim.toolkit.ik import IKOptions, IKResult, Target, solve_ik
+from hrpsim.toolkit.model_build import build_model, place_root
+from hrpsim.toolkit.zmp import model_zmp, sensor_zmp
 
 WORLD = "world"  # axes of the world, at the frame's origin (Pinocchio's LOCAL_WORLD_ALIGNED)
 LOCAL = "local"  # axes of the frame itself, at its origin

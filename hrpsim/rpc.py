@@ -49,7 +49,7 @@ RECEIVE_QUEUE = 32
 HANDSHAKE_MS = 5000
 HEARTBEAT_MS = 2000
 
-log = logging.getLogger("hrpsim.service")
+log = logging.getLogger("hrpsim.rpc")
 
 Operation = Callable[..., Any]
 

@@ -20,7 +20,7 @@ import pinocchio as pin
 from hrpsim.errors import RequestError
 
 if TYPE_CHECKING:
-    from hrpsim.controllers.model import RobotModel
+    from hrpsim.toolkit.model import RobotModel
 
 
 @dataclass

@@ -35,14 +35,14 @@ from hrpsim.files import ReadPolicy, add_root_option, model_roots, reading_under
 from hrpsim.logs import setup_logging
 from hrpsim.naming import host_identity, sibling_bind
 from hrpsim.project import RECORD_PROFILES, Project, apply_record_profile, load_project, record_profiles_help
-from hrpsim.service import DEFAULT_BIND, Service
+from hrpsim.rpc import DEFAULT_BIND, Service
 from hrpsim.simserver.bodies import load_bodies
 from hrpsim.simserver.hub import ControllerHub
 from hrpsim.simserver.loop import TickLoop
 from hrpsim.simserver.operations import CONTROLLER_WAIT_S, MAX_STEP_TICKS, SIMULATOR
 from hrpsim.simserver.publisher import StatePublisher
-from hrpsim.simserver.record import Observer
 from hrpsim.simserver.run_state import RUNNING
+from hrpsim.simserver.tick_record import Observer
 from hrpsim.simserver.world import Snapshot, World
 
 log = logging.getLogger("hrpsim.simserver")

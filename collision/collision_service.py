@@ -20,7 +20,7 @@ from hrpsim.collision.scene import LinkPair, Scene
 from hrpsim.errors import HrpsimError, RequestError
 from hrpsim.logs import setup_logging
 from hrpsim.models import fetch_body
-from hrpsim.service import Operation, Service
+from hrpsim.rpc import Operation, Service
 
 DEFAULT_NAME = "collision"
 DEFAULT_MAX_DISTANCE = 100.0  # m, for rays and scans that do not say

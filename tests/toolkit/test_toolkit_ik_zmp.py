@@ -9,10 +9,10 @@ from process_helpers import MODELS, REPO
 
 import hrpsim
 from hrpsim.controllers import Controller
-from hrpsim.controllers.ik import Target
-from hrpsim.controllers.model import RobotModel
 from hrpsim.errors import RequestError
 from hrpsim.modelloader import load_body
+from hrpsim.toolkit.ik import Target
+from hrpsim.toolkit.model import RobotModel
 
 SAMPLE1 = MODELS / "openhrp3/model/sample1.wrl"
 PA10 = MODELS / "openhrp3/model/PA10/pa10.main.wrl"

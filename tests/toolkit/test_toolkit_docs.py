@@ -11,8 +11,8 @@ import numpy as np
 from process_helpers import MODELS, REPO
 
 import hrpsim
-from hrpsim.controllers.model import RobotModel
 from hrpsim.modelloader import load_body
+from hrpsim.toolkit.model import RobotModel
 
 DOC = REPO / "docs" / "controllers.md"
 PROJECT = f"""world: {{timestep: 0.002, gravity: [0, 0, -9.8], sync: lockstep}}

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from hrpsim import tick as proto
+from hrpsim import tick_protocol as proto
 from hrpsim.conventions import period_ticks
 from hrpsim.errors import RequestError
 from hrpsim.project import ControllerConfig, Project

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hrpsim.controllers.model_build import link_inertia
 from hrpsim.errors import NotFound
+from hrpsim.toolkit.model_build import link_inertia
 
 if TYPE_CHECKING:
-    from hrpsim.controllers.model import RobotModel
+    from hrpsim.toolkit.model import RobotModel
 
 MIN_NORMAL_FORCE = 1e-6  # N: below this there is no support and no ZMP
 

@@ -26,7 +26,7 @@ from hrpsim.pd_stability import step_gains
 # Imported here, not on first use: a controller module that imports this one loads Pinocchio before it
 # attaches, so its first tick does not wait for the import (a third of a second on a busy machine).
 try:
-    from hrpsim.controllers.model import RobotModel
+    from hrpsim.toolkit.model import RobotModel
 except ImportError as exc:
     raise ImportError(
         f"PD gains from the robot's model need its toolkit (pip install 'hrpsim[toolkit]'): {exc}"
