@@ -63,12 +63,12 @@ class ServiceLink:
         self._candidate: Client | None = None  # the endpoint being tried while waiting
         with NameClient(nameserver, timeout=timeout) as ns:
             self.nameserver = ns.address
-            try:
-                endpoint = ns.endpoint_of(service)
+            try:  # started beside the simulator (hrpsim launch starts them together): it may register later
+                endpoint = ns.wait_for(service, wait_s)["endpoint"]
             except NotFound:
                 raise SimulationError(
                     f"world collision is 'service' but no collision service named {service!r} "
-                    f"is registered with the nameserver at {ns.address}; start it with "
+                    f"registered with the nameserver at {ns.address} within {wait_s:g} s; start it with "
                     "`hrpsim run collision` (hrpsim launch does)"
                 ) from None
         self.client = self._connect(endpoint)
