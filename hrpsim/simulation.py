@@ -25,21 +25,19 @@ from typing import Any
 from hrpsim.bodyinfo import Body
 from hrpsim.controllers.base import Controller
 from hrpsim.controllers.state import JointIndex, State
-from hrpsim.engines.base import Engine, RobotState
+from hrpsim.engines.base import RobotState
 from hrpsim.errors import ConfigError
 from hrpsim.project import Project, load_project
 from hrpsim.simserver.bodies import load_bodies
-from hrpsim.simserver.hub import ControllerHub
-from hrpsim.simserver.loop import TickLoop
 from hrpsim.simserver.tick_record import Observer
-from hrpsim.simserver.world import Snapshot, World
+from hrpsim.simserver.world import Snapshot, World, WorldFront
 
 
 class ExternalControllers(ConfigError):
     """The project runs controllers as processes, which only ``hrpsim launch`` starts."""
 
 
-class Simulation:
+class Simulation(WorldFront):
     """One project's world, stepped by the caller. Close it (or use ``with``) to release the engine.
 
     ``record``: record to this MCAP file instead of the project's ``record:`` file; ``False``:
@@ -57,23 +55,6 @@ class Simulation:
         refuse_external_controllers(project)
         self.bodies = bodies if bodies is not None else load_bodies(project, None, local=True)
         self.world = World(project, bodies=self.bodies, observers=observers, record=record)
-
-    # The world's parts, for scripts that reach below the API.
-    @property
-    def project(self) -> Project:
-        return self.world.project
-
-    @property
-    def engine(self) -> Engine:
-        return self.world.engine
-
-    @property
-    def hub(self) -> ControllerHub:
-        return self.world.hub
-
-    @property
-    def loop(self) -> TickLoop:
-        return self.world.loop
 
     # --- time ---
 

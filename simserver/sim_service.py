@@ -37,13 +37,11 @@ from hrpsim.naming import host_identity, sibling_bind
 from hrpsim.project import RECORD_PROFILES, Project, apply_record_profile, load_project, record_profiles_help
 from hrpsim.rpc import DEFAULT_BIND, Service
 from hrpsim.simserver.bodies import load_bodies
-from hrpsim.simserver.hub import ControllerHub
-from hrpsim.simserver.loop import TickLoop
 from hrpsim.simserver.operations import CONTROLLER_WAIT_S, MAX_STEP_TICKS, SIMULATOR
 from hrpsim.simserver.publisher import StatePublisher
 from hrpsim.simserver.run_state import RUNNING
 from hrpsim.simserver.tick_record import Observer
-from hrpsim.simserver.world import Snapshot, World
+from hrpsim.simserver.world import Snapshot, World, WorldFront
 
 log = logging.getLogger("hrpsim.simserver")
 
@@ -51,7 +49,7 @@ TICK_BATCH_S = 0.005  # wall seconds of ticking between looks at the request soc
 MAX_SNAPSHOTS = 16  # named snapshots a simulator keeps (each holds a copy of the world's state)
 
 
-class SimServer(Service):
+class SimServer(WorldFront, Service):
     """The World served as operations (docs/protocol.md): each one call into it, and the run advanced
     in slices between requests while it runs."""
 
@@ -102,23 +100,6 @@ class SimServer(Service):
         self._served_within_tick = frozenset(name for op in self.declared if op.within_tick for name in op.names)
         self._snapshots: dict[str, Snapshot] = {}
         super().__init__(name, bind=bind, nameserver=nameserver, register=register, context=ctx)
-
-    # The world's parts, by the names scripts and tests use.
-    @property
-    def project(self) -> Project:
-        return self.world.project
-
-    @property
-    def engine(self) -> Engine:
-        return self.world.engine
-
-    @property
-    def hub(self) -> ControllerHub:
-        return self.world.hub
-
-    @property
-    def loop(self) -> TickLoop:
-        return self.world.loop
 
     def metadata(self) -> dict[str, Any]:
         return {

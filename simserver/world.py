@@ -55,6 +55,29 @@ __all__ = ["Snapshot", "TickAction", "World"]
 T = TypeVar("T")
 
 
+class WorldFront:
+    """What every front end on a World (the RPC server, the Python API) shows of its parts, by the
+    names scripts and tests use; the front end sets ``world``."""
+
+    world: World
+
+    @property
+    def project(self) -> Project:
+        return self.world.project
+
+    @property
+    def engine(self) -> Engine:
+        return self.world.engine
+
+    @property
+    def hub(self) -> ControllerHub:
+        return self.world.hub
+
+    @property
+    def loop(self) -> TickLoop:
+        return self.world.loop
+
+
 class World:
     """One project's simulated world. ``hub_bind=None``: controllers attach in process only.
 
